@@ -1,0 +1,130 @@
+// Package connectors is the one contract every provider implements, learned
+// from cluster-autoscaler's NodeGroup (target size is separate from deleting
+// named nodes) and Karpenter's CloudProvider (typed insufficient-capacity
+// errors). A new provider is one new package under connectors/.
+package connectors
+
+import (
+	"context"
+	"time"
+
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// IdempotencyKey is derived from durable workflow state (pool ID and
+// decision sequence), so a retried or replayed call is recognised by the
+// provider side and never provisions or deletes twice.
+type IdempotencyKey string
+
+// InstanceState is a provider-side machine's life stage.
+type InstanceState string
+
+const (
+	InstanceCreating InstanceState = "creating"
+	InstanceRunning  InstanceState = "running"
+	InstanceDeleting InstanceState = "deleting"
+)
+
+// Instance is one machine in a node group. Name is the Kubernetes node name
+// the machine registers as.
+type Instance struct {
+	ID    string        `json:"id"`
+	Name  string        `json:"name"`
+	State InstanceState `json:"state"`
+}
+
+// NodeGroup is a set of same-size machines the provider scales as one:
+// a DOKS node pool, an EKS node group or ASG, a labelled set of Hetzner
+// servers, a vSphere folder of clones.
+type NodeGroup struct {
+	ID         string            `json:"id"`
+	Name       string            `json:"name"`
+	Size       string            `json:"size"`
+	TargetSize int               `json:"targetSize"`
+	Instances  []Instance        `json:"instances"`
+	Labels     map[string]string `json:"labels,omitempty"`
+}
+
+// NodeGroupSpec asks for a new node group.
+type NodeGroupSpec struct {
+	Pool       types.PoolKey     `json:"pool"`
+	Name       string            `json:"name"`
+	Size       string            `json:"size"`
+	TargetSize int               `json:"targetSize"`
+	Labels     map[string]string `json:"labels,omitempty"`
+}
+
+// Provider is the cloud side of a pool.
+type Provider interface {
+	// Name is the provider's short name, as in the pool key.
+	Name() string
+	// NodeGroups lists the groups that belong to the pool, with target
+	// sizes and instances.
+	NodeGroups(ctx context.Context, pool types.PoolKey) ([]NodeGroup, error)
+	// SetTargetSize sets the group's absolute target. Setting the same
+	// target twice is a no-op, which is what makes it retry-safe.
+	SetTargetSize(ctx context.Context, groupID string, target int, key IdempotencyKey) error
+	// CreateNodeGroup creates a group; a repeat with the same key returns
+	// the group the first call created instead of a second one.
+	CreateNodeGroup(ctx context.Context, spec NodeGroupSpec, key IdempotencyKey) (NodeGroup, error)
+	// DeleteNodes deletes the named nodes (Kubernetes node names) and
+	// lowers the target by as many, so the provider never replaces them.
+	// A node already gone is success.
+	DeleteNodes(ctx context.Context, groupID string, nodeNames []string, key IdempotencyKey) error
+	// Catalog describes the sizes this provider offers.
+	Catalog(ctx context.Context) ([]types.InstanceType, error)
+}
+
+// Observer samples one cluster: every pool's nodes and pending pods.
+type Observer interface {
+	ObserveCluster(ctx context.Context) (ClusterObservation, error)
+}
+
+// ClusterObservation is one sample of a whole cluster, grouped by pool.
+type ClusterObservation struct {
+	Cluster    string                          `json:"cluster"`
+	ObservedAt time.Time                       `json:"observedAt"`
+	Pools      map[string]types.PoolObservation `json:"pools"` // by pool workflow ID
+	// Unattributed are pending pods missing an org/project/service label.
+	Unattributed []types.PendingPod `json:"unattributed,omitempty"`
+}
+
+// DrainOptions bound a drain.
+type DrainOptions struct {
+	// Deadline: past it the node is uncordoned and the drain reported as
+	// failed, never left half-done.
+	Deadline time.Time
+	// EvictionRetry is the backoff between evictions a PDB refused.
+	EvictionRetry time.Duration
+	// Progress is called after each step so an activity can heartbeat.
+	Progress func(DrainProgress)
+}
+
+// DrainProgress is what a drain reports as it goes.
+type DrainProgress struct {
+	Node      string   `json:"node"`
+	Cordoned  bool     `json:"cordoned"`
+	Evicted   []string `json:"evicted"`
+	Remaining []string `json:"remaining"`
+}
+
+// DrainResult is a finished drain.
+type DrainResult struct {
+	Node    string   `json:"node"`
+	Evicted []string `json:"evicted"`
+	Skipped []string `json:"skipped"` // DaemonSet and mirror pods
+}
+
+// Drainer cordons and empties nodes honouring PodDisruptionBudgets.
+type Drainer interface {
+	Drain(ctx context.Context, node string, opts DrainOptions) (DrainResult, error)
+	Uncordon(ctx context.Context, node string) error
+}
+
+// Cluster bundles what a worker can do against one enrolled cluster.
+type Cluster struct {
+	ID       string
+	Provider Provider
+	Observer Observer
+	Drainer  Drainer
+}

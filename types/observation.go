@@ -1,0 +1,91 @@
+package types
+
+import "time"
+
+// PendingPod is a pod the scheduler could not place, attributed to its tenant.
+type PendingPod struct {
+	Namespace string    `json:"namespace"`
+	Name      string    `json:"name"`
+	Org       string    `json:"org"`
+	Project   string    `json:"project"`
+	Service   string    `json:"service"`
+	Requests  Resources `json:"requests"`
+	GPUModel  string    `json:"gpuModel,omitempty"`
+	// UnschedulableSince is the PodScheduled=False condition's transition
+	// time: pending time counts from here, not from when we first saw it.
+	UnschedulableSince time.Time `json:"unschedulableSince"`
+}
+
+// Key is namespace/name.
+func (p PendingPod) Key() string { return p.Namespace + "/" + p.Name }
+
+// NodeState is where a node is in its life.
+type NodeState string
+
+const (
+	NodeProvisioning NodeState = "provisioning" // asked for at the provider, not yet Ready
+	NodeReady        NodeState = "ready"
+	NodeNotReady     NodeState = "not-ready"
+	NodeCordoned     NodeState = "cordoned"
+	NodeDeleting     NodeState = "deleting"
+)
+
+// NodeObservation is one node of a pool as the cluster sees it.
+type NodeObservation struct {
+	Name       string    `json:"name"`
+	ProviderID string    `json:"providerID,omitempty"`
+	Size       string    `json:"size,omitempty"`
+	State      NodeState `json:"state"`
+	CreatedAt  time.Time `json:"createdAt"`
+	// Allocatable and Requested give utilization = requests / allocatable,
+	// DaemonSet and mirror pods excluded from Requested.
+	Allocatable Resources `json:"allocatable"`
+	Requested   Resources `json:"requested"`
+	// Usage is metrics-server's measurement when it is installed.
+	Usage *Resources `json:"usage,omitempty"`
+}
+
+// CPUUtilization is requested / allocatable CPU in [0, 1+].
+func (n NodeObservation) CPUUtilization() float64 {
+	if n.Allocatable.MilliCPU <= 0 {
+		return 0
+	}
+	return float64(n.Requested.MilliCPU) / float64(n.Allocatable.MilliCPU)
+}
+
+// MemoryUtilization is requested / allocatable memory in [0, 1+].
+func (n NodeObservation) MemoryUtilization() float64 {
+	if n.Allocatable.Memory <= 0 {
+		return 0
+	}
+	return float64(n.Requested.Memory) / float64(n.Allocatable.Memory)
+}
+
+// FreeRoom is what is left on the node for more pods.
+func (n NodeObservation) FreeRoom() Resources {
+	f := n.Allocatable.Sub(n.Requested)
+	if f.MilliCPU < 0 {
+		f.MilliCPU = 0
+	}
+	if f.Memory < 0 {
+		f.Memory = 0
+	}
+	if f.GPUs < 0 {
+		f.GPUs = 0
+	}
+	if f.Pods < 0 {
+		f.Pods = 0
+	}
+	return f
+}
+
+// PoolObservation is everything the decision needs to know about one pool,
+// sampled at ObservedAt.
+type PoolObservation struct {
+	Pool        PoolKey           `json:"pool"`
+	ObservedAt  time.Time         `json:"observedAt"`
+	Nodes       []NodeObservation `json:"nodes"`
+	PendingPods []PendingPod      `json:"pendingPods"`
+	// Reason says why the watcher sent this one ("full-state", "pod-pending", ...).
+	Reason string `json:"reason,omitempty"`
+}

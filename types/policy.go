@@ -1,0 +1,153 @@
+package types
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Policy is one pool's control law. Every number is per pool; the defaults
+// are the HIP's.
+type Policy struct {
+	MinNodes int `json:"minNodes"`
+	MaxNodes int `json:"maxNodes"`
+	// PendingThreshold: scale up once a pod has been unschedulable this long.
+	PendingThreshold Duration `json:"pendingThreshold"`
+	// Idle: a node whose requests are below both thresholds for IdleWindow
+	// without a break is removed.
+	IdleCPUThreshold    float64  `json:"idleCPUThreshold"`
+	IdleMemoryThreshold float64  `json:"idleMemoryThreshold"`
+	IdleWindow          Duration `json:"idleWindow"`
+	ScaleUpCooldown     Duration `json:"scaleUpCooldown"`
+	ScaleDownCooldown   Duration `json:"scaleDownCooldown"`
+	// SampleInterval is how often the watcher samples the cluster.
+	SampleInterval Duration `json:"sampleInterval"`
+	// ResyncInterval is the safety resync when nothing changed.
+	ResyncInterval Duration `json:"resyncInterval"`
+	// StaleAfter: an observation older than this is stale and freezes
+	// scale-down. Zero means 2 × ResyncInterval + SampleInterval.
+	StaleAfter Duration `json:"staleAfter,omitempty"`
+	// AllowedSizes restricts the catalog; empty means every size.
+	AllowedSizes []string `json:"allowedSizes,omitempty"`
+	// MaxScaleDownPerDecision bounds how many idle nodes go at once.
+	MaxScaleDownPerDecision int `json:"maxScaleDownPerDecision,omitempty"`
+	// DrainTimeout is the drain deadline after which the node is uncordoned
+	// and reported.
+	DrainTimeout Duration `json:"drainTimeout,omitempty"`
+}
+
+// DefaultPolicy returns the HIP's numbers.
+func DefaultPolicy() Policy {
+	return Policy{
+		MinNodes:                2,
+		MaxNodes:                50,
+		PendingThreshold:        Duration(60 * time.Second),
+		IdleCPUThreshold:        0.30,
+		IdleMemoryThreshold:     0.40,
+		IdleWindow:              Duration(10 * time.Minute),
+		ScaleUpCooldown:         Duration(5 * time.Minute),
+		ScaleDownCooldown:       Duration(10 * time.Minute),
+		SampleInterval:          Duration(30 * time.Second),
+		ResyncInterval:          Duration(5 * time.Minute),
+		MaxScaleDownPerDecision: 1,
+		DrainTimeout:            Duration(10 * time.Minute),
+	}
+}
+
+// EffectiveStaleAfter resolves the zero default.
+func (p Policy) EffectiveStaleAfter() time.Duration {
+	if p.StaleAfter > 0 {
+		return p.StaleAfter.D()
+	}
+	return 2*p.ResyncInterval.D() + p.SampleInterval.D()
+}
+
+// Validate reports every inconsistency, each naming its field.
+func (p Policy) Validate() error {
+	var errs []error
+	bad := func(field, format string, a ...any) {
+		errs = append(errs, fmt.Errorf("policy.%s: %s", field, fmt.Sprintf(format, a...)))
+	}
+	if p.MinNodes < 0 {
+		bad("minNodes", "must be >= 0, got %d", p.MinNodes)
+	}
+	if p.MaxNodes < 1 {
+		bad("maxNodes", "must be >= 1, got %d", p.MaxNodes)
+	}
+	if p.MinNodes > p.MaxNodes {
+		bad("minNodes", "%d is greater than maxNodes %d", p.MinNodes, p.MaxNodes)
+	}
+	for _, d := range []struct {
+		name string
+		v    Duration
+		min  time.Duration
+	}{
+		{"pendingThreshold", p.PendingThreshold, 0},
+		{"idleWindow", p.IdleWindow, 0},
+		{"scaleUpCooldown", p.ScaleUpCooldown, 0},
+		{"scaleDownCooldown", p.ScaleDownCooldown, 0},
+		{"sampleInterval", p.SampleInterval, time.Second},
+		{"resyncInterval", p.ResyncInterval, time.Second},
+		{"staleAfter", p.StaleAfter, 0},
+		{"drainTimeout", p.DrainTimeout, 0},
+	} {
+		if d.v.D() < 0 {
+			bad(d.name, "must not be negative, got %s", d.v.D())
+		} else if d.v.D() < d.min {
+			bad(d.name, "must be at least %s, got %s", d.min, d.v.D())
+		}
+	}
+	if p.IdleCPUThreshold < 0 || p.IdleCPUThreshold > 1 {
+		bad("idleCPUThreshold", "must be within [0, 1], got %v", p.IdleCPUThreshold)
+	}
+	if p.IdleMemoryThreshold < 0 || p.IdleMemoryThreshold > 1 {
+		bad("idleMemoryThreshold", "must be within [0, 1], got %v", p.IdleMemoryThreshold)
+	}
+	if p.MaxScaleDownPerDecision < 0 {
+		bad("maxScaleDownPerDecision", "must be >= 0, got %d", p.MaxScaleDownPerDecision)
+	}
+	if p.StaleAfter > 0 && p.StaleAfter.D() < p.SampleInterval.D() {
+		bad("staleAfter", "%s is shorter than sampleInterval %s: every observation would be stale", p.StaleAfter.D(), p.SampleInterval.D())
+	}
+	for i, s := range p.AllowedSizes {
+		if s == "" {
+			bad(fmt.Sprintf("allowedSizes[%d]", i), "is empty")
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// WithDefaults fills zero fields from DefaultPolicy, so a spec may give only
+// what it changes. MinNodes of zero is a real choice and is kept when
+// MaxNodes is set.
+func (p Policy) WithDefaults() Policy {
+	d := DefaultPolicy()
+	if p.MaxNodes == 0 && p.MinNodes == 0 {
+		p.MinNodes, p.MaxNodes = d.MinNodes, d.MaxNodes
+	}
+	if p.MaxNodes == 0 {
+		p.MaxNodes = d.MaxNodes
+	}
+	setD := func(v *Duration, def Duration) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	setD(&p.PendingThreshold, d.PendingThreshold)
+	setD(&p.IdleWindow, d.IdleWindow)
+	setD(&p.ScaleUpCooldown, d.ScaleUpCooldown)
+	setD(&p.ScaleDownCooldown, d.ScaleDownCooldown)
+	setD(&p.SampleInterval, d.SampleInterval)
+	setD(&p.ResyncInterval, d.ResyncInterval)
+	setD(&p.DrainTimeout, d.DrainTimeout)
+	if p.IdleCPUThreshold == 0 {
+		p.IdleCPUThreshold = d.IdleCPUThreshold
+	}
+	if p.IdleMemoryThreshold == 0 {
+		p.IdleMemoryThreshold = d.IdleMemoryThreshold
+	}
+	if p.MaxScaleDownPerDecision == 0 {
+		p.MaxScaleDownPerDecision = d.MaxScaleDownPerDecision
+	}
+	return p
+}

@@ -1,0 +1,70 @@
+package types
+
+import "fmt"
+
+// Resources is an amount of the four things a pod asks a node for. CPU is
+// in millicores and memory in bytes so that arithmetic stays exact.
+type Resources struct {
+	MilliCPU int64 `json:"milliCPU"`
+	Memory   int64 `json:"memoryBytes"`
+	GPUs     int64 `json:"gpus,omitempty"`
+	Pods     int64 `json:"pods,omitempty"`
+}
+
+// Add returns r + o.
+func (r Resources) Add(o Resources) Resources {
+	return Resources{r.MilliCPU + o.MilliCPU, r.Memory + o.Memory, r.GPUs + o.GPUs, r.Pods + o.Pods}
+}
+
+// Sub returns r - o.
+func (r Resources) Sub(o Resources) Resources {
+	return Resources{r.MilliCPU - o.MilliCPU, r.Memory - o.Memory, r.GPUs - o.GPUs, r.Pods - o.Pods}
+}
+
+// Fits reports whether r fits inside capacity c on every dimension.
+func (r Resources) Fits(c Resources) bool {
+	return r.MilliCPU <= c.MilliCPU && r.Memory <= c.Memory && r.GPUs <= c.GPUs && r.Pods <= c.Pods
+}
+
+// IsNegative reports whether any dimension is below zero.
+func (r Resources) IsNegative() bool {
+	return r.MilliCPU < 0 || r.Memory < 0 || r.GPUs < 0 || r.Pods < 0
+}
+
+func (r Resources) String() string {
+	s := fmt.Sprintf("cpu=%dm mem=%dMi", r.MilliCPU, r.Memory>>20)
+	if r.GPUs > 0 {
+		s += fmt.Sprintf(" gpu=%d", r.GPUs)
+	}
+	if r.Pods > 0 {
+		s += fmt.Sprintf(" pods=%d", r.Pods)
+	}
+	return s
+}
+
+const (
+	MiB = int64(1) << 20
+	GiB = int64(1) << 30
+)
+
+// InstanceType is one size in a provider's catalog.
+type InstanceType struct {
+	Name     string `json:"name"`
+	Family   string `json:"family,omitempty"`
+	MilliCPU int64  `json:"milliCPU"`
+	Memory   int64  `json:"memoryBytes"`
+	GPUs     int64  `json:"gpus,omitempty"`
+	GPUModel string `json:"gpuModel,omitempty"`
+	MaxPods  int64  `json:"maxPods"`
+	// HourlyPrice is in US dollars; PriceDate says when it was taken.
+	HourlyPrice float64 `json:"hourlyPrice"`
+	PriceDate   string  `json:"priceDate,omitempty"`
+	// Overhead is what the kubelet, system daemons and eviction thresholds
+	// reserve on every node of this size; pods never get it.
+	Overhead Resources `json:"overhead"`
+}
+
+// Allocatable is the capacity pods can use on one node of this size.
+func (t InstanceType) Allocatable() Resources {
+	return Resources{MilliCPU: t.MilliCPU, Memory: t.Memory, GPUs: t.GPUs, Pods: t.MaxPods}.Sub(t.Overhead)
+}
