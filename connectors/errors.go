@@ -75,7 +75,9 @@ func RetryAfterOf(err error) time.Duration {
 }
 
 // IsInsufficientCapacity reports whether err says the size is unavailable.
-func IsInsufficientCapacity(err error) bool { return ClassOf(err) == InsufficientCapacity && err != nil }
+func IsInsufficientCapacity(err error) bool {
+	return ClassOf(err) == InsufficientCapacity && err != nil
+}
 
 // IsNotFound reports whether err says the object does not exist.
 func IsNotFound(err error) bool { return err != nil && ClassOf(err) == NotFound }

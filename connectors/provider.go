@@ -82,8 +82,8 @@ type Observer interface {
 
 // ClusterObservation is one sample of a whole cluster, grouped by pool.
 type ClusterObservation struct {
-	Cluster    string                          `json:"cluster"`
-	ObservedAt time.Time                       `json:"observedAt"`
+	Cluster    string                           `json:"cluster"`
+	ObservedAt time.Time                        `json:"observedAt"`
 	Pools      map[string]types.PoolObservation `json:"pools"` // by pool workflow ID
 	// Unattributed are pending pods missing an org/project/service label.
 	Unattributed []types.PendingPod `json:"unattributed,omitempty"`
