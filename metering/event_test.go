@@ -1,0 +1,58 @@
+package metering
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+var testPool = types.PoolKey{Org: "acme", Project: "web", Service: "llm", Provider: "digitalocean", Cluster: "sfo3"}
+
+func TestEventsForHour(t *testing.T) {
+	tl := timelineOf(t,
+		change{"s-4vcpu-8gb", 2, at(9, 0)},
+		change{"g-8vcpu-32gb", 1, at(10, 30)},
+	)
+	events := EventsForHour(testPool, tl, at(10, 0))
+	require.Equal(t, []Event{
+		{
+			MeterID: "visor.node-hours", UserID: "acme", Value: 0.5, Hour: at(10, 0),
+			Idempotency: "pool/acme/web/llm/digitalocean/sfo3/g-8vcpu-32gb/2025-03-01T10",
+			Dimensions: map[string]string{
+				"service": "llm", "project": "web", "provider": "digitalocean", "cluster": "sfo3",
+				"size": "g-8vcpu-32gb", "pool": "pool/acme/web/llm/digitalocean/sfo3",
+			},
+		},
+		{
+			MeterID: "visor.node-hours", UserID: "acme", Value: 2, Hour: at(10, 0),
+			Idempotency: "pool/acme/web/llm/digitalocean/sfo3/s-4vcpu-8gb/2025-03-01T10",
+			Dimensions: map[string]string{
+				"service": "llm", "project": "web", "provider": "digitalocean", "cluster": "sfo3",
+				"size": "s-4vcpu-8gb", "pool": "pool/acme/web/llm/digitalocean/sfo3",
+			},
+		},
+	}, events)
+	for _, e := range events {
+		require.NoError(t, e.Validate())
+	}
+	require.Empty(t, EventsForHour(testPool, tl, at(8, 0)), "no nodes, no events")
+	// The same hour asked at another minute gives the same keys.
+	require.Equal(t, events, EventsForHour(testPool, tl, at(10, 42)))
+}
+
+func TestEventValidate(t *testing.T) {
+	good := EventsForHour(testPool, timelineOf(t, change{"a", 1, at(9, 0)}), at(10, 0))[0]
+	bad := func(edit func(*Event)) error { e := good; edit(&e); return e.Validate() }
+	require.ErrorContains(t, bad(func(e *Event) { e.Idempotency = "" }), "no idempotency key")
+	require.ErrorContains(t, bad(func(e *Event) { e.UserID = "" }), "no user")
+	require.ErrorContains(t, bad(func(e *Event) { e.MeterID = "" }), "no meter ID")
+	require.ErrorContains(t, bad(func(e *Event) { e.Hour = at(10, 5) }), "not the start of a UTC hour")
+	require.ErrorContains(t, bad(func(e *Event) { e.Value = -1 }), "not a finite non-negative")
+
+	dup := good
+	dup.Value = 7
+	require.ErrorContains(t, validateEvents([]Event{good, dup}), "appears twice")
+	require.NoError(t, validateEvents([]Event{good, good}))
+}
