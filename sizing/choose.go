@@ -1,0 +1,159 @@
+package sizing
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+func plan(req Request, excluded []string) Plan {
+	in := prepare(req, excluded)
+	remaining, existingFills := in.fillExisting()
+
+	var p packer
+	alts := make([]Alternative, len(in.sizes), len(in.sizes)+len(in.skipped))
+	for i, z := range in.sizes {
+		o := p.pack(in, remaining, z, in.limit)
+		alts[i] = Alternative{
+			Size: z.t.Name, NewNodes: o.nodes, HourlyCost: float64(o.nodes) * z.t.HourlyPrice,
+			Placed: int(o.placed), Left: int(o.unfit + o.ceiling),
+		}
+	}
+	// Names are unique among usable sizes, so this order is total.
+	slices.SortFunc(alts, compareAlternatives)
+	alts = append(alts, in.skipped...)
+
+	out := Plan{Alternatives: alts}
+	var winner *size
+	if len(in.sizes) > 0 && alts[0].NewNodes > 0 {
+		best := alts[0]
+		winner = in.sizeNamed(best.Size)
+		out.Size, out.NewNodes, out.HourlyCost = best.Size, best.NewNodes, best.HourlyCost
+		p.record = true
+		p.pack(in, remaining, *winner, in.limit)
+	}
+	targets := in.assign(existingFills, p.fills)
+	in.report(&out, targets, winner)
+	return out
+}
+
+// compareAlternatives is the choice order: fewest pods left unplaced, then
+// cheapest, then fewest nodes, then name.
+func compareAlternatives(a, b Alternative) int {
+	if c := cmp.Compare(a.Left, b.Left); c != 0 {
+		return c
+	}
+	if !sameCost(a.HourlyCost, b.HourlyCost) {
+		return cmp.Compare(a.HourlyCost, b.HourlyCost)
+	}
+	return cmp.Or(cmp.Compare(a.NewNodes, b.NewNodes), strings.Compare(a.Size, b.Size))
+}
+
+// sameCost treats costs within float rounding of each other as a tie, so
+// that 3 × 0.1 and 0.3 fall through to the node-count tie-break.
+func sameCost(a, b float64) bool {
+	return math.Abs(a-b) <= 1e-9*max(math.Abs(a), math.Abs(b))
+}
+
+func (in *input) sizeNamed(name string) *size {
+	for i := range in.sizes {
+		if in.sizes[i].t.Name == name {
+			return &in.sizes[i]
+		}
+	}
+	return nil
+}
+
+// Per-pod targets: a new node's index (>= 0), notPlaced, or an existing
+// node encoded as existingTarget(i).
+const notPlaced = -1
+
+func existingTarget(i int) int32 { return int32(-2 - i) }
+
+// assign hands each shape's pods, in key order, to the nodes its fills
+// reserved: existing nodes first, then new ones in node order.
+func (in *input) assign(existingFills, newFills []fill) []int32 {
+	targets := make([]int32, len(in.pods))
+	for i := range targets {
+		targets[i] = notPlaced
+	}
+	cursor := make([]int32, len(in.shapes))
+	for s := range in.shapes {
+		cursor[s] = in.shapes[s].first
+	}
+	for _, f := range existingFills {
+		in.give(targets, cursor, f, existingTarget(f.node), 0)
+	}
+	for _, f := range newFills {
+		in.give(targets, cursor, f, int32(f.node), 1)
+	}
+	return targets
+}
+
+// give sets the targets of the next f.nodes*f.perNode pods of f's shape:
+// node first+j*step for the j-th node of the fill.
+func (in *input) give(targets, cursor []int32, f fill, first, step int32) {
+	for j := range int32(f.nodes) {
+		t := first + j*step
+		for range f.perNode {
+			targets[in.byShape[cursor[f.shape]]] = t
+			cursor[f.shape]++
+		}
+	}
+}
+
+// report writes Placements and Unplaceable in pod-key order.
+func (in *input) report(out *Plan, targets []int32, winner *size) {
+	placed := 0
+	for _, t := range targets {
+		if t != notPlaced {
+			placed++
+		}
+	}
+	newNames := nodeNames(out.NewNodes)
+	out.Placements = make([]Placement, 0, placed)
+	reasons := make([]*Unplaceable, len(in.shapes))
+	for _, i := range in.byKey {
+		switch t := targets[i]; {
+		case t >= 0:
+			out.Placements = append(out.Placements, Placement{Pod: in.keys[i], Node: newNames[t]})
+		case t != notPlaced:
+			out.Placements = append(out.Placements, Placement{Pod: in.keys[i], Node: in.existing[-2-t].target})
+		case in.podShape[i] == invalidPod:
+			out.Unplaceable = append(out.Unplaceable, Unplaceable{
+				Pod: in.keys[i], Code: CodeInvalidRequest, Reason: invalidReason(in.pods[i].Requests),
+			})
+		default:
+			s := in.podShape[i]
+			if reasons[s] == nil {
+				reasons[s] = in.whyUnplaced(in.shapes[s], winner, out)
+			}
+			u := *reasons[s]
+			u.Pod = in.keys[i]
+			out.Unplaceable = append(out.Unplaceable, u)
+		}
+	}
+}
+
+// nodeNames builds "new:0" … "new:n-1" in one allocation.
+func nodeNames(n int) []string {
+	var b strings.Builder
+	b.Grow(n * (len(NewNodePrefix) + 7))
+	ends := make([]int, n)
+	var digits [20]byte
+	for i := range n {
+		b.WriteString(NewNodePrefix)
+		b.Write(strconv.AppendInt(digits[:0], int64(i), 10))
+		ends[i] = b.Len()
+	}
+	all := b.String()
+	names := make([]string, n)
+	start := 0
+	for i, end := range ends {
+		names[i] = all[start:end]
+		start = end
+	}
+	return names
+}

@@ -1,0 +1,288 @@
+package sizing
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// shape is one distinct pod request. Pods are packed per shape, not one by
+// one: a thousand replicas of a Deployment cost one step, not a thousand.
+type shape struct {
+	// req.Pods is the pod slots a pod takes, at least 1.
+	req types.Resources
+	// model is the GPU model the pods name, only when they ask for GPUs.
+	model string
+	// byShape[first:end] are its pods, in key order.
+	first, end int32
+}
+
+func (s shape) count() int64 { return int64(s.end - s.first) }
+
+type shapeKey struct {
+	cpu, mem, gpus, slots int64
+	model                 string
+}
+
+// size is a catalog entry that can hold pods.
+type size struct {
+	t     types.InstanceType
+	alloc types.Resources
+}
+
+// fits reports how many pods of shape s one empty node of this size holds.
+func (z size) holds(s shape) int64 {
+	if s.req.GPUs > 0 && s.model != "" && s.model != z.t.GPUModel {
+		return 0
+	}
+	return fitCount(z.alloc, s.req)
+}
+
+type existingNode struct {
+	target string // "existing:<name>"
+	free   types.Resources
+	model  string
+}
+
+// input is a Request normalized once: pods sorted and grouped by shape,
+// eligible existing nodes sorted by name, usable sizes checked.
+type input struct {
+	pods     []types.PendingPod
+	keys     []string // per pod index
+	byKey    []int32  // pod indexes in (key, requests) order
+	podShape []int32  // per pod index; invalidPod when its requests are negative
+	shapes   []shape  // canonical order: GPUs, CPU, memory, slots descending
+	byShape  []int32
+	existing []existingNode
+	sizes    []size
+	skipped  []Alternative
+	excluded []size // usable sizes struck off by the caller, for reasons
+	limit    int    // MaxNewNodes
+}
+
+const invalidPod = -1
+
+// unlimitedSlots stands in for pod slots a node did not report.
+const unlimitedSlots = math.MaxInt64
+
+func prepare(req Request, excluded []string) *input {
+	in := &input{pods: req.Pending, limit: req.MaxNewNodes}
+	in.indexPods()
+	in.groupShapes()
+	in.checkSizes(req.Catalog, excluded)
+	in.eligibleNodes(req.Existing, req.Catalog)
+	return in
+}
+
+// indexPods builds every key in one allocation and sorts pods by key (then
+// requests, so duplicate keys still order the same whatever the input order).
+func (in *input) indexPods() {
+	n := len(in.pods)
+	total := 0
+	for i := range in.pods {
+		total += len(in.pods[i].Namespace) + 1 + len(in.pods[i].Name)
+	}
+	var b strings.Builder
+	b.Grow(total)
+	for i := range in.pods {
+		b.WriteString(in.pods[i].Namespace)
+		b.WriteByte('/')
+		b.WriteString(in.pods[i].Name)
+	}
+	all := b.String()
+	in.keys = make([]string, n)
+	in.byKey = make([]int32, n)
+	off := 0
+	for i := range in.pods {
+		l := len(in.pods[i].Namespace) + 1 + len(in.pods[i].Name)
+		in.keys[i] = all[off : off+l]
+		off += l
+		in.byKey[i] = int32(i)
+	}
+	slices.SortFunc(in.byKey, func(a, b int32) int {
+		if c := strings.Compare(in.keys[a], in.keys[b]); c != 0 {
+			return c
+		}
+		return compareRequests(in.pods[a], in.pods[b])
+	})
+}
+
+func compareRequests(a, b types.PendingPod) int {
+	ra, rb := a.Requests, b.Requests
+	return cmp.Or(cmp.Compare(ra.MilliCPU, rb.MilliCPU), cmp.Compare(ra.Memory, rb.Memory),
+		cmp.Compare(ra.GPUs, rb.GPUs), cmp.Compare(ra.Pods, rb.Pods), strings.Compare(a.GPUModel, b.GPUModel))
+}
+
+func podShapeKey(p *types.PendingPod) shapeKey {
+	k := shapeKey{cpu: p.Requests.MilliCPU, mem: p.Requests.Memory, gpus: p.Requests.GPUs, slots: max(p.Requests.Pods, 1)}
+	if k.gpus > 0 {
+		k.model = p.GPUModel
+	}
+	return k
+}
+
+// groupShapes buckets pods by shape, orders shapes canonically and lays
+// each shape's pods out contiguously in key order (a counting sort).
+func (in *input) groupShapes() {
+	ids := make(map[shapeKey]int32)
+	in.podShape = make([]int32, len(in.pods))
+	var counts []int32
+	for _, i := range in.byKey {
+		p := &in.pods[i]
+		if p.Requests.IsNegative() {
+			in.podShape[i] = invalidPod
+			continue
+		}
+		k := podShapeKey(p)
+		id, ok := ids[k]
+		if !ok {
+			id = int32(len(in.shapes))
+			ids[k] = id
+			in.shapes = append(in.shapes, shape{
+				req:   types.Resources{MilliCPU: k.cpu, Memory: k.mem, GPUs: k.gpus, Pods: k.slots},
+				model: k.model,
+			})
+			counts = append(counts, 0)
+		}
+		in.podShape[i] = id
+		counts[id]++
+	}
+	// Renumber shapes into canonical order so everything downstream is
+	// independent of which pod happened to come first.
+	order := make([]int32, len(in.shapes))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return compareShapes(in.shapes[a], in.shapes[b]) })
+	renumber := make([]int32, len(order))
+	sorted := make([]shape, len(order))
+	var next int32
+	for newID, oldID := range order {
+		renumber[oldID] = int32(newID)
+		sorted[newID] = in.shapes[oldID]
+		sorted[newID].first = next
+		sorted[newID].end = next
+		next += counts[oldID]
+	}
+	in.shapes = sorted
+	in.byShape = make([]int32, next)
+	for _, i := range in.byKey {
+		if in.podShape[i] == invalidPod {
+			continue
+		}
+		id := renumber[in.podShape[i]]
+		in.podShape[i] = id
+		in.byShape[in.shapes[id].end] = i
+		in.shapes[id].end++
+	}
+}
+
+// compareShapes is the canonical order: bigger first on GPUs, CPU, memory,
+// slots, then GPU model by name.
+func compareShapes(a, b shape) int {
+	return cmp.Or(cmp.Compare(b.req.GPUs, a.req.GPUs), cmp.Compare(b.req.MilliCPU, a.req.MilliCPU),
+		cmp.Compare(b.req.Memory, a.req.Memory), cmp.Compare(b.req.Pods, a.req.Pods), strings.Compare(a.model, b.model))
+}
+
+// checkSizes keeps the catalog entries that can hold a pod and records why
+// the others were skipped.
+func (in *input) checkSizes(catalog []types.InstanceType, excluded []string) {
+	strike := make(map[string]bool, len(excluded))
+	for _, name := range excluded {
+		strike[name] = true
+	}
+	seen := make(map[string]bool, len(catalog))
+	for _, t := range catalog {
+		why := unusable(t)
+		switch {
+		case why == "" && seen[t.Name]:
+			why = "repeats an earlier catalog entry of the same name"
+		case why == "" && strike[t.Name]:
+			why = "excluded: the provider reported insufficient capacity"
+			in.excluded = append(in.excluded, size{t, t.Allocatable()})
+		}
+		seen[t.Name] = true
+		if why != "" {
+			in.skipped = append(in.skipped, Alternative{Size: t.Name, Skipped: why})
+			continue
+		}
+		in.sizes = append(in.sizes, size{t, t.Allocatable()})
+	}
+	slices.SortStableFunc(in.skipped, func(a, b Alternative) int { return strings.Compare(a.Size, b.Size) })
+}
+
+// unusable says what is wrong with a catalog entry, or "" when it can hold pods.
+func unusable(t types.InstanceType) string {
+	capacity := types.Resources{MilliCPU: t.MilliCPU, Memory: t.Memory, GPUs: t.GPUs, Pods: t.MaxPods}
+	switch {
+	case t.Name == "":
+		return "has no name"
+	case capacity.IsNegative() || t.Overhead.IsNegative():
+		return "capacity or overhead is negative"
+	case t.HourlyPrice < 0 || math.IsNaN(t.HourlyPrice) || math.IsInf(t.HourlyPrice, 0):
+		return "hourly price is not a finite amount >= 0"
+	}
+	a := t.Allocatable()
+	if a.IsNegative() || a.Pods == 0 {
+		return "overhead " + t.Overhead.String() + " leaves no room for pods"
+	}
+	return ""
+}
+
+// eligibleNodes keeps ready and provisioning nodes with a sane
+// observation, sorted by name. Duplicate names are dropped altogether: an
+// observation that names one node twice cannot be trusted for either.
+func (in *input) eligibleNodes(nodes []types.NodeObservation, catalog []types.InstanceType) {
+	models := make(map[string]string, len(catalog))
+	for _, t := range catalog {
+		if _, ok := models[t.Name]; !ok {
+			models[t.Name] = t.GPUModel
+		}
+	}
+	names := make(map[string]int, len(nodes))
+	for _, n := range nodes {
+		names[n.Name]++
+	}
+	var kept []types.NodeObservation
+	for _, n := range nodes {
+		if names[n.Name] != 1 || (n.State != types.NodeReady && n.State != types.NodeProvisioning) ||
+			n.Allocatable.IsNegative() || n.Requested.IsNegative() {
+			continue
+		}
+		kept = append(kept, n)
+	}
+	slices.SortFunc(kept, func(a, b types.NodeObservation) int { return strings.Compare(a.Name, b.Name) })
+	in.existing = make([]existingNode, len(kept))
+	for i, n := range kept {
+		free := n.FreeRoom()
+		if n.Allocatable.Pods == 0 {
+			free.Pods = unlimitedSlots
+		}
+		in.existing[i] = existingNode{target: ExistingNodePrefix + n.Name, free: free, model: models[n.Size]}
+	}
+}
+
+// fitCount is how many pods of request req fit in free room. req.Pods is
+// at least 1, so the answer is finite.
+func fitCount(free, req types.Resources) int64 {
+	n := free.Pods / req.Pods
+	if req.MilliCPU > 0 {
+		n = min(n, free.MilliCPU/req.MilliCPU)
+	}
+	if req.Memory > 0 {
+		n = min(n, free.Memory/req.Memory)
+	}
+	if req.GPUs > 0 {
+		n = min(n, free.GPUs/req.GPUs)
+	}
+	return max(n, 0)
+}
+
+// times is req taken k times; callers guarantee k*req fits in an int64
+// because k came from fitCount against real free room.
+func times(req types.Resources, k int64) types.Resources {
+	return types.Resources{MilliCPU: req.MilliCPU * k, Memory: req.Memory * k, GPUs: req.GPUs * k, Pods: req.Pods * k}
+}

@@ -1,0 +1,107 @@
+package sizing
+
+import "github.com/hanzoai/visor-fleet/types"
+
+// Request is everything one scale-up decision sizes for.
+type Request struct {
+	// Pending are the pods to place.
+	Pending []types.PendingPod
+	// Existing are the pool's nodes. Free room on ready nodes, and on
+	// provisioning ones (so a booting node is not bought twice), is used
+	// before any new node. A node whose Allocatable.Pods is 0 did not report
+	// pod slots, and its slots are then not limited.
+	Existing []types.NodeObservation
+	// Catalog is the sizes the pool may buy (already restricted and priced).
+	Catalog []types.InstanceType
+	// MaxNewNodes is the ceiling headroom: 0 means unlimited, a positive
+	// number caps the new nodes, and a negative number means none may be
+	// added (the pool is at its ceiling; 0 cannot say that).
+	MaxNewNodes int
+}
+
+// Plan is one decision: grow the pool by NewNodes nodes of Size.
+type Plan struct {
+	// Size is the chosen instance type; "" when no new node is needed.
+	Size       string  `json:"size,omitempty"`
+	NewNodes   int     `json:"newNodes"`
+	HourlyCost float64 `json:"hourlyCost"`
+	// Placements say where each placed pod lands, in pod-key order.
+	Placements []Placement `json:"placements,omitempty"`
+	// Unplaceable are the pods this plan does not place, with why.
+	Unplaceable []Unplaceable `json:"unplaceable,omitempty"`
+	// Alternatives are every catalog size with what it would have cost, in
+	// choice order (the chosen size first); unusable sizes come last with
+	// Skipped saying why.
+	Alternatives []Alternative `json:"alternatives,omitempty"`
+}
+
+// Placement puts one pod on one node.
+type Placement struct {
+	Pod string `json:"pod"` // namespace/name
+	// Node is "existing:<node name>" or "new:<index>", index counting from
+	// 0 within this plan's NewNodes.
+	Node string `json:"node"`
+}
+
+// Target prefixes of Placement.Node.
+const (
+	ExistingNodePrefix = "existing:"
+	NewNodePrefix      = "new:"
+)
+
+// Why a pod is unplaceable.
+const (
+	// CodeNoFit: no allowed size can ever hold the pod; Reason names the
+	// dimension. Retrying cannot help; the pool's sizes must change.
+	CodeNoFit = "no-fit"
+	// CodeOutOfCapacity: only sizes the provider reported out of capacity
+	// (see PlanScaleUpExcluding) could hold the pod.
+	CodeOutOfCapacity = "out-of-capacity"
+	// CodeCeiling: the pod fits the chosen size but the pool's ceiling
+	// (MaxNewNodes) cut the plan short.
+	CodeCeiling = "ceiling"
+	// CodeOtherSize: the pod fits an allowed size but not the one this
+	// decision grows; a later decision sizes for it.
+	CodeOtherSize = "other-size"
+	// CodeInvalidRequest: the pod asks for a negative amount.
+	CodeInvalidRequest = "invalid-request"
+)
+
+// Unplaceable is a pod left out of the plan.
+type Unplaceable struct {
+	Pod    string `json:"pod"`
+	Code   string `json:"code"`
+	Reason string `json:"reason"`
+}
+
+// Alternative is what one size would have cost for this request.
+type Alternative struct {
+	Size       string  `json:"size"`
+	NewNodes   int     `json:"newNodes"`
+	HourlyCost float64 `json:"hourlyCost"`
+	// Placed is how many pods the new nodes would hold; Left how many
+	// pending pods would still not be placed anywhere.
+	Placed int `json:"placed"`
+	Left   int `json:"left"`
+	// Skipped says why the size was not considered (bad catalog entry,
+	// excluded for lack of capacity); empty when it was.
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// PlanScaleUp chooses the size and node count for the pending pods: it
+// first fills free room on existing nodes, then packs the rest first-fit
+// decreasing (CPU, memory, GPUs, pod slots, less per-node overhead) onto
+// new nodes of each usable size, and keeps the plan that leaves the fewest
+// pods unplaced, then costs least per hour, then needs fewer nodes, then
+// has the alphabetically first name. It never fails: pods that fit nowhere
+// are reported in Plan.Unplaceable. The same input in any order gives the
+// same plan.
+func PlanScaleUp(req Request) Plan { return plan(req, nil) }
+
+// PlanScaleUpExcluding is PlanScaleUp with some sizes struck off, for when a
+// provider answered connectors.InsufficientCapacity for a size: the caller
+// adds that size to excluded and plans again, landing on the next best
+// size. Names not in the catalog are ignored (the size may be gone).
+// Excluded sizes stay in Alternatives with Skipped set, and pods only they
+// could hold are reported with CodeOutOfCapacity.
+func PlanScaleUpExcluding(req Request, excluded []string) Plan { return plan(req, excluded) }
