@@ -1,0 +1,48 @@
+package digitalocean
+
+import (
+	"context"
+	"errors"
+
+	"github.com/digitalocean/godo"
+
+	"github.com/hanzoai/visor-fleet/connectors"
+)
+
+// DeleteNodes deletes the named nodes (Kubernetes node names) from the pool
+// without replacement and without draining (Visor drained them already).
+// Deleting without replacement lowers the pool's count, so DigitalOcean
+// never brings them back. A node no longer in the pool is already gone;
+// one already deleting is not asked again, so a retry never lowers the
+// count twice.
+func (p *Provider) DeleteNodes(ctx context.Context, groupID string, nodeNames []string, _ connectors.IdempotencyKey) error {
+	const op = "delete nodes"
+	if len(nodeNames) == 0 {
+		return nil
+	}
+	for _, name := range nodeNames {
+		if name == "" {
+			return connectors.NewError(connectors.Permanent, ProviderName, op, errors.New("a node name is empty"))
+		}
+	}
+	np, err := p.ownedPool(ctx, op, groupID)
+	if err != nil {
+		return err
+	}
+	byName := make(map[string]*godo.KubernetesNode, len(np.Nodes))
+	for _, n := range np.Nodes {
+		byName[n.Name] = n
+	}
+	for _, name := range nodeNames {
+		n, ok := byName[name]
+		if !ok || (n.Status != nil && n.Status.State == "deleting") {
+			continue
+		}
+		_, err := p.client.Kubernetes.DeleteNode(ctx, p.cfg.ClusterID, np.ID, n.ID,
+			&godo.KubernetesNodeDeleteRequest{Replace: false, SkipDrain: true})
+		if err := p.classify(op+" "+name, err); err != nil && !connectors.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
+}
