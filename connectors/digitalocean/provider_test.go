@@ -16,6 +16,7 @@ import (
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/digitalocean"
 	"github.com/hanzoai/visor-fleet/connectors/digitalocean/fakeapi"
+	"github.com/hanzoai/visor-fleet/connectors/fakehttp"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -182,8 +183,8 @@ func TestCreateAnswered500AfterWritingLeavesOnePool(t *testing.T) {
 	listPath := "/v2/kubernetes/clusters/" + cluster + "/node_pools"
 	// The POST is applied and answered 500; the list right after it fails
 	// too, so the first call can only report a retryable failure.
-	srv.Inject(fakeapi.Fault{Method: http.MethodPost, Path: listPath, Status: 500, Message: "Server Error", AfterApply: true})
-	srv.Inject(fakeapi.Fault{Method: http.MethodGet, Path: listPath, Skip: 1, Status: 503, Message: "unavailable"})
+	srv.Fail(fakehttp.Fault{Method: http.MethodPost, Path: listPath, Status: 500, AfterApply: true}, "Server Error")
+	srv.Fail(fakehttp.Fault{Method: http.MethodGet, Path: listPath, Skip: 1, Status: 503}, "unavailable")
 
 	_, err := p.CreateNodeGroup(ctx, spec(), key)
 	require.Error(t, err)
@@ -213,7 +214,7 @@ func TestCreateAppliedButAnswered500IsSettledByTheList(t *testing.T) {
 			srv := newFake(t)
 			srv.UniquePoolNames = tc.uniqueNames
 			p := newProvider(t, srv, func(c *digitalocean.Config) { c.RetryMax = tc.retryMax })
-			srv.Inject(fakeapi.Fault{Method: http.MethodPost, Status: 500, Message: "Server Error", AfterApply: true})
+			srv.Fail(fakehttp.Fault{Method: http.MethodPost, Status: 500, AfterApply: true}, "Server Error")
 
 			g, err := p.CreateNodeGroup(context.Background(), spec(), "k-500")
 			require.NoError(t, err)
@@ -229,7 +230,7 @@ func TestGodoRetriesRepeatingThePostStillLeaveOnePool(t *testing.T) {
 	const key = connectors.IdempotencyKey("pool/acme/shop/api/digitalocean/fra1#14")
 	// First POST: pool created, answered 500. godo's retrying client sends
 	// the same POST again, which creates a second pool.
-	srv.Inject(fakeapi.Fault{Method: http.MethodPost, Status: 500, Message: "Server Error", AfterApply: true})
+	srv.Fail(fakehttp.Fault{Method: http.MethodPost, Status: 500, AfterApply: true}, "Server Error")
 
 	g, err := p.CreateNodeGroup(context.Background(), spec(), key)
 	require.NoError(t, err)
@@ -312,7 +313,7 @@ func TestDeleteNodesSkipsNodesAlreadyDeletingAndToleratesNotFound(t *testing.T) 
 	np := seedPool(srv, "api-pool", 3, ourLabels())
 	srv.SetNodeState(cluster, np.ID, np.Nodes[0].Name, "deleting")
 	// The node vanishes between our read and our DELETE.
-	srv.Inject(fakeapi.Fault{Method: http.MethodDelete, Status: 404, Message: "The resource you were accessing could not be found."})
+	srv.Fail(fakehttp.Fault{Method: http.MethodDelete, Status: 404}, "The resource you were accessing could not be found.")
 
 	err := p.DeleteNodes(context.Background(), np.ID, []string{np.Nodes[0].Name, np.Nodes[2].Name}, "k")
 	require.NoError(t, err)
@@ -322,8 +323,8 @@ func TestDeleteNodesSkipsNodesAlreadyDeletingAndToleratesNotFound(t *testing.T) 
 func TestRateLimitedWithRetryAfter(t *testing.T) {
 	srv := newFake(t)
 	p := newProvider(t, srv)
-	srv.Inject(fakeapi.Fault{Method: http.MethodGet, Status: 429, Message: "Too many requests",
-		Header: http.Header{"Retry-After": {"7"}}})
+	srv.Fail(fakehttp.Fault{Method: http.MethodGet, Status: 429,
+		Header: http.Header{"Retry-After": {"7"}}}, "Too many requests")
 
 	_, err := p.NodeGroups(context.Background(), pool)
 	require.Error(t, err)
@@ -335,8 +336,8 @@ func TestRateLimitedWithOnlyRateLimitReset(t *testing.T) {
 	srv := newFake(t)
 	p := newProvider(t, srv)
 	reset := time.Now().Add(30 * time.Second).Unix()
-	srv.Inject(fakeapi.Fault{Method: http.MethodGet, Status: 429, Message: "Too many requests",
-		Header: http.Header{"Ratelimit-Reset": {strconv.FormatInt(reset, 10)}}})
+	srv.Fail(fakehttp.Fault{Method: http.MethodGet, Status: 429,
+		Header: http.Header{"Ratelimit-Reset": {strconv.FormatInt(reset, 10)}}}, "Too many requests")
 
 	_, err := p.NodeGroups(context.Background(), pool)
 	assert.Equal(t, connectors.RateLimited, connectors.ClassOf(err), "%v", err)
@@ -346,7 +347,7 @@ func TestRateLimitedWithOnlyRateLimitReset(t *testing.T) {
 func TestServerErrorsAreRetryable(t *testing.T) {
 	srv := newFake(t)
 	p := newProvider(t, srv)
-	srv.Inject(fakeapi.Fault{Status: 503, Message: "Service Unavailable"})
+	srv.Fail(fakehttp.Fault{Status: 503}, "Service Unavailable")
 	_, err := p.NodeGroups(context.Background(), pool)
 	assert.Equal(t, connectors.Retryable, connectors.ClassOf(err), "%v", err)
 }

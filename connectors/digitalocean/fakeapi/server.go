@@ -4,8 +4,8 @@
 // API reference: bearer-token auth, {"node_pool(s)": ...} envelopes, name
 // and count required on update, DELETE of a node without replace=1 lowers
 // the pool's count, {"id","message","request_id"} errors, RateLimit-*
-// headers on every answer. Faults can be injected, including ones that
-// apply the request before answering an error.
+// headers on every answer. Faults (fakehttp) can be injected, including
+// ones that apply the request before answering an error.
 package fakeapi
 
 import (
@@ -13,31 +13,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/digitalocean/godo"
-)
 
-// Fault makes matching requests fail.
-type Fault struct {
-	Method string // empty matches any method
-	Path   string // exact URL path; empty matches any path
-	Status int
-	// Header is added to the answer, e.g. Retry-After.
-	Header http.Header
-	// Message is the error body's message.
-	Message string
-	// AfterApply carries the request out before answering the error: the
-	// write happened, the caller cannot tell.
-	AfterApply bool
-	// Skip lets this many matching requests through before the fault hits.
-	Skip int
-	// Times is how many requests it hits; zero means once.
-	Times int
-}
+	"github.com/hanzoai/visor-fleet/connectors/fakehttp"
+)
 
 // Server is the fake API. Its methods are safe for concurrent use.
 type Server struct {
@@ -49,11 +32,12 @@ type Server struct {
 	// this region".
 	UnavailableSizes []string
 
+	// Faults injects failures in front of the API and logs requests.
+	fakehttp.Faults
+
 	token    string
 	mu       sync.Mutex
 	clusters map[string][]*godo.KubernetesNodePool
-	faults   []*Fault
-	requests []string
 	serial   int
 }
 
@@ -63,25 +47,14 @@ func New(token string, clusterIDs ...string) *Server {
 	for _, id := range clusterIDs {
 		s.clusters[id] = nil
 	}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.Server = httptest.NewServer(s.Wrap(http.HandlerFunc(s.serve)))
 	return s
 }
 
-// Inject queues a fault; faults are matched in the order injected.
-func (s *Server) Inject(f Fault) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if f.Times == 0 {
-		f.Times = 1
-	}
-	s.faults = append(s.faults, &f)
-}
-
-// Requests lists "METHOD /path?query" of every request received.
-func (s *Server) Requests() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.requests)
+// Fail injects fault with the API's error envelope carrying message.
+func (s *Server) Fail(fault fakehttp.Fault, message string) {
+	fault.Body = errorBody(fault.Status, http.StatusText(fault.Status), message)
+	s.Inject(fault)
 }
 
 // Pools returns deep copies of a cluster's pools in creation order.
@@ -127,52 +100,12 @@ func (s *Server) SetNodeState(clusterID, poolID, nodeName, state string) {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.requests = append(s.requests, r.Method+" "+r.URL.RequestURI())
 	setRateHeaders(w.Header())
 	if r.Header.Get("Authorization") != "Bearer "+s.token {
 		writeError(w, http.StatusUnauthorized, "unauthorized", "Unable to authenticate you")
 		return
 	}
-	fault := s.takeFault(r)
-	if fault != nil && !fault.AfterApply {
-		s.writeFault(w, fault)
-		return
-	}
-	rec := httptest.NewRecorder()
-	s.route(rec, r)
-	if fault != nil {
-		s.writeFault(w, fault)
-		return
-	}
-	for k, v := range rec.Header() {
-		w.Header()[k] = v
-	}
-	w.WriteHeader(rec.Code)
-	_, _ = w.Write(rec.Body.Bytes())
-}
-
-func (s *Server) takeFault(r *http.Request) *Fault {
-	for i, f := range s.faults {
-		if (f.Method == "" || f.Method == r.Method) && (f.Path == "" || f.Path == r.URL.Path) {
-			if f.Skip > 0 {
-				f.Skip--
-				continue
-			}
-			f.Times--
-			if f.Times == 0 {
-				s.faults = slices.Delete(s.faults, i, i+1)
-			}
-			return f
-		}
-	}
-	return nil
-}
-
-func (s *Server) writeFault(w http.ResponseWriter, f *Fault) {
-	for k, v := range f.Header {
-		w.Header()[k] = v
-	}
-	writeError(w, f.Status, http.StatusText(f.Status), f.Message)
+	s.route(w, r)
 }
 
 // setRateHeaders mirrors the documented RateLimit-* headers.
@@ -183,7 +116,15 @@ func setRateHeaders(h http.Header) {
 }
 
 func writeError(w http.ResponseWriter, status int, id, message string) {
-	writeJSON(w, status, map[string]string{"id": id, "message": message, "request_id": fmt.Sprintf("req-%d", status)})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(errorBody(status, id, message))
+}
+
+// errorBody is the documented error envelope.
+func errorBody(status int, id, message string) []byte {
+	b, _ := json.Marshal(map[string]string{"id": id, "message": message, "request_id": fmt.Sprintf("req-%d", status)})
+	return b
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
