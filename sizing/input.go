@@ -18,6 +18,9 @@ type shape struct {
 	model string
 	// byShape[first:end] are its pods, in key order.
 	first, end int32
+	// offGPU: the pods ask for no GPU and some usable size without GPUs
+	// holds them, so they stay off GPU nodes (see admits).
+	offGPU bool
 }
 
 func (s shape) count() int64 { return int64(s.end - s.first) }
@@ -33,17 +36,31 @@ type size struct {
 	alloc types.Resources
 }
 
-// fits reports how many pods of shape s one empty node of this size holds.
+// holds reports how many pods of shape s one empty node of this size holds.
 func (z size) holds(s shape) int64 {
-	if s.req.GPUs > 0 && s.model != "" && s.model != z.t.GPUModel {
+	if !admits(s, z.t.GPUs, z.t.GPUModel) {
 		return 0
 	}
 	return fitCount(z.alloc, s.req)
 }
 
+// admits reports whether a node with these GPUs may take pods of shape s at
+// all, room aside. GPU pods need the GPU model they name. Pods without GPUs
+// stay off GPU nodes while some size without GPUs can hold them: managed
+// clusters taint GPU nodes, and buying accelerators to run CPU pods would
+// cost several times the CPU node. A catalog of only GPU sizes still takes
+// them.
+func admits(s shape, nodeGPUs int64, nodeModel string) bool {
+	if s.req.GPUs > 0 {
+		return s.model == "" || s.model == nodeModel
+	}
+	return !(s.offGPU && nodeGPUs > 0)
+}
+
 type existingNode struct {
 	target string // "existing:<name>"
 	free   types.Resources
+	gpus   int64
 	model  string
 }
 
@@ -73,6 +90,7 @@ func prepare(req Request, excluded []string) *input {
 	in.indexPods()
 	in.groupShapes()
 	in.checkSizes(req.Catalog, excluded)
+	in.markOffGPU()
 	in.eligibleNodes(req.Existing, req.Catalog)
 	return in
 }
@@ -214,6 +232,23 @@ func (in *input) checkSizes(catalog []types.InstanceType, excluded []string) {
 	slices.SortStableFunc(in.skipped, func(a, b Alternative) int { return strings.Compare(a.Size, b.Size) })
 }
 
+// markOffGPU sets shape.offGPU for pods without GPUs that a usable size
+// without GPUs can hold.
+func (in *input) markOffGPU() {
+	for i := range in.shapes {
+		s := &in.shapes[i]
+		if s.req.GPUs > 0 {
+			continue
+		}
+		for _, z := range in.sizes {
+			if z.t.GPUs == 0 && fitCount(z.alloc, s.req) > 0 {
+				s.offGPU = true
+				break
+			}
+		}
+	}
+}
+
 // unusable says what is wrong with a catalog entry, or "" when it can hold pods.
 func unusable(t types.InstanceType) string {
 	capacity := types.Resources{MilliCPU: t.MilliCPU, Memory: t.Memory, GPUs: t.GPUs, Pods: t.MaxPods}
@@ -261,7 +296,9 @@ func (in *input) eligibleNodes(nodes []types.NodeObservation, catalog []types.In
 		if n.Allocatable.Pods == 0 {
 			free.Pods = unlimitedSlots
 		}
-		in.existing[i] = existingNode{target: ExistingNodePrefix + n.Name, free: free, model: models[n.Size]}
+		in.existing[i] = existingNode{
+			target: ExistingNodePrefix + n.Name, free: free, gpus: n.Allocatable.GPUs, model: models[n.Size],
+		}
 	}
 }
 

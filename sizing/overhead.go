@@ -38,7 +38,7 @@ func kubeReservedMemory(bytes int64) int64 {
 		if bytes <= prev {
 			break
 		}
-		reserved += (min(bytes, t.upTo) - prev) / 100 * t.percent
+		reserved += (min(bytes, t.upTo) - prev) * t.percent / 100
 		prev = t.upTo
 	}
 	return reserved

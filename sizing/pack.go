@@ -28,7 +28,7 @@ func (in *input) fillExisting() (remaining []int64, fills []fill) {
 				break
 			}
 			n := &in.existing[i]
-			if sh.req.GPUs > 0 && sh.model != "" && sh.model != n.model {
+			if !admits(sh, n.gpus, n.model) {
 				continue
 			}
 			if k := min(fitCount(n.free, sh.req), r); k > 0 {

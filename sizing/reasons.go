@@ -105,7 +105,7 @@ func noFitReason(s shape, sizes []size) string {
 	for _, d := range dimensions {
 		largest := candidates[0]
 		for _, z := range candidates[1:] {
-			if d.get(z.alloc) > d.get(largest.alloc) {
+			if v, w := d.get(z.alloc), d.get(largest.alloc); v > w || (v == w && z.t.Name < largest.t.Name) {
 				largest = z
 			}
 		}
