@@ -1,0 +1,242 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8s "k8s.io/client-go/kubernetes"
+	metricsclientset "k8s.io/metrics/pkg/client/clientset/versioned"
+
+	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// Config says which cluster an Observer samples and how its pools are named.
+type Config struct {
+	// Cluster is the cluster ID, the last part of every pool key.
+	Cluster string
+	// Provider names the provider of pools that pending pods are
+	// attributed to (nodes carry theirs in hanzo.ai/pool).
+	Provider string
+	// Metrics is metrics-server's client; nil means usage is not read.
+	Metrics metricsclientset.Interface
+	// Now is the clock for ObservedAt; nil means time.Now.
+	Now func() time.Time
+}
+
+// Observer samples one cluster's pools with a few list calls.
+type Observer struct {
+	client k8s.Interface
+	cfg    Config
+
+	mu        sync.Mutex
+	malformed []string
+}
+
+var _ connectors.Observer = (*Observer)(nil)
+
+// NewObserver returns an Observer of the cluster behind client.
+func NewObserver(client k8s.Interface, cfg Config) *Observer {
+	return &Observer{client: client, cfg: cfg}
+}
+
+// MalformedNodes lists, from the latest ObserveCluster, the nodes skipped
+// because their hanzo.ai/pool label does not name a pool, as "node: reason".
+func (o *Observer) MalformedNodes() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.malformed)
+}
+
+// ObserveCluster lists the pool nodes and every non-terminal pod once, and
+// groups them by pool: pending pods the scheduler marked Unschedulable, and
+// nodes with their requested (DaemonSet and mirror pods excluded),
+// allocatable and, where metrics-server answers, used resources.
+func (o *Observer) ObserveCluster(ctx context.Context) (connectors.ClusterObservation, error) {
+	if err := o.validate(); err != nil {
+		return connectors.ClusterObservation{}, err
+	}
+	nodes, err := listNodes(ctx, o.client, types.LabelPool)
+	if err != nil {
+		return connectors.ClusterObservation{}, err
+	}
+	// One list serves both halves: unbound pods are the demand, bound
+	// ones the nodes' requests.
+	pods, err := listPods(ctx, o.client, selectorNonTerminal)
+	if err != nil {
+		return connectors.ClusterObservation{}, err
+	}
+	usage := o.nodeUsage(ctx)
+
+	obs := connectors.ClusterObservation{
+		Cluster:    o.cfg.Cluster,
+		ObservedAt: o.now(),
+		Pools:      map[string]types.PoolObservation{},
+	}
+	pools := map[string]*types.PoolObservation{}
+	pool := func(key types.PoolKey) *types.PoolObservation {
+		id := key.WorkflowID()
+		if p, ok := pools[id]; ok {
+			return p
+		}
+		p := &types.PoolObservation{Pool: key, ObservedAt: obs.ObservedAt}
+		pools[id] = p
+		return p
+	}
+
+	requested := map[string]types.Resources{}
+	for i := range pods {
+		pod := &pods[i]
+		if isTerminal(pod) {
+			continue
+		}
+		if pod.Spec.NodeName != "" {
+			if !isNodeLocal(pod) {
+				requested[pod.Spec.NodeName] = requested[pod.Spec.NodeName].Add(podRequests(pod))
+			}
+			continue
+		}
+		pending, ok := pendingPod(pod)
+		if !ok {
+			continue
+		}
+		key, ok := podPoolKey(pod.Labels, o.cfg.Provider, o.cfg.Cluster)
+		if !ok {
+			obs.Unattributed = append(obs.Unattributed, pending)
+			continue
+		}
+		p := pool(key)
+		p.PendingPods = append(p.PendingPods, pending)
+	}
+
+	var malformed []string
+	for i := range nodes {
+		node := &nodes[i]
+		key, err := parsePoolLabel(node.Labels[types.LabelPool], o.cfg.Cluster)
+		if err != nil {
+			malformed = append(malformed, node.Name+": "+err.Error())
+			continue
+		}
+		n := nodeObservation(node, requested[node.Name])
+		if u, ok := usage[node.Name]; ok {
+			n.Usage = &u
+		}
+		p := pool(key)
+		p.Nodes = append(p.Nodes, n)
+	}
+	o.mu.Lock()
+	o.malformed = malformed
+	o.mu.Unlock()
+
+	for id, p := range pools {
+		slices.SortFunc(p.Nodes, func(a, b types.NodeObservation) int { return strings.Compare(a.Name, b.Name) })
+		sortPending(p.PendingPods)
+		obs.Pools[id] = *p
+	}
+	sortPending(obs.Unattributed)
+	return obs, nil
+}
+
+func (o *Observer) validate() error {
+	var problems []error
+	if err := types.ValidateDNSLabel("Config.Cluster", o.cfg.Cluster); err != nil {
+		problems = append(problems, err)
+	}
+	if err := types.ValidateDNSLabel("Config.Provider", o.cfg.Provider); err != nil {
+		problems = append(problems, err)
+	}
+	if o.client == nil {
+		problems = append(problems, errors.New("no Kubernetes client"))
+	}
+	if len(problems) > 0 {
+		return connectors.NewError(connectors.Permanent, providerName, "observe cluster", errors.Join(problems...))
+	}
+	return nil
+}
+
+func (o *Observer) now() time.Time {
+	if o.cfg.Now != nil {
+		return o.cfg.Now()
+	}
+	return time.Now()
+}
+
+// nodeUsage reads metrics-server's node metrics. Any failure leaves usage
+// unknown rather than failing the observation: metrics-server is optional.
+func (o *Observer) nodeUsage(ctx context.Context) map[string]types.Resources {
+	if o.cfg.Metrics == nil {
+		return nil
+	}
+	list, err := o.cfg.Metrics.MetricsV1beta1().NodeMetricses().List(ctx, metav1.ListOptions{LabelSelector: types.LabelPool})
+	if err != nil {
+		return nil
+	}
+	usage := make(map[string]types.Resources, len(list.Items))
+	for _, m := range list.Items {
+		usage[m.Name] = resourcesOf(m.Usage)
+	}
+	return usage
+}
+
+// pendingPod describes a pod the scheduler gave up on for now.
+func pendingPod(pod *corev1.Pod) (types.PendingPod, bool) {
+	if pod.Status.Phase != corev1.PodPending {
+		return types.PendingPod{}, false
+	}
+	since, ok := unschedulableSince(pod)
+	if !ok {
+		return types.PendingPod{}, false
+	}
+	return types.PendingPod{
+		Namespace:          pod.Namespace,
+		Name:               pod.Name,
+		Org:                pod.Labels[types.LabelOrg],
+		Project:            pod.Labels[types.LabelProject],
+		Service:            pod.Labels[types.LabelService],
+		Requests:           podRequests(pod),
+		GPUModel:           gpuModel(pod),
+		UnschedulableSince: since.Time,
+	}, true
+}
+
+func nodeObservation(node *corev1.Node, requested types.Resources) types.NodeObservation {
+	size := node.Labels[LabelInstanceType]
+	if size == "" {
+		size = node.Labels[labelInstanceTypeBeta]
+	}
+	return types.NodeObservation{
+		Name:        node.Name,
+		ProviderID:  node.Spec.ProviderID,
+		Size:        size,
+		State:       nodeState(node),
+		CreatedAt:   node.CreationTimestamp.Time,
+		Allocatable: allocatableOf(node),
+		Requested:   requested,
+	}
+}
+
+// nodeState: deletion wins over a cordon, a cordon over readiness.
+func nodeState(node *corev1.Node) types.NodeState {
+	switch {
+	case node.DeletionTimestamp != nil:
+		return types.NodeDeleting
+	case node.Spec.Unschedulable:
+		return types.NodeCordoned
+	}
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+			return types.NodeReady
+		}
+	}
+	return types.NodeNotReady
+}
+
+func sortPending(pods []types.PendingPod) {
+	slices.SortFunc(pods, func(a, b types.PendingPod) int { return strings.Compare(a.Key(), b.Key()) })
+}
