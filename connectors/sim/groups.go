@@ -1,0 +1,126 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// maxGroupTarget is the sim's per-group quota: it keeps a runaway target
+// from allocating thousands of fake nodes, as a real account quota would.
+const maxGroupTarget = 200
+
+// simState is the cloud side of the fleet; Kubernetes objects live in the
+// clientset. Both are persisted together.
+type simState struct {
+	NextID int64                  `json:"nextID"`
+	Groups map[string]*nodeGroup  `json:"groups"`
+	Keys   map[string]appliedKey  `json:"appliedKeys"`
+	Demand map[string]*poolDemand `json:"demand"` // by pool node label
+}
+
+func newSimState() simState {
+	return simState{Groups: map[string]*nodeGroup{}, Keys: map[string]appliedKey{}, Demand: map[string]*poolDemand{}}
+}
+
+type nodeGroup struct {
+	ID       string            `json:"id"`
+	Name     string            `json:"name"`
+	Size     string            `json:"size"`
+	Pool     types.PoolKey     `json:"pool"`
+	Labels   map[string]string `json:"labels"`
+	Target   int               `json:"target"`
+	Machines []*machine        `json:"machines"` // oldest first
+}
+
+// machine is one instance; Node is the Kubernetes node name it registers as.
+type machine struct {
+	ID        string    `json:"id"`
+	Node      string    `json:"node"`
+	CreatedAt time.Time `json:"createdAt"`
+	Ready     bool      `json:"ready"`
+}
+
+func (g *nodeGroup) view() connectors.NodeGroup {
+	v := connectors.NodeGroup{
+		ID: g.ID, Name: g.Name, Size: g.Size, TargetSize: g.Target,
+		Instances: make([]connectors.Instance, 0, len(g.Machines)),
+		Labels:    make(map[string]string, len(g.Labels)),
+	}
+	for k, val := range g.Labels {
+		v.Labels[k] = val
+	}
+	for _, m := range g.Machines {
+		state := connectors.InstanceCreating
+		if m.Ready {
+			state = connectors.InstanceRunning
+		}
+		v.Instances = append(v.Instances, connectors.Instance{ID: m.ID, Name: m.Node, State: state})
+	}
+	return v
+}
+
+func (g *nodeGroup) machineIndex(node string) int {
+	for i, m := range g.Machines {
+		if m.Node == node {
+			return i
+		}
+	}
+	return -1
+}
+
+func (f *Fleet) nextID() int64 {
+	f.st.NextID++
+	f.touch()
+	return f.st.NextID
+}
+
+// sortedGroups returns groups in ID order so every walk is deterministic.
+func (f *Fleet) sortedGroups() []*nodeGroup {
+	gs := make([]*nodeGroup, 0, len(f.st.Groups))
+	for _, g := range f.st.Groups {
+		gs = append(gs, g)
+	}
+	sort.Slice(gs, func(i, j int) bool { return gs[i].ID < gs[j].ID })
+	return gs
+}
+
+func (f *Fleet) groupOfNode(node string) *nodeGroup {
+	for _, g := range f.st.Groups {
+		if g.machineIndex(node) >= 0 {
+			return g
+		}
+	}
+	return nil
+}
+
+// reconcileGroup launches or removes machines until the group has its
+// target, newest removed first, as the cloud's group controller would.
+func (f *Fleet) reconcileGroup(ctx context.Context, g *nodeGroup, now time.Time) error {
+	var errs []error
+	for len(g.Machines) < g.Target {
+		n := f.nextID()
+		m := &machine{ID: fmt.Sprintf("i-%06d", n), Node: fmt.Sprintf("%s-%d", g.Name, n), CreatedAt: now}
+		g.Machines = append(g.Machines, m)
+		// A failed registration is retried by Step, like a kubelet retrying.
+		errs = append(errs, f.registerNode(ctx, g, m))
+	}
+	for len(g.Machines) > g.Target {
+		errs = append(errs, f.removeMachine(ctx, g, len(g.Machines)-1))
+	}
+	return errors.Join(errs...)
+}
+
+// removeMachine terminates a machine: its Node object goes, and the pods
+// bound to it go with it, as the pod garbage collector does.
+func (f *Fleet) removeMachine(ctx context.Context, g *nodeGroup, i int) error {
+	m := g.Machines[i]
+	g.Machines = append(g.Machines[:i], g.Machines[i+1:]...)
+	f.touch()
+	return f.deleteNode(ctx, m.Node)
+}

@@ -1,0 +1,138 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	apitypes "k8s.io/apimachinery/pkg/types"
+)
+
+// providerIDPrefix marks nodes this fleet's cloud owns, as "aws://" does.
+const providerIDPrefix = "sim://"
+
+func (f *Fleet) providerID(m *machine) string {
+	return providerIDPrefix + f.cfg.Cluster + "/" + m.ID
+}
+
+// nodeObject is the Node a machine's kubelet registers: NotReady and
+// tainted until the machine has booted.
+func (f *Fleet) nodeObject(g *nodeGroup, m *machine) *corev1.Node {
+	t := f.catalog[g.Size]
+	labels := make(map[string]string, len(g.Labels)+4)
+	for k, v := range g.Labels {
+		labels[k] = v
+	}
+	labels[corev1.LabelInstanceTypeStable] = g.Size
+	labels[corev1.LabelHostname] = m.Node
+	labels[corev1.LabelOSStable] = "linux"
+	labels[corev1.LabelArchStable] = "amd64"
+	capacity := t.Allocatable().Add(t.Overhead)
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: m.Node, Labels: labels,
+			UID:               apitypes.UID("sim-node-" + m.ID),
+			CreationTimestamp: metav1.NewTime(m.CreatedAt),
+		},
+		Spec: corev1.NodeSpec{
+			ProviderID: f.providerID(m),
+			Taints:     []corev1.Taint{{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}},
+		},
+		Status: corev1.NodeStatus{
+			Capacity:    resourceList(capacity),
+			Allocatable: resourceList(t.Allocatable()),
+			Conditions:  []corev1.NodeCondition{readyCondition(false, m.CreatedAt)},
+			Phase:       corev1.NodeRunning,
+			NodeInfo: corev1.NodeSystemInfo{
+				KubeletVersion: "v1.37.2-sim", OperatingSystem: "linux", Architecture: "amd64",
+			},
+		},
+	}
+}
+
+func readyCondition(ready bool, at time.Time) corev1.NodeCondition {
+	c := corev1.NodeCondition{
+		Type: corev1.NodeReady, Status: corev1.ConditionFalse,
+		Reason: "KubeletNotReady", Message: "machine is still booting",
+		LastHeartbeatTime: metav1.NewTime(at), LastTransitionTime: metav1.NewTime(at),
+	}
+	if ready {
+		c.Status, c.Reason, c.Message = corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"
+	}
+	return c
+}
+
+func (f *Fleet) registerNode(ctx context.Context, g *nodeGroup, m *machine) error {
+	_, err := f.cs.CoreV1().Nodes().Create(ctx, f.nodeObject(g, m), metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("register node %s: %w", m.Node, err)
+	}
+	return nil
+}
+
+// markReady flips a booted machine's node to Ready. It patches only the
+// fields it owns, so a cordon or taint the drainer set meanwhile survives.
+func (f *Fleet) markReady(ctx context.Context, node *corev1.Node, now time.Time) error {
+	var taints []corev1.Taint
+	for _, t := range node.Spec.Taints {
+		if t.Key != corev1.TaintNodeNotReady {
+			taints = append(taints, t)
+		}
+	}
+	patch := map[string]any{
+		"spec":   map[string]any{"taints": taints},
+		"status": map[string]any{"conditions": []corev1.NodeCondition{readyCondition(true, now)}},
+	}
+	b, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	_, err = f.cs.CoreV1().Nodes().Patch(ctx, node.Name, apitypes.MergePatchType, b, metav1.PatchOptions{})
+	if err != nil {
+		return fmt.Errorf("mark node %s ready: %w", node.Name, err)
+	}
+	return nil
+}
+
+// deleteNode removes a Node object and the pods bound to it, as the cloud
+// node lifecycle controller and the pod garbage collector would.
+func (f *Fleet) deleteNode(ctx context.Context, name string) error {
+	err := f.cs.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete node %s: %w", name, err)
+	}
+	pods, err := f.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", name).String(),
+	})
+	if err != nil {
+		return fmt.Errorf("list pods of deleted node %s: %w", name, err)
+	}
+	for _, p := range pods.Items {
+		if err := f.deletePod(ctx, &p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *Fleet) deletePod(ctx context.Context, p *corev1.Pod) error {
+	err := f.cs.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete pod %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	return nil
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

@@ -1,0 +1,230 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// NodeGroups lists the pool's groups in ID order.
+func (f *Fleet) NodeGroups(ctx context.Context, pool types.PoolKey) ([]connectors.NodeGroup, error) {
+	const op = "NodeGroups"
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.checkPool(pool); err != nil {
+		return nil, f.permanent(op, err)
+	}
+	if err := f.callFault(ctx, op); err != nil {
+		return nil, err
+	}
+	out := []connectors.NodeGroup{}
+	for _, g := range f.sortedGroups() {
+		if g.Pool == pool {
+			out = append(out, g.view())
+		}
+	}
+	return out, nil
+}
+
+// CreateNodeGroup creates a group of spec.Size machines labelled for the
+// pool. A repeat with the same key returns the group the first call made.
+func (f *Fleet) CreateNodeGroup(ctx context.Context, spec connectors.NodeGroupSpec, key connectors.IdempotencyKey) (connectors.NodeGroup, error) {
+	const op = "CreateNodeGroup"
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	labels, err := f.groupLabels(spec)
+	if err == nil {
+		err = checkKey(key)
+	}
+	if err != nil {
+		return connectors.NodeGroup{}, f.permanent(op, err)
+	}
+	if err := f.callFault(ctx, op); err != nil {
+		return connectors.NodeGroup{}, err
+	}
+	request, _ := json.Marshal(spec)
+	prev, done, err := f.applied(op, key, string(request))
+	if err != nil {
+		return connectors.NodeGroup{}, err
+	}
+	if done {
+		if g := f.st.Groups[prev.GroupID]; g != nil {
+			return g.view(), nil
+		}
+		return connectors.NodeGroup{}, connectors.NewError(connectors.NotFound, f.cfg.Provider, op,
+			fmt.Errorf("group %s created under key %q no longer exists", prev.GroupID, key))
+	}
+	if spec.TargetSize > 0 {
+		if err := f.capacityFault(op, spec.Size); err != nil {
+			return connectors.NodeGroup{}, err
+		}
+	}
+	now := f.cfg.Clock()
+	g := &nodeGroup{
+		ID: fmt.Sprintf("ng-%d", f.nextID()), Name: spec.Name, Size: spec.Size,
+		Pool: spec.Pool, Labels: labels, Target: spec.TargetSize,
+	}
+	if g.Name == "" {
+		g.Name = spec.Pool.Service + "-" + spec.Size
+	}
+	// The group and key are recorded before machines launch: if a launch
+	// fails, Step finishes it and a retry finds the group, never a second one.
+	f.st.Groups[g.ID] = g
+	f.recordKey(op, key, string(request), g.ID, now)
+	if err := f.finish(ctx, op, f.reconcileGroup(ctx, g, now)); err != nil {
+		return connectors.NodeGroup{}, err
+	}
+	return g.view(), nil
+}
+
+// SetTargetSize sets the group's absolute target, launching or removing
+// machines (newest first) at once.
+func (f *Fleet) SetTargetSize(ctx context.Context, groupID string, target int, key connectors.IdempotencyKey) error {
+	const op = "SetTargetSize"
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := checkKey(key); err != nil {
+		return f.permanent(op, err)
+	}
+	if target < 0 || target > maxGroupTarget {
+		return f.permanent(op, fmt.Errorf("target %d for group %s is outside [0, %d]", target, groupID, maxGroupTarget))
+	}
+	if err := f.callFault(ctx, op); err != nil {
+		return err
+	}
+	g := f.st.Groups[groupID]
+	if g == nil {
+		return connectors.NewError(connectors.NotFound, f.cfg.Provider, op, fmt.Errorf("node group %q does not exist", groupID))
+	}
+	request := fmt.Sprintf("%s target=%d", groupID, target)
+	if _, done, err := f.applied(op, key, request); done || err != nil {
+		return err
+	}
+	if target > len(g.Machines) {
+		if err := f.capacityFault(op, g.Size); err != nil {
+			return err
+		}
+	}
+	now := f.cfg.Clock()
+	g.Target = target
+	f.recordKey(op, key, request, g.ID, now)
+	return f.finish(ctx, op, f.reconcileGroup(ctx, g, now))
+}
+
+// DeleteNodes deletes the named nodes of the group and lowers its target
+// by as many, so they are not replaced. Names already gone are success; a
+// name belonging to another group is refused before anything changes.
+func (f *Fleet) DeleteNodes(ctx context.Context, groupID string, nodeNames []string, key connectors.IdempotencyKey) error {
+	const op = "DeleteNodes"
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := checkKey(key); err != nil {
+		return f.permanent(op, err)
+	}
+	names, err := uniqueNames(nodeNames)
+	if err != nil {
+		return f.permanent(op, err)
+	}
+	if err := f.callFault(ctx, op); err != nil {
+		return err
+	}
+	g := f.st.Groups[groupID]
+	if g == nil {
+		return connectors.NewError(connectors.NotFound, f.cfg.Provider, op, fmt.Errorf("node group %q does not exist", groupID))
+	}
+	request := groupID + " nodes=" + strings.Join(names, ",")
+	if _, done, err := f.applied(op, key, request); done || err != nil {
+		return err
+	}
+	var doomed []string
+	for _, name := range names {
+		if g.machineIndex(name) >= 0 {
+			doomed = append(doomed, name)
+		} else if other := f.groupOfNode(name); other != nil {
+			return f.permanent(op, fmt.Errorf("node %s belongs to group %s, not %s", name, other.ID, groupID))
+		}
+	}
+	var errs []error
+	for _, name := range doomed {
+		errs = append(errs, f.removeMachine(ctx, g, g.machineIndex(name)))
+	}
+	g.Target = max(0, g.Target-len(doomed))
+	f.recordKey(op, key, request, g.ID, f.cfg.Clock())
+	return f.finish(ctx, op, errors.Join(errs...))
+}
+
+// finish persists an applied mutation and then may lose its answer. A
+// failure to persist is Retryable: the retry finds the key and saves again.
+func (f *Fleet) finish(ctx context.Context, op string, applyErr error) error {
+	if err := errors.Join(applyErr, f.saveLocked(ctx)); err != nil {
+		return connectors.NewError(connectors.Retryable, f.cfg.Provider, op, err)
+	}
+	return f.lostAnswer(op)
+}
+
+// groupLabels validates a spec and returns the group's labels: the
+// caller's plus the pool's identity, which nobody may override.
+func (f *Fleet) groupLabels(spec connectors.NodeGroupSpec) (map[string]string, error) {
+	var errs []error
+	if err := f.checkPool(spec.Pool); err != nil {
+		errs = append(errs, fmt.Errorf("spec.pool: %w", err))
+	}
+	if _, ok := f.catalog[spec.Size]; !ok {
+		errs = append(errs, fmt.Errorf("spec.size %q is not in the sim catalog", spec.Size))
+	}
+	if spec.TargetSize < 0 || spec.TargetSize > maxGroupTarget {
+		errs = append(errs, fmt.Errorf("spec.targetSize %d is outside [0, %d]", spec.TargetSize, maxGroupTarget))
+	}
+	if spec.Name != "" {
+		if err := types.ValidateDNSLabel("spec.name", spec.Name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	identity := map[string]string{
+		types.LabelPool:    spec.Pool.NodePoolLabel(),
+		types.LabelOrg:     spec.Pool.Org,
+		types.LabelProject: spec.Pool.Project,
+		types.LabelService: spec.Pool.Service,
+	}
+	labels := make(map[string]string, len(spec.Labels)+len(identity))
+	for k, v := range spec.Labels {
+		if msgs := append(validation.IsQualifiedName(k), validation.IsValidLabelValue(v)...); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("spec.labels[%q]: %s", k, strings.Join(msgs, "; ")))
+		}
+		if want, ok := identity[k]; ok && v != want {
+			errs = append(errs, fmt.Errorf("spec.labels[%q] is %q but the pool's is %q", k, v, want))
+		}
+		labels[k] = v
+	}
+	for k, v := range identity {
+		labels[k] = v
+	}
+	return labels, errors.Join(errs...)
+}
+
+func uniqueNames(names []string) ([]string, error) {
+	if len(names) == 0 {
+		return nil, errors.New("no node names given")
+	}
+	set := make(map[string]bool, len(names))
+	for i, n := range names {
+		if n == "" {
+			return nil, fmt.Errorf("node name %d is empty", i)
+		}
+		set[n] = true
+	}
+	out := make([]string, 0, len(set))
+	for n := range set {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out, nil
+}
