@@ -1,0 +1,365 @@
+// Package kubeapi runs a real Kubernetes control plane for tests: etcd,
+// kube-apiserver and kube-controller-manager built from the Go module proxy
+// by build-binaries.sh, on free loopback ports, with RBAC on and the
+// connector's user bound to the ClusterRole shipped in deploy/rbac. There is
+// no kubelet and no scheduler: tests create Node objects, bind pods and write
+// pod status themselves (see fixtures.go).
+//
+// The controller manager runs only the disruption controller, so
+// PodDisruptionBudget status is computed the way a real cluster computes it,
+// from pod readiness, and the eviction API enforces it.
+package kubeapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+const (
+	// AdminUser is in system:masters: RBAC never limits it.
+	AdminUser = "visor-admin"
+	// ConnectorUser is bound to the shipped ClusterRole and nothing else.
+	ConnectorUser = "visor-connector"
+	// controllerManagerUser runs kube-controller-manager's controllers.
+	controllerManagerUser = "system:kube-controller-manager"
+)
+
+// Options shape a cluster. The zero value is what most tests want.
+type Options struct {
+	// ClusterRoleFile is the RBAC manifest whose ClusterRoles ConnectorUser
+	// is bound to. Default: deploy/rbac/clusterrole.yaml of this module.
+	ClusterRoleFile string
+	// ExtraUsers get a token but no permissions; tests bind them to
+	// what they need (for example a ClusterRole with a verb removed).
+	ExtraUsers []string
+	// StartTimeout bounds waiting for the servers. Default 3 minutes: the
+	// machine is shared, and kube-apiserver takes ~10 s when idle.
+	StartTimeout time.Duration
+}
+
+// Cluster is a running control plane.
+type Cluster struct {
+	// URL is kube-apiserver's https address on 127.0.0.1.
+	URL string
+	// AdminConfig authenticates as AdminUser (system:masters).
+	AdminConfig *rest.Config
+	// ConnectorConfig authenticates as ConnectorUser, limited by the
+	// shipped ClusterRole.
+	ConnectorConfig *rest.Config
+	// ClusterRoles are the names of the ClusterRoles applied from
+	// Options.ClusterRoleFile.
+	ClusterRoles []string
+	// StartedIn is how long Start took, first byte to ready.
+	StartedIn time.Duration
+
+	dir   string
+	procs []*process
+	users map[string]staticUser
+	ca    []byte
+}
+
+// Start runs etcd, kube-apiserver and kube-controller-manager and returns
+// when all are ready and the RBAC manifest is applied and in force. On error
+// nothing is left running; the error carries the servers' log tails.
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	began := time.Now()
+	bins, err := FindBinaries()
+	if err != nil {
+		return nil, err
+	}
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = 3 * time.Minute
+	}
+	if opts.ClusterRoleFile == "" {
+		root, err := moduleRoot()
+		if err != nil {
+			return nil, err
+		}
+		opts.ClusterRoleFile = filepath.Join(root, "deploy", "rbac", "clusterrole.yaml")
+	}
+	manifest, err := readClusterRoles(opts.ClusterRoleFile)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "visor-kubeapi-")
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{dir: dir, users: map[string]staticUser{}}
+	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
+	defer cancel()
+	if err := c.start(ctx, bins, opts, manifest); err != nil {
+		err = fmt.Errorf("kubeapi: start control plane: %w\n%s", err, c.Logs(30))
+		c.Stop()
+		return nil, err
+	}
+	c.StartedIn = time.Since(began)
+	return c, nil
+}
+
+func (c *Cluster) start(ctx context.Context, bins Binaries, opts Options, manifest []clusterRoleDoc) error {
+	etcdURL, err := c.startEtcd(ctx, bins.Etcd)
+	if err != nil {
+		return err
+	}
+	if err := c.makeUsers(opts.ExtraUsers); err != nil {
+		return err
+	}
+	if err := c.startAPIServer(ctx, bins.APIServer, etcdURL); err != nil {
+		return err
+	}
+	if err := c.startControllerManager(ctx, bins.ControllerManager); err != nil {
+		return err
+	}
+	roles, err := applyConnectorRBAC(ctx, c.AdminConfig, manifest, ConnectorUser)
+	if err != nil {
+		return err
+	}
+	c.ClusterRoles = roles
+	return nil
+}
+
+func (c *Cluster) startEtcd(ctx context.Context, binary string) (string, error) {
+	clientPort, err := freePort()
+	if err != nil {
+		return "", err
+	}
+	peerPort, err := freePort()
+	if err != nil {
+		return "", err
+	}
+	clientURL, peerURL := loopbackURL("http", clientPort), loopbackURL("http", peerPort)
+	p, err := startProcess(c.dir, "etcd", binary,
+		"--name=visor-test",
+		"--data-dir="+filepath.Join(c.dir, "etcd-data"),
+		"--listen-client-urls="+clientURL,
+		"--advertise-client-urls="+clientURL,
+		"--listen-peer-urls="+peerURL,
+		"--initial-advertise-peer-urls="+peerURL,
+		"--initial-cluster=visor-test="+peerURL,
+		// Test data is thrown away; fsync only slows a shared disk.
+		"--unsafe-no-fsync",
+		"--log-level=warn",
+	)
+	if err != nil {
+		return "", err
+	}
+	c.procs = append(c.procs, p)
+	return clientURL, waitHealthy(ctx, p, clientURL+"/health", nil, "")
+}
+
+func (c *Cluster) makeUsers(extra []string) error {
+	add := func(name string, groups ...string) error {
+		if _, dup := c.users[name]; dup {
+			return fmt.Errorf("user %q listed twice", name)
+		}
+		u, err := newStaticUser(name, groups...)
+		if err != nil {
+			return err
+		}
+		c.users[name] = u
+		return nil
+	}
+	if err := add(AdminUser, "system:masters"); err != nil {
+		return err
+	}
+	if err := add(controllerManagerUser, "system:masters"); err != nil {
+		return err
+	}
+	if err := add(ConnectorUser); err != nil {
+		return err
+	}
+	for _, name := range extra {
+		if strings.TrimSpace(name) == "" || strings.ContainsAny(name, ",\"\n") {
+			return fmt.Errorf("extra user name %q is empty or has a comma, quote or newline", name)
+		}
+		if err := add(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Cluster) startAPIServer(ctx context.Context, binary, etcdURL string) error {
+	saKey, saPub, err := writeServiceAccountKeys(c.dir)
+	if err != nil {
+		return err
+	}
+	cert, err := writeServingCert(c.dir)
+	if err != nil {
+		return err
+	}
+	c.ca = cert.CAPEM
+	users := make([]staticUser, 0, len(c.users))
+	for _, u := range c.users {
+		users = append(users, u)
+	}
+	tokenFile := filepath.Join(c.dir, "tokens.csv")
+	if err := writeTokenFile(tokenFile, users); err != nil {
+		return err
+	}
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	c.URL = loopbackURL("https", port)
+	p, err := startProcess(c.dir, "kube-apiserver", binary,
+		"--etcd-servers="+etcdURL,
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		"--secure-port="+strconv.Itoa(port),
+		"--tls-cert-file="+cert.CertPath,
+		"--tls-private-key-file="+cert.KeyPath,
+		"--cert-dir="+filepath.Join(c.dir, "apiserver-certs"),
+		"--token-auth-file="+tokenFile,
+		"--authorization-mode=RBAC",
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-account-key-file="+saPub,
+		"--service-account-signing-key-file="+saKey,
+		"--service-cluster-ip-range=10.96.0.0/16",
+		// No service-account token controller runs, so pods could not be
+		// admitted with the ServiceAccount plugin on.
+		"--disable-admission-plugins=ServiceAccount",
+		// The "kubernetes" Service endpoint would be 127.0.0.1, which
+		// Endpoints validation rejects; nothing here needs it.
+		"--endpoint-reconciler-type=none",
+	)
+	if err != nil {
+		return err
+	}
+	c.procs = append(c.procs, p)
+	c.AdminConfig = c.restConfig(c.users[AdminUser].Token)
+	c.ConnectorConfig = c.restConfig(c.users[ConnectorUser].Token)
+	return waitHealthy(ctx, p, c.URL+"/readyz", c.ca, c.users[AdminUser].Token)
+}
+
+func (c *Cluster) startControllerManager(ctx context.Context, binary string) error {
+	kubeconfig := filepath.Join(c.dir, "controller-manager.kubeconfig")
+	if err := c.writeKubeconfig(kubeconfig, controllerManagerUser); err != nil {
+		return err
+	}
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	p, err := startProcess(c.dir, "kube-controller-manager", binary,
+		"--kubeconfig="+kubeconfig,
+		"--authentication-kubeconfig="+kubeconfig,
+		"--authorization-kubeconfig="+kubeconfig,
+		// Only PodDisruptionBudget status: with no kubelets the node
+		// lifecycle and pod GC controllers would evict and delete the
+		// tests' pods.
+		"--controllers=disruption",
+		"--leader-elect=false",
+		"--bind-address=127.0.0.1",
+		"--secure-port="+strconv.Itoa(port),
+		"--cert-dir="+filepath.Join(c.dir, "controller-manager-certs"),
+	)
+	if err != nil {
+		return err
+	}
+	c.procs = append(c.procs, p)
+	return waitHealthy(ctx, p, loopbackURL("https", port)+"/healthz", nil, "")
+}
+
+func (c *Cluster) restConfig(token string) *rest.Config {
+	return &rest.Config{
+		Host:            c.URL,
+		BearerToken:     token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: c.ca},
+		// Tests create objects in bursts; client-side throttling at the
+		// default 5 QPS would only slow them down.
+		QPS:   100,
+		Burst: 200,
+	}
+}
+
+func (c *Cluster) writeKubeconfig(path, user string) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["test"] = &clientcmdapi.Cluster{Server: c.URL, CertificateAuthorityData: c.ca}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: c.users[user].Token}
+	cfg.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: user}
+	cfg.CurrentContext = "test"
+	return clientcmd.WriteToFile(*cfg, path)
+}
+
+// UserConfig is a client config for a user named in Options.ExtraUsers (or
+// AdminUser / ConnectorUser).
+func (c *Cluster) UserConfig(name string) (*rest.Config, error) {
+	u, ok := c.users[name]
+	if !ok || name == controllerManagerUser {
+		return nil, fmt.Errorf("kubeapi: no user %q: list it in Options.ExtraUsers", name)
+	}
+	return c.restConfig(u.Token), nil
+}
+
+// Logs is the last n lines of every server's log.
+func (c *Cluster) Logs(n int) string {
+	var b strings.Builder
+	for _, p := range c.procs {
+		fmt.Fprintf(&b, "--- %s (%s) ---\n%s\n", p.name, p.logPath, p.tail(n))
+	}
+	return b.String()
+}
+
+// logOffsets marks where each log ends now, so a failing test can show only
+// what was logged while it ran.
+func (c *Cluster) logOffsets() map[string]int64 {
+	m := map[string]int64{}
+	for _, p := range c.procs {
+		m[p.name] = logSize(p.logPath)
+	}
+	return m
+}
+
+func (c *Cluster) logsSince(offsets map[string]int64, n int) string {
+	var b strings.Builder
+	for _, p := range c.procs {
+		fmt.Fprintf(&b, "--- %s, during the test ---\n%s\n", p.name, tailFrom(p.logPath, offsets[p.name], n))
+	}
+	return b.String()
+}
+
+// Stop ends the servers (newest first) and removes their data and logs.
+func (c *Cluster) Stop() {
+	for i := len(c.procs) - 1; i >= 0; i-- {
+		c.procs[i].stop(10 * time.Second)
+	}
+	c.procs = nil
+	if c.dir != "" {
+		_ = os.RemoveAll(c.dir)
+		c.dir = ""
+	}
+}
+
+// Dir is the cluster's temporary folder (data, certificates, logs).
+func (c *Cluster) Dir() string { return c.dir }
+
+// moduleRoot walks up from the working directory (a test runs in its
+// package folder) to the folder holding go.mod.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("kubeapi: no go.mod above the working directory; set Options.ClusterRoleFile")
+		}
+		dir = parent
+	}
+}
