@@ -7,12 +7,15 @@ package digitalocean
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/digitalocean/godo"
+	"golang.org/x/net/http/httpguts"
 	"golang.org/x/oauth2"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -32,7 +35,7 @@ type Config struct {
 	// call. Zero leaves retrying to the activity's retry policy. Either way a
 	// repeated create is reconciled by its tag.
 	RetryMax int `json:"retryMax,omitempty"`
-	// Catalog overrides the built-in list of sizes.
+	// Catalog overrides the sizing package's catalog for this provider.
 	Catalog []types.InstanceType `json:"catalog,omitempty"`
 }
 
@@ -59,6 +62,10 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 	if err != nil {
 		return nil, err
 	}
+	if !httpguts.ValidHeaderFieldValue(token) {
+		return nil, connectors.NewError(connectors.Permanent, ProviderName, "configure",
+			fmt.Errorf("the credential from %s is not an API token: it holds control characters", cfg.Credentials))
+	}
 	// godo's retrying transport wraps an oauth2 transport it finds on the
 	// client, so the token has to travel that way.
 	httpClient := oauth2.NewClient(context.Background(), oauth2.StaticTokenSource(&oauth2.Token{AccessToken: token}))
@@ -79,10 +86,11 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 // Name is "digitalocean".
 func (p *Provider) Name() string { return ProviderName }
 
-// Catalog returns the configured sizes, or the built-in default list.
+// Catalog returns the configured sizes, or the sizing package's
+// DigitalOcean catalog.
 func (p *Provider) Catalog(context.Context) ([]types.InstanceType, error) {
 	if len(p.cfg.Catalog) > 0 {
 		return slices.Clone(p.cfg.Catalog), nil
 	}
-	return DefaultCatalog(), nil
+	return sizing.DigitalOceanCatalog(), nil
 }

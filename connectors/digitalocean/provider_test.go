@@ -17,6 +17,7 @@ import (
 	"github.com/hanzoai/visor-fleet/connectors/digitalocean"
 	"github.com/hanzoai/visor-fleet/connectors/digitalocean/fakeapi"
 	"github.com/hanzoai/visor-fleet/connectors/fakehttp"
+	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -381,22 +382,25 @@ func TestRefusedTokenIsPermanentAndNeverShown(t *testing.T) {
 	assert.NotContains(t, err.Error(), wrong)
 }
 
-func TestNewRejectsMissingClusterID(t *testing.T) {
+func TestNewRejectsMissingClusterIDAndUnusableTokens(t *testing.T) {
 	t.Setenv(tokenEnv, token)
 	_, err := digitalocean.New(context.Background(), digitalocean.Config{Credentials: "env:" + tokenEnv}, nil)
 	assert.True(t, connectors.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), "clusterID")
+
+	// A token file holding more than the token (say, a whole config).
+	t.Setenv("VISOR_TEST_DO_TWO_LINES", "dop_v1_first-line\nsecond-line")
+	_, err = digitalocean.New(context.Background(), digitalocean.Config{Credentials: "env:VISOR_TEST_DO_TWO_LINES", ClusterID: cluster}, nil)
+	assert.True(t, connectors.IsPermanent(err), "%v", err)
+	assert.Contains(t, err.Error(), "env:VISOR_TEST_DO_TWO_LINES")
+	assert.NotContains(t, err.Error(), "first-line")
 }
 
-func TestCatalogDefaultsAndOverride(t *testing.T) {
+func TestCatalogIsTheSizingPackagesUnlessOverridden(t *testing.T) {
 	srv := newFake(t)
 	def, err := newProvider(t, srv).Catalog(context.Background())
 	require.NoError(t, err)
-	require.NotEmpty(t, def)
-	for _, it := range def {
-		assert.Positive(t, it.HourlyPrice, it.Name)
-		assert.False(t, it.Allocatable().IsNegative(), it.Name)
-	}
+	assert.Equal(t, sizing.DigitalOceanCatalog(), def)
 	own := []types.InstanceType{{Name: "s-1vcpu-2gb", MilliCPU: 1000, Memory: 2 * types.GiB, MaxPods: 110, HourlyPrice: 0.018}}
 	got, err := newProvider(t, srv, func(c *digitalocean.Config) { c.Catalog = own }).Catalog(context.Background())
 	require.NoError(t, err)
