@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -37,28 +38,28 @@ const (
 // secret is "ACCESS_KEY_ID:SECRET_ACCESS_KEY" or
 // "ACCESS_KEY_ID:SECRET_ACCESS_KEY:SESSION_TOKEN".
 type Config struct {
-	Credentials connectors.CredentialRef
+	Credentials connectors.CredentialRef `json:"credentials"`
 	// Endpoint overrides every service's endpoint (moto_server in tests).
-	Endpoint string
-	Region   string
-	Mode     Mode
+	Endpoint string `json:"endpoint,omitempty"`
+	Region   string `json:"region"`
+	Mode     Mode   `json:"mode"`
 
 	// ClusterName is the EKS cluster (eks mode).
-	ClusterName string
+	ClusterName string `json:"clusterName,omitempty"`
 	// NodeRoleARN is the IAM role new EKS node groups run as (eks mode, create).
-	NodeRoleARN string
+	NodeRoleARN string `json:"nodeRoleARN,omitempty"`
 	// Subnets new groups and instances are placed in (eks: required for
 	// create; asg: the group's VPCZoneIdentifier; ec2: spread by ordinal).
-	Subnets []string
+	Subnets []string `json:"subnets,omitempty"`
 	// LaunchTemplate is the base launch template new Auto Scaling groups
 	// use, with the size as an instance-type override (asg mode, create).
-	LaunchTemplate string
+	LaunchTemplate string `json:"launchTemplate,omitempty"`
 	// ImageID and SecurityGroupIDs go into each group's launch template (ec2 mode, create).
-	ImageID          string
-	SecurityGroupIDs []string
+	ImageID          string   `json:"imageID,omitempty"`
+	SecurityGroupIDs []string `json:"securityGroupIDs,omitempty"`
 
-	// Catalog overrides the small built-in list of sizes.
-	Catalog []types.InstanceType
+	// Catalog overrides the sizing package's AWS catalog.
+	Catalog []types.InstanceType `json:"catalog,omitempty"`
 }
 
 // Provider is connectors.Provider for AWS.
@@ -115,7 +116,7 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 		eks:     eks.NewFromConfig(awsCfg),
 	}
 	if len(p.catalog) == 0 {
-		p.catalog = defaultCatalog()
+		p.catalog = sizing.AWSCatalog()
 	}
 	switch cfg.Mode {
 	case ModeEKS:
