@@ -201,7 +201,8 @@ func TestEvictionHonoursTheBudgetTheDisruptionControllerComputes(t *testing.T) {
 }
 
 // Without a kubelet, a bound pod deleted with a grace period is never
-// removed: why Pod sets terminationGracePeriodSeconds to 0.
+// removed: why Pod sets terminationGracePeriodSeconds to 0, and what
+// StandInKubelet is for.
 func TestBoundPodWithGracePeriodStaysTerminatingWithoutKubelet(t *testing.T) {
 	c := Shared(t)
 	ctx := testContext(t)
@@ -232,9 +233,21 @@ func TestBoundPodWithGracePeriodStaysTerminatingWithoutKubelet(t *testing.T) {
 	if got.DeletionTimestamp == nil {
 		t.Fatal("evicted pod has no deletionTimestamp")
 	}
-	zero := int64(0)
-	if err := admin.CoreV1().Pods(ns).Delete(ctx, "slow", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
-		t.Fatalf("force delete: %v", err)
+	time.Sleep(time.Second)
+	if _, err := admin.CoreV1().Pods(ns).Get(ctx, "slow", metav1.GetOptions{}); err != nil {
+		t.Fatalf("a second later: get = %v, want the pod still terminating", err)
+	}
+
+	// The stand-in kubelet finishes the deletion.
+	kubeletCtx, stopKubelet := context.WithCancel(ctx)
+	stopped := StandInKubelet(kubeletCtx, admin, node, 0)
+	defer func() { stopKubelet(); <-stopped }()
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := admin.CoreV1().Pods(ns).Get(ctx, "slow", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		t.Errorf("stand-in kubelet did not remove the terminating pod: %v", err)
 	}
 }
 

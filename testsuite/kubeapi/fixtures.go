@@ -158,3 +158,51 @@ func setPodCondition(st *corev1.PodStatus, c corev1.PodCondition) {
 	}
 	st.Conditions = append(st.Conditions, c)
 }
+
+// StandInKubelet plays a kubelet's part in graceful deletion for the pods
+// bound to node: a pod that has been terminating for `after` is removed
+// (deleted with grace period 0 and a UID precondition, as a kubelet does
+// once its containers stopped). It runs until ctx ends; the returned
+// channel closes when it has.
+func StandInKubelet(ctx context.Context, client kubernetes.Interface, node string, after time.Duration) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			finishTerminating(ctx, client, node, after)
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return done
+}
+
+func finishTerminating(ctx context.Context, client kubernetes.Interface, node string, after time.Duration) {
+	pods, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+	if err != nil {
+		return // ctx ended, or a transient error: the next tick retries
+	}
+	zero := int64(0)
+	for _, pod := range pods.Items {
+		if pod.DeletionTimestamp == nil {
+			continue
+		}
+		started := pod.DeletionTimestamp.Time
+		if pod.DeletionGracePeriodSeconds != nil {
+			started = started.Add(-time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second)
+		}
+		if time.Since(started) < after {
+			continue
+		}
+		uid := pod.UID
+		_ = client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+			GracePeriodSeconds: &zero,
+			Preconditions:      &metav1.Preconditions{UID: &uid},
+		})
+	}
+}
