@@ -1,0 +1,105 @@
+// Package activities holds every side effect of the pool and cluster
+// workflows: observe, size, provision, drain, delete, meter and watch. They
+// are methods on one struct holding the clients, as Temporal's samples do.
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/metering"
+)
+
+// ClusterSource resolves a cluster ID to the connectors that reach it. The
+// worker builds it from configuration; credentials are resolved inside it,
+// on the worker, never passed through workflow history.
+type ClusterSource interface {
+	Cluster(ctx context.Context, id string) (connectors.Cluster, error)
+}
+
+// Activities is registered with the worker.
+type Activities struct {
+	Clusters ClusterSource
+	// Temporal lets the watcher signal pools.
+	Temporal client.Client
+	// Meter receives node-hour events.
+	Meter metering.Sink
+
+	cacheMu sync.Mutex
+	cache   map[string]cachedObservation
+}
+
+type cachedObservation struct {
+	at  time.Time
+	obs connectors.ClusterObservation
+}
+
+// observationCacheTTL lets many pools of one cluster resync together
+// without listing the cluster once each.
+const observationCacheTTL = 2 * time.Second
+
+func (a *Activities) cluster(ctx context.Context, id string) (connectors.Cluster, error) {
+	if a.Clusters == nil {
+		return connectors.Cluster{}, asTemporalError(connectors.NewError(connectors.Permanent, "worker", "resolve cluster", errors.New("this worker has no clusters configured")))
+	}
+	c, err := a.Clusters.Cluster(ctx, id)
+	if err != nil {
+		return connectors.Cluster{}, asTemporalError(err)
+	}
+	return c, nil
+}
+
+func (a *Activities) observeCluster(ctx context.Context, c connectors.Cluster) (connectors.ClusterObservation, error) {
+	a.cacheMu.Lock()
+	if hit, ok := a.cache[c.ID]; ok && time.Since(hit.at) < observationCacheTTL {
+		a.cacheMu.Unlock()
+		return hit.obs, nil
+	}
+	a.cacheMu.Unlock()
+	if c.Observer == nil {
+		return connectors.ClusterObservation{}, connectors.NewError(connectors.Permanent, "worker", "observe", fmt.Errorf("cluster %s has no observer", c.ID))
+	}
+	obs, err := c.Observer.ObserveCluster(ctx)
+	if err != nil {
+		return obs, err
+	}
+	a.cacheMu.Lock()
+	if a.cache == nil {
+		a.cache = map[string]cachedObservation{}
+	}
+	a.cache[c.ID] = cachedObservation{at: time.Now(), obs: obs}
+	a.cacheMu.Unlock()
+	return obs, nil
+}
+
+// asTemporalError turns a connector error into an application error whose
+// type is the error class, so workflow retry policies can name the classes
+// that must not be retried, and a provider's retry-after is honoured.
+func asTemporalError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	class := connectors.ClassOf(err)
+	opts := temporal.ApplicationErrorOptions{
+		NonRetryable: class == connectors.Permanent || class == connectors.NotFound || class == connectors.InsufficientCapacity,
+		Cause:        err,
+	}
+	if ra := connectors.RetryAfterOf(err); ra > 0 {
+		opts.NextRetryDelay = ra
+	}
+	return temporal.NewApplicationErrorWithOptions(err.Error(), string(class), opts)
+}

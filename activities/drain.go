@@ -1,0 +1,104 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// DrainInput names the node to empty.
+type DrainInput struct {
+	Key     types.PoolKey  `json:"key"`
+	Node    string         `json:"node"`
+	Timeout types.Duration `json:"timeout"`
+}
+
+// DrainNode cordons the node and evicts its pods honouring PDBs, with
+// heartbeats so a crashed worker's drain is resumed elsewhere (cordon and
+// evict are idempotent). It refuses a node that is not the pool's.
+func (a *Activities) DrainNode(ctx context.Context, in DrainInput) (connectors.DrainResult, error) {
+	c, err := a.cluster(ctx, in.Key.Cluster)
+	if err != nil {
+		return connectors.DrainResult{}, err
+	}
+	if _, err := groupOf(ctx, c.Provider, in.Key, in.Node); err != nil {
+		return connectors.DrainResult{}, asTemporalError(err)
+	}
+	if c.Drainer == nil {
+		return connectors.DrainResult{}, asTemporalError(connectors.NewError(connectors.Permanent, "worker", "drain", fmt.Errorf("cluster %s has no drainer", c.ID)))
+	}
+	timeout := in.Timeout.D()
+	if timeout <= 0 {
+		timeout = 10 * time.Minute
+	}
+	start := activity.GetInfo(ctx).ScheduledTime
+	if start.IsZero() {
+		start = time.Now()
+	}
+	res, err := c.Drainer.Drain(ctx, in.Node, connectors.DrainOptions{
+		// The deadline counts from the first attempt, so retries do not
+		// extend it.
+		Deadline:      start.Add(timeout),
+		EvictionRetry: 5 * time.Second,
+		Progress:      func(p connectors.DrainProgress) { activity.RecordHeartbeat(ctx, p) },
+	})
+	return res, asTemporalError(err)
+}
+
+// DeleteInput names the drained node to delete at the provider.
+type DeleteInput struct {
+	Key            types.PoolKey             `json:"key"`
+	Node           string                    `json:"node"`
+	IdempotencyKey connectors.IdempotencyKey `json:"idempotencyKey"`
+}
+
+// DeleteResult reports the pool's total target afterwards.
+type DeleteResult struct {
+	TotalTarget int `json:"totalTarget"`
+}
+
+// DeleteNode deletes that very node, lowering its group's target so the
+// provider does not replace it. A node already gone is success.
+func (a *Activities) DeleteNode(ctx context.Context, in DeleteInput) (DeleteResult, error) {
+	c, err := a.cluster(ctx, in.Key.Cluster)
+	if err != nil {
+		return DeleteResult{}, err
+	}
+	g, err := groupOf(ctx, c.Provider, in.Key, in.Node)
+	switch {
+	case connectors.IsNotFound(err):
+		// Already deleted (a retry after a lost answer).
+	case err != nil:
+		return DeleteResult{}, asTemporalError(err)
+	default:
+		if err := c.Provider.DeleteNodes(ctx, g.ID, []string{in.Node}, in.IdempotencyKey); err != nil && !connectors.IsNotFound(err) {
+			return DeleteResult{}, asTemporalError(err)
+		}
+	}
+	total, err := totalTarget(ctx, c.Provider, in.Key)
+	if err != nil {
+		return DeleteResult{}, asTemporalError(err)
+	}
+	return DeleteResult{TotalTarget: total}, nil
+}
+
+// groupOf finds the pool's node group holding the node, or NotFound.
+func groupOf(ctx context.Context, p connectors.Provider, key types.PoolKey, node string) (connectors.NodeGroup, error) {
+	groups, err := p.NodeGroups(ctx, key)
+	if err != nil {
+		return connectors.NodeGroup{}, err
+	}
+	for _, g := range groups {
+		for _, inst := range g.Instances {
+			if inst.Name == node {
+				return g, nil
+			}
+		}
+	}
+	return connectors.NodeGroup{}, connectors.NewError(connectors.NotFound, p.Name(), "find node", fmt.Errorf("node %s is in none of pool %s's node groups", node, key.WorkflowID()))
+}

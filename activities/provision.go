@@ -1,0 +1,183 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/sizing"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// PlanInput asks for a scale-up plan.
+type PlanInput struct {
+	Key            types.PoolKey           `json:"key"`
+	Pods           []types.PendingPod      `json:"pods"`
+	Existing       []types.NodeObservation `json:"existing"`
+	AllowedSizes   []string                `json:"allowedSizes,omitempty"`
+	PriceOverrides map[string]float64      `json:"priceOverrides,omitempty"`
+	// MinNewNodes forces at least this many (the floor, a manual target).
+	MinNewNodes int `json:"minNewNodes,omitempty"`
+	// MaxNewNodes is the ceiling's headroom.
+	MaxNewNodes int `json:"maxNewNodes"`
+	// ExcludeSizes ran out of capacity at the provider.
+	ExcludeSizes []string `json:"excludeSizes,omitempty"`
+}
+
+// UnplaceablePod is a pod that fits no allowed size, with why.
+type UnplaceablePod struct {
+	Pod    string `json:"pod"`
+	Reason string `json:"reason"`
+}
+
+// PlanResult is the chosen plan and the node group it grows.
+type PlanResult struct {
+	Size        string           `json:"size"`
+	NewNodes    int              `json:"newNodes"`
+	HourlyCost  float64          `json:"hourlyCost"`
+	Unplaceable []UnplaceablePod `json:"unplaceable,omitempty"`
+	// GroupID is the pool's existing group of that size ("" = create one)
+	// and GroupTarget its target now, so the workflow can ask for an
+	// absolute target that is safe to retry.
+	GroupID     string `json:"groupID,omitempty"`
+	GroupTarget int    `json:"groupTarget"`
+}
+
+// PlanScaleUp sizes the pods against the provider's catalog.
+func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult, error) {
+	c, err := a.cluster(ctx, in.Key.Cluster)
+	if err != nil {
+		return PlanResult{}, err
+	}
+	catalog, err := c.Provider.Catalog(ctx)
+	if err != nil {
+		return PlanResult{}, asTemporalError(err)
+	}
+	if catalog, err = sizing.Restrict(catalog, in.AllowedSizes); err != nil {
+		return PlanResult{}, asTemporalError(connectors.NewError(connectors.Permanent, c.Provider.Name(), "plan", err))
+	}
+	if catalog, err = sizing.OverridePrices(catalog, in.PriceOverrides); err != nil {
+		return PlanResult{}, asTemporalError(connectors.NewError(connectors.Permanent, c.Provider.Name(), "plan", err))
+	}
+	catalog = slices.DeleteFunc(catalog, func(t types.InstanceType) bool { return slices.Contains(in.ExcludeSizes, t.Name) })
+	if len(catalog) == 0 {
+		return PlanResult{}, asTemporalError(connectors.NewError(connectors.InsufficientCapacity, c.Provider.Name(), "plan", fmt.Errorf("no allowed size left (excluded for capacity: %v)", in.ExcludeSizes)))
+	}
+	plan := sizing.PlanScaleUp(sizing.Request{Pending: in.Pods, Existing: in.Existing, Catalog: catalog, MaxNewNodes: in.MaxNewNodes})
+	res := PlanResult{Size: plan.Size, NewNodes: plan.NewNodes, HourlyCost: plan.HourlyCost}
+	for _, u := range plan.Unplaceable {
+		res.Unplaceable = append(res.Unplaceable, UnplaceablePod{Pod: u.Pod, Reason: u.Reason})
+	}
+	if res.NewNodes < in.MinNewNodes {
+		if res.Size == "" {
+			res.Size = cheapest(catalog).Name
+		}
+		res.NewNodes = in.MinNewNodes
+	}
+	if res.NewNodes == 0 {
+		return res, nil
+	}
+	for _, t := range catalog {
+		if t.Name == res.Size {
+			res.HourlyCost = float64(res.NewNodes) * t.HourlyPrice
+		}
+	}
+	groups, err := c.Provider.NodeGroups(ctx, in.Key)
+	if err != nil {
+		return PlanResult{}, asTemporalError(err)
+	}
+	sort.Slice(groups, func(i, j int) bool { return groups[i].ID < groups[j].ID })
+	for _, g := range groups {
+		if g.Size == res.Size {
+			res.GroupID, res.GroupTarget = g.ID, g.TargetSize
+			break
+		}
+	}
+	return res, nil
+}
+
+func cheapest(catalog []types.InstanceType) types.InstanceType {
+	best := catalog[0]
+	for _, t := range catalog[1:] {
+		if t.HourlyPrice < best.HourlyPrice || (t.HourlyPrice == best.HourlyPrice && t.Name < best.Name) {
+			best = t
+		}
+	}
+	return best
+}
+
+// ProvisionInput sets an absolute target on a group, or creates it.
+type ProvisionInput struct {
+	Key            types.PoolKey             `json:"key"`
+	Size           string                    `json:"size"`
+	GroupID        string                    `json:"groupID,omitempty"`
+	Target         int                       `json:"target"`
+	IdempotencyKey connectors.IdempotencyKey `json:"idempotencyKey"`
+}
+
+// ProvisionResult reports the pool's total target afterwards.
+type ProvisionResult struct {
+	GroupID     string `json:"groupID"`
+	TotalTarget int    `json:"totalTarget"`
+}
+
+// Provision grows the pool. The target is absolute and creation is keyed,
+// so a retry after a lost answer never provisions twice.
+func (a *Activities) Provision(ctx context.Context, in ProvisionInput) (ProvisionResult, error) {
+	if in.Target < 1 || in.Size == "" || in.IdempotencyKey == "" {
+		return ProvisionResult{}, asTemporalError(connectors.NewError(connectors.Permanent, "worker", "provision", fmt.Errorf("bad input: target %d, size %q, key %q", in.Target, in.Size, in.IdempotencyKey)))
+	}
+	c, err := a.cluster(ctx, in.Key.Cluster)
+	if err != nil {
+		return ProvisionResult{}, err
+	}
+	groupID := in.GroupID
+	if groupID != "" {
+		err = c.Provider.SetTargetSize(ctx, groupID, in.Target, in.IdempotencyKey)
+	} else {
+		var g connectors.NodeGroup
+		g, err = c.Provider.CreateNodeGroup(ctx, connectors.NodeGroupSpec{
+			Pool: in.Key, Name: GroupName(in.Key, in.Size), Size: in.Size, TargetSize: in.Target,
+			Labels: PoolLabels(in.Key),
+		}, in.IdempotencyKey)
+		groupID = g.ID
+	}
+	if err != nil {
+		return ProvisionResult{}, asTemporalError(err)
+	}
+	activity.GetLogger(ctx).Info("provisioned", "pool", in.Key.WorkflowID(), "group", groupID, "size", in.Size, "target", in.Target, "key", in.IdempotencyKey)
+	total, err := totalTarget(ctx, c.Provider, in.Key)
+	if err != nil {
+		return ProvisionResult{}, asTemporalError(err)
+	}
+	return ProvisionResult{GroupID: groupID, TotalTarget: total}, nil
+}
+
+// GroupName is a node group's provider-side name: short, stable, DNS-safe.
+func GroupName(key types.PoolKey, size string) string {
+	return fmt.Sprintf("visor-%s-%s", key.Service, size)
+}
+
+// PoolLabels are the labels a pool's nodes carry.
+func PoolLabels(key types.PoolKey) map[string]string {
+	return map[string]string{
+		types.LabelPool: key.NodePoolLabel(), types.LabelOrg: key.Org,
+		types.LabelProject: key.Project, types.LabelService: key.Service,
+	}
+}
+
+func totalTarget(ctx context.Context, p connectors.Provider, key types.PoolKey) (int, error) {
+	groups, err := p.NodeGroups(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	for _, g := range groups {
+		total += g.TargetSize
+	}
+	return total, nil
+}

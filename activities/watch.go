@@ -1,0 +1,194 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/activity"
+
+	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// WatchInput configures one cluster's watcher.
+type WatchInput struct {
+	Cluster        string         `json:"cluster"`
+	SampleInterval types.Duration `json:"sampleInterval"`
+	// RefreshInterval is how often the registered pools are re-read.
+	RefreshInterval types.Duration `json:"refreshInterval"`
+}
+
+// WatchProgress is the watcher's heartbeat.
+type WatchProgress struct {
+	Samples  int       `json:"samples"`
+	Signals  int       `json:"signals"`
+	LastErr  string    `json:"lastErr,omitempty"`
+	LastSync time.Time `json:"lastSync"`
+}
+
+// WatchCluster samples the cluster every SampleInterval and signals
+// `observe` only to pools whose decision inputs crossed a line: a pod became
+// unschedulable or got scheduled, a node went idle or busy, a node joined or
+// left. After a restart it re-sends full state to every pool. It also
+// reports the cluster's observed half to the cluster workflow. It runs
+// until cancelled, heartbeating every sample.
+func (a *Activities) WatchCluster(ctx context.Context, in WatchInput) error {
+	if a.Temporal == nil {
+		return asTemporalError(connectors.NewError(connectors.Permanent, "worker", "watch", errors.New("the watcher needs a Temporal client")))
+	}
+	c, err := a.cluster(ctx, in.Cluster)
+	if err != nil {
+		return err
+	}
+	sample := in.SampleInterval.D()
+	if sample <= 0 {
+		sample = 30 * time.Second
+	}
+	refresh := in.RefreshInterval.D()
+	if refresh <= 0 {
+		refresh = 5 * time.Minute
+	}
+	w := &watcher{a: a, cluster: c, sent: map[string]string{}}
+	var progress WatchProgress
+	var pools map[string]contract.PoolThresholds
+	var refreshedAt time.Time
+	ticker := time.NewTicker(sample)
+	defer ticker.Stop()
+	for {
+		if pools == nil || time.Since(refreshedAt) >= refresh {
+			if p, err := a.registeredPools(ctx, in.Cluster); err == nil {
+				pools, refreshedAt = p, time.Now()
+			} else {
+				progress.LastErr = err.Error()
+			}
+		}
+		signals, reachable, err := w.sample(ctx, pools)
+		progress.Samples++
+		progress.Signals += signals
+		if err != nil {
+			progress.LastErr = err.Error()
+			activity.GetLogger(ctx).Warn("cluster sample failed", "cluster", in.Cluster, "error", err)
+		} else {
+			progress.LastErr, progress.LastSync = "", time.Now()
+		}
+		w.reportObserved(ctx, reachable, progress)
+		activity.RecordHeartbeat(ctx, progress)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ticker.C:
+		}
+	}
+}
+
+// watcher holds what was last sent to each pool.
+type watcher struct {
+	a       *Activities
+	cluster connectors.Cluster
+	// sent is each pool's last fingerprint; empty after a restart, so the
+	// first sample re-sends full state.
+	sent          map[string]string
+	lastReachable *bool
+	lastReport    time.Time
+}
+
+func (w *watcher) sample(ctx context.Context, pools map[string]contract.PoolThresholds) (int, bool, error) {
+	obs, err := w.cluster.Observer.ObserveCluster(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	ids := make([]string, 0, len(pools))
+	for id := range pools {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	signals := 0
+	for _, id := range ids {
+		key, err := types.ParsePoolID(id)
+		if err != nil {
+			continue
+		}
+		reason := "crossing"
+		if _, seen := w.sent[id]; !seen {
+			reason = "full-state"
+		}
+		po := PoolPart(obs.Pools, key, obs.ObservedAt, reason)
+		fp := Fingerprint(po, pools[id])
+		if w.sent[id] == fp {
+			continue
+		}
+		err = w.a.Temporal.SignalWorkflow(ctx, id, "", contract.SignalObserve, po)
+		var notFound *serviceerror.NotFound
+		switch {
+		case errors.As(err, &notFound):
+			delete(w.sent, id) // pool gone; forget it
+		case err != nil:
+			return signals, true, fmt.Errorf("signal %s: %w", id, err)
+		default:
+			w.sent[id] = fp
+			signals++
+		}
+	}
+	return signals, true, nil
+}
+
+// reportObserved tells the cluster workflow about reachability when it
+// changes, and at most once a minute otherwise.
+func (w *watcher) reportObserved(ctx context.Context, reachable bool, p WatchProgress) {
+	if w.lastReachable != nil && *w.lastReachable == reachable && time.Since(w.lastReport) < time.Minute {
+		return
+	}
+	report := contract.WatcherReport{Reachable: reachable, LastSync: p.LastSync, LastError: p.LastErr, At: time.Now()}
+	err := w.a.Temporal.SignalWorkflow(ctx, types.ClusterWorkflowID(w.cluster.ID), "", contract.SignalWatcherReport, report)
+	if err == nil {
+		w.lastReachable, w.lastReport = &reachable, time.Now()
+	}
+}
+
+// registeredPools asks the cluster workflow which pools it carries.
+func (a *Activities) registeredPools(ctx context.Context, cluster string) (map[string]contract.PoolThresholds, error) {
+	resp, err := a.Temporal.QueryWorkflow(ctx, types.ClusterWorkflowID(cluster), "", contract.QueryClusterStatus)
+	if err != nil {
+		return nil, err
+	}
+	var st contract.ClusterStatus
+	if err := resp.Get(&st); err != nil {
+		return nil, err
+	}
+	if st.Pools == nil {
+		st.Pools = map[string]contract.PoolThresholds{}
+	}
+	return st.Pools, nil
+}
+
+// Fingerprint captures exactly the pool's decision inputs: pending pods
+// (with their transition times), and each node's state and idle-ness under
+// the pool's thresholds. Equal fingerprints mean nothing crossed a line.
+func Fingerprint(po types.PoolObservation, t contract.PoolThresholds) string {
+	if t.IdleCPU == 0 && t.IdleMemory == 0 {
+		d := types.DefaultPolicy()
+		t.IdleCPU, t.IdleMemory = d.IdleCPUThreshold, d.IdleMemoryThreshold
+	}
+	var b strings.Builder
+	pods := make([]string, 0, len(po.PendingPods))
+	for _, p := range po.PendingPods {
+		pods = append(pods, p.Key()+"@"+p.UnschedulableSince.UTC().Format(time.RFC3339))
+	}
+	sort.Strings(pods)
+	b.WriteString(strings.Join(pods, ","))
+	b.WriteString("|")
+	nodes := make([]string, 0, len(po.Nodes))
+	for _, n := range po.Nodes {
+		idle := n.CPUUtilization() < t.IdleCPU && n.MemoryUtilization() < t.IdleMemory
+		nodes = append(nodes, fmt.Sprintf("%s:%s:%t", n.Name, n.State, idle))
+	}
+	sort.Strings(nodes)
+	b.WriteString(strings.Join(nodes, ","))
+	return b.String()
+}

@@ -1,0 +1,70 @@
+// Package contract is what other services rely on: the names and payloads of
+// the pool and cluster workflows' signals, updates and queries, and the
+// search attributes operators filter by. It has no Temporal dependency so a
+// caller can import it without pulling in the worker.
+package contract
+
+// Workflow type names.
+const (
+	PoolWorkflow    = "PoolWorkflow"
+	ClusterWorkflow = "ClusterWorkflow"
+)
+
+// Pool workflow messages (DESIGN.md, "Contract other services rely on").
+const (
+	UpdateScale      = "scale"       // ScaleRequest -> ScaleAccepted; validated
+	SignalForceScale = "force-scale" // ScaleRequest; clamped to [min, max]
+	UpdateSetPolicy  = "set-policy"  // types.Policy -> PolicyAccepted; validated
+	UpdatePause      = "pause"       // PauseRequest -> PoolStatus
+	UpdateResume     = "resume"      // PauseRequest -> PoolStatus
+	SignalObserve    = "observe"     // types.PoolObservation
+	UpdateDeregister = "deregister"  // DeregisterRequest -> PoolStatus
+	QueryStatus      = "status"      // -> PoolStatus
+	// SignalClusterGate is sent by the cluster workflow when its phase or
+	// reachability changes.
+	SignalClusterGate = "cluster-gate" // ClusterGate
+)
+
+// Cluster workflow messages.
+const (
+	UpdateSetPhase       = "set-phase"       // SetPhaseRequest -> ClusterStatus
+	UpdateReportObserved = "report-observed" // ObservedReport -> ClusterStatus; authenticated by token
+	UpdateRotateToken    = "rotate-token"    // -> TokenIssued
+	QueryClusterStatus   = "status"          // -> ClusterStatus
+)
+
+// Default task queue of the pool and cluster workflows.
+const DefaultTaskQueue = "visor-fleet"
+
+// Search attributes (DESIGN.md). The embedded server allows at most 10
+// Keyword attributes per namespace; these are 8.
+const (
+	SAOrg          = "VisorOrg"
+	SAProject      = "VisorProject"
+	SAService      = "VisorService"
+	SAProvider     = "VisorProvider"
+	SACluster      = "VisorCluster"
+	SAState        = "VisorState"
+	SAClusterPhase = "VisorClusterPhase"
+	SARegion       = "VisorRegion"
+	SANodes        = "VisorNodes"
+	SATargetNodes  = "VisorTargetNodes"
+	SAPendingPods  = "VisorPendingPods"
+	SALastScale    = "VisorLastScaleTime"
+)
+
+// SearchAttributeKind is a search attribute's indexed type.
+type SearchAttributeKind string
+
+const (
+	Keyword  SearchAttributeKind = "Keyword"
+	Int      SearchAttributeKind = "Int"
+	Datetime SearchAttributeKind = "Datetime"
+)
+
+// SearchAttributes lists every attribute with its type, for registration.
+var SearchAttributes = map[string]SearchAttributeKind{
+	SAOrg: Keyword, SAProject: Keyword, SAService: Keyword, SAProvider: Keyword,
+	SACluster: Keyword, SAState: Keyword, SAClusterPhase: Keyword, SARegion: Keyword,
+	SANodes: Int, SATargetNodes: Int, SAPendingPods: Int, SALastScale: Datetime,
+}

@@ -1,0 +1,154 @@
+package contract
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// PoolSpec is what registers a pool: its key, its policy and where it runs.
+type PoolSpec struct {
+	Key    types.PoolKey `json:"key"`
+	Policy types.Policy  `json:"policy"`
+	// ProviderTaskQueue names the task queue the pool's provisioning,
+	// drain and observe activities run on. Empty means the default queue;
+	// a BYO-cloud pool names a queue served by a worker inside the tenant's
+	// own account, so its credentials never leave it.
+	ProviderTaskQueue string `json:"providerTaskQueue,omitempty"`
+	// Placement constrains which clusters may host the pool.
+	Placement Placement `json:"placement,omitempty"`
+	// PriceOverrides replace catalog prices per size.
+	PriceOverrides map[string]float64 `json:"priceOverrides,omitempty"`
+}
+
+// Placement constrains a pool's cluster.
+type Placement struct {
+	Regions      []string `json:"regions,omitempty"`
+	Residency    string   `json:"residency,omitempty"`
+	Capabilities []string `json:"capabilities,omitempty"` // mig, nvlink, rdma
+}
+
+// Validate checks the spec and names every bad field.
+func (s PoolSpec) Validate() error {
+	var errs []error
+	if err := s.Key.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("key: %w", err))
+	}
+	if err := s.Policy.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if q := s.ProviderTaskQueue; q != "" && strings.TrimSpace(q) != q {
+		errs = append(errs, fmt.Errorf("providerTaskQueue %q has surrounding spaces", q))
+	}
+	for size, price := range s.PriceOverrides {
+		if price < 0 {
+			errs = append(errs, fmt.Errorf("priceOverrides.%s: price %v is negative", size, price))
+		}
+	}
+	for _, c := range s.Placement.Capabilities {
+		switch c {
+		case "mig", "nvlink", "rdma":
+		default:
+			errs = append(errs, fmt.Errorf("placement.capabilities: unknown capability %q (want mig, nvlink or rdma)", c))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ScaleRequest asks for an explicit target (the `scale` update and the
+// `force-scale` signal).
+type ScaleRequest struct {
+	Target      int    `json:"target"`
+	Reason      string `json:"reason"`
+	RequestedBy string `json:"requestedBy"`
+}
+
+// ScaleAccepted is the `scale` update's answer: the decision as recorded.
+type ScaleAccepted struct {
+	Seq    int64  `json:"seq"`
+	From   int    `json:"from"`
+	Target int    `json:"target"`
+	Reason string `json:"reason"`
+}
+
+// PolicyAccepted is the `set-policy` update's answer.
+type PolicyAccepted struct {
+	Policy types.Policy `json:"policy"`
+}
+
+// PauseRequest says who paused or resumed the pool and why.
+type PauseRequest struct {
+	Reason      string `json:"reason,omitempty"`
+	RequestedBy string `json:"requestedBy,omitempty"`
+}
+
+// DeregisterRequest asks the pool to drain its nodes and complete.
+type DeregisterRequest struct {
+	Reason      string `json:"reason,omitempty"`
+	RequestedBy string `json:"requestedBy,omitempty"`
+}
+
+// ClusterPhase is a cluster's declared phase.
+type ClusterPhase string
+
+const (
+	PhasePending  ClusterPhase = "pending"
+	PhaseActive   ClusterPhase = "active"
+	PhaseDraining ClusterPhase = "draining"
+	PhaseDisabled ClusterPhase = "disabled"
+)
+
+// ClusterGate is what the cluster workflow tells its pools.
+type ClusterGate struct {
+	Phase     ClusterPhase `json:"phase"`
+	Reachable bool         `json:"reachable"`
+	Region    string       `json:"region,omitempty"`
+	// Since orders gate signals; an older one is ignored.
+	Since time.Time `json:"since"`
+}
+
+// DecisionRecord is one decision as the pool carried it out.
+type DecisionRecord struct {
+	Seq         int64     `json:"seq"`
+	At          time.Time `json:"at"`
+	Action      string    `json:"action"`
+	Reason      string    `json:"reason"`
+	Size        string    `json:"size,omitempty"`
+	Added       int       `json:"added,omitempty"`
+	Removed     []string  `json:"removed,omitempty"`
+	Outcome     string    `json:"outcome"`
+	RequestedBy string    `json:"requestedBy,omitempty"`
+}
+
+// PoolStatus is the `status` query's answer: the pool's full state.
+type PoolStatus struct {
+	Key               types.PoolKey          `json:"key"`
+	State             string                 `json:"state"`
+	Policy            types.Policy           `json:"policy"`
+	Paused            bool                   `json:"paused"`
+	PausedReason      string                 `json:"pausedReason,omitempty"`
+	Deregistering     bool                   `json:"deregistering"`
+	Nodes             int                    `json:"nodes"`
+	TargetNodes       int                    `json:"targetNodes"`
+	PendingPods       int                    `json:"pendingPods"`
+	Seq               int64                  `json:"seq"`
+	LastScaleUp       time.Time              `json:"lastScaleUp,omitempty"`
+	LastScaleDown     time.Time              `json:"lastScaleDown,omitempty"`
+	LastObservationAt time.Time              `json:"lastObservationAt,omitempty"`
+	IdleSince         map[string]time.Time   `json:"idleSince,omitempty"`
+	Unplaceable       map[string]string      `json:"unplaceable,omitempty"`
+	DrainBlocked      map[string]time.Time   `json:"drainBlocked,omitempty"`
+	Frozen            string                 `json:"frozen,omitempty"`
+	Blocked           []string               `json:"blocked,omitempty"`
+	NextWake          time.Time              `json:"nextWake,omitempty"`
+	NextWakeReason    string                 `json:"nextWakeReason,omitempty"`
+	Cluster           ClusterGate            `json:"cluster"`
+	Decisions         []DecisionRecord       `json:"decisions,omitempty"`
+	LastRejected      string                 `json:"lastRejected,omitempty"`
+	Observation       *types.PoolObservation `json:"observation,omitempty"`
+	MeteredThrough    time.Time              `json:"meteredThrough,omitempty"`
+	ContinuedAsNew    int                    `json:"continuedAsNew"`
+}

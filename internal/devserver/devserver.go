@@ -1,0 +1,294 @@
+// Package devserver runs the embedded default: a Temporal server with SQLite
+// persistence and the Temporal Web UI, in this process. It is what `visor dev`
+// stands on; production points workers at a real Temporal cluster instead.
+package devserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/server/common/cluster"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/common/log"
+	"go.temporal.io/server/common/metrics"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	sqliteschema "go.temporal.io/server/schema/sqlite"
+	"go.temporal.io/server/temporal"
+)
+
+// Options configure the embedded server.
+type Options struct {
+	// DataDir holds the SQLite file; ignored with Memory.
+	DataDir string
+	// Memory keeps everything in memory: throwaway state.
+	Memory    bool
+	IP        string // listen address, 127.0.0.1 by default
+	GRPCPort  int    // frontend gRPC, 7233 by default
+	UIPort    int    // Web UI, 8233 by default; negative disables the UI
+	Namespace string // registered at start, "default" by default
+	// SearchAttributes are registered on the namespace when it is created.
+	SearchAttributes map[string]enumspb.IndexedValueType
+	// LogLevel of the server's own log (debug, info, warn, error).
+	LogLevel string
+	// LogFile receives the server's log; empty means stderr.
+	LogFile string
+}
+
+func (o *Options) defaults() {
+	if o.IP == "" {
+		o.IP = "127.0.0.1"
+	}
+	if o.GRPCPort == 0 {
+		o.GRPCPort = 7233
+	}
+	if o.UIPort == 0 {
+		o.UIPort = 8233
+	}
+	if o.Namespace == "" {
+		o.Namespace = "default"
+	}
+	if o.LogLevel == "" {
+		o.LogLevel = "warn"
+	}
+	if o.DataDir == "" {
+		o.DataDir = ".visor"
+	}
+}
+
+// Server is a running embedded Temporal server (and Web UI).
+type Server struct {
+	opts     Options
+	temporal temporal.Server
+	ui       *uiServer
+}
+
+// Address is the frontend's host:port for clients.
+func (s *Server) Address() string {
+	return net.JoinHostPort(s.opts.IP, strconv.Itoa(s.opts.GRPCPort))
+}
+
+// UIAddress is the Web UI's URL, or "" when disabled.
+func (s *Server) UIAddress() string {
+	if s.ui == nil {
+		return ""
+	}
+	return "http://" + net.JoinHostPort(s.opts.IP, strconv.Itoa(s.opts.UIPort))
+}
+
+// Namespace is the namespace the server registered.
+func (s *Server) Namespace() string { return s.opts.Namespace }
+
+// Start brings the server up and waits until the namespace answers.
+func Start(ctx context.Context, opts Options) (*Server, error) {
+	opts.defaults()
+	// Check the well-known ports first: the server and UI would otherwise
+	// fail deep inside with a log line or os.Exit instead of an error.
+	if err := checkPortFree(opts.IP, opts.GRPCPort, "gRPC (--grpc-port)"); err != nil {
+		return nil, err
+	}
+	if opts.UIPort > 0 {
+		if err := checkPortFree(opts.IP, opts.UIPort, "Web UI (--ui-port)"); err != nil {
+			return nil, err
+		}
+	}
+	cfg, sqlCfg, err := buildConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	if !opts.Memory {
+		if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("data directory %s: %w", opts.DataDir, err)
+		}
+		if _, err := os.Stat(sqlCfg.DatabaseName); errors.Is(err, os.ErrNotExist) {
+			if err := sqliteschema.SetupSchema(sqlCfg); err != nil {
+				return nil, fmt.Errorf("set up SQLite schema in %s: %w", sqlCfg.DatabaseName, err)
+			}
+		}
+	}
+	ns, err := sqliteschema.NewNamespaceConfig(cfg.ClusterMetadata.CurrentClusterName, opts.Namespace, false, opts.SearchAttributes)
+	if err != nil {
+		return nil, fmt.Errorf("namespace %s: %w", opts.Namespace, err)
+	}
+	if err := sqliteschema.CreateNamespaces(sqlCfg, ns); err != nil {
+		return nil, fmt.Errorf("register namespace %s: %w", opts.Namespace, err)
+	}
+
+	logger, err := newLogger(opts)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := temporal.NewServer(
+		temporal.WithConfig(cfg),
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithLogger(logger),
+		temporal.WithDynamicConfigClient(dynamicConfig()),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("create Temporal server: %w", err)
+	}
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("start Temporal server: %w", err)
+	}
+	s := &Server{opts: opts, temporal: srv}
+	if err := s.waitReady(ctx); err != nil {
+		_ = srv.Stop()
+		return nil, err
+	}
+	if opts.UIPort > 0 {
+		s.ui = startUI(opts, s.Address())
+	}
+	return s, nil
+}
+
+// Stop shuts the UI and the server down.
+func (s *Server) Stop() error {
+	if s.ui != nil {
+		s.ui.stop()
+	}
+	return s.temporal.Stop()
+}
+
+// waitReady polls until the namespace is describable: the frontend is up
+// and the namespace registry has loaded it.
+func (s *Server) waitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	var lastErr error
+	for {
+		c, err := client.Dial(client.Options{HostPort: s.Address(), Namespace: s.opts.Namespace, Logger: quietLogger{}})
+		if err == nil {
+			_, err = c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: s.opts.Namespace})
+			c.Close()
+			if err == nil {
+				return nil
+			}
+		}
+		lastErr = err
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("Temporal server at %s did not become ready: %w", s.Address(), lastErr)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func checkPortFree(ip string, port int, what string) error {
+	addr := net.JoinHostPort(ip, strconv.Itoa(port))
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("%s port %s is not available (%v); is another visor dev or Temporal server running? pick another port with the flag", what, addr, err)
+	}
+	return l.Close()
+}
+
+func freePort(ip string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func buildConfig(opts Options) (*config.Config, *config.SQL, error) {
+	sqlCfg := &config.SQL{
+		PluginName:        sqliteplugin.PluginName,
+		ConnectAttributes: map[string]string{},
+	}
+	if opts.Memory {
+		sqlCfg.ConnectAttributes["mode"] = "memory"
+		sqlCfg.ConnectAttributes["cache"] = "shared"
+		sqlCfg.DatabaseName = fmt.Sprintf("visor-%d", time.Now().UnixNano())
+	} else {
+		sqlCfg.ConnectAttributes["mode"] = "rwc"
+		sqlCfg.ConnectAttributes["_journal_mode"] = "wal"
+		sqlCfg.ConnectAttributes["_synchronous"] = "normal"
+		sqlCfg.DatabaseName = filepath.Join(opts.DataDir, "temporal.db")
+	}
+	// Each internal service needs its own gRPC and membership port; only the
+	// frontend's is fixed.
+	ports := make([]int, 0, 8)
+	for range 8 {
+		p, err := freePort(opts.IP)
+		if err != nil {
+			return nil, nil, fmt.Errorf("find a free port for an internal service: %w", err)
+		}
+		ports = append(ports, p)
+	}
+	svc := func(grpc, membership int, frontend bool) config.Service {
+		rpc := config.RPC{GRPCPort: grpc, MembershipPort: membership, BindOnIP: opts.IP}
+		if !frontend {
+			rpc.BindOnIP, rpc.BindOnLocalHost = "", true
+		}
+		return config.Service{RPC: rpc}
+	}
+	frontend := net.JoinHostPort(opts.IP, strconv.Itoa(opts.GRPCPort))
+	cfg := &config.Config{
+		Global: config.Global{
+			Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: "127.0.0.1"},
+			Metrics:    &metrics.Config{Prometheus: &metrics.PrometheusConfig{ListenAddress: net.JoinHostPort(opts.IP, strconv.Itoa(ports[7])), HandlerPath: "/metrics"}},
+		},
+		Persistence: config.Persistence{
+			DefaultStore:     sqliteplugin.PluginName,
+			VisibilityStore:  sqliteplugin.PluginName,
+			NumHistoryShards: 1,
+			DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
+		},
+		ClusterMetadata: &cluster.Config{
+			EnableGlobalNamespace:    false,
+			FailoverVersionIncrement: 10,
+			MasterClusterName:        "active",
+			CurrentClusterName:       "active",
+			ClusterInformation: map[string]cluster.ClusterInformation{
+				"active": {Enabled: true, InitialFailoverVersion: 1, RPCAddress: frontend},
+			},
+		},
+		DCRedirectionPolicy: config.DCRedirectionPolicy{Policy: "noop"},
+		Services: map[string]config.Service{
+			"frontend": svc(opts.GRPCPort, ports[0], true),
+			"history":  svc(ports[1], ports[2], false),
+			"matching": svc(ports[3], ports[4], false),
+			"worker":   svc(ports[5], ports[6], false),
+		},
+		Archival: config.Archival{
+			History:    config.HistoryArchival{State: "disabled"},
+			Visibility: config.VisibilityArchival{State: "disabled"},
+		},
+		NamespaceDefaults: config.NamespaceDefaults{Archival: config.ArchivalNamespaceDefaults{
+			History:    config.HistoryArchivalNamespaceDefaults{State: "disabled"},
+			Visibility: config.VisibilityArchivalNamespaceDefaults{State: "disabled"},
+		}},
+		PublicClient: config.PublicClient{HostPort: frontend},
+	}
+	return cfg, sqlCfg, nil
+}
+
+// dynamicConfig tunes the single-process server for a laptop.
+func dynamicConfig() dynamicconfig.StaticClient {
+	return dynamicconfig.StaticClient{
+		// The Web UI lists pools by their search attributes.
+		dynamicconfig.FrontendEnableUpdateWorkflowExecution.Key():           true,
+		dynamicconfig.FrontendEnableUpdateWorkflowExecutionAsyncAccepted.Key(): true,
+	}
+}
+
+func newLogger(opts Options) (log.Logger, error) {
+	lc := log.Config{Level: opts.LogLevel}
+	if opts.LogFile != "" {
+		if err := os.MkdirAll(filepath.Dir(opts.LogFile), 0o755); err != nil {
+			return nil, err
+		}
+		lc.OutputFile = opts.LogFile
+	}
+	return log.NewZapLogger(log.BuildZapLogger(lc)), nil
+}

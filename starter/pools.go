@@ -1,0 +1,171 @@
+package starter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/types"
+	"github.com/hanzoai/visor-fleet/workflows"
+)
+
+// ApplyResult says what ApplyPool did.
+type ApplyResult string
+
+const (
+	PoolCreated   ApplyResult = "created"
+	PoolUpdated   ApplyResult = "policy updated"
+	PoolUnchanged ApplyResult = "unchanged"
+)
+
+// ApplyPool registers a pool, or updates its policy, idempotently: the
+// same spec twice changes nothing, and a changed policy goes through the
+// set-policy validator. It uses update-with-start, so the pool is started
+// if absent and updated if running, in one call.
+func ApplyPool(ctx context.Context, c client.Client, spec contract.PoolSpec, taskQueue string) (ApplyResult, error) {
+	spec.Policy = spec.Policy.WithDefaults()
+	if err := spec.Validate(); err != nil {
+		return "", fmt.Errorf("pool %s: %w", spec.Key.WorkflowID(), err)
+	}
+	id := spec.Key.WorkflowID()
+	running, err := isRunning(ctx, c, id)
+	if err != nil {
+		return "", err
+	}
+	if running {
+		st, err := PoolStatus(ctx, c, spec.Key)
+		if err != nil {
+			return "", fmt.Errorf("status of %s: %w", id, err)
+		}
+		if reflect.DeepEqual(st.Policy, spec.Policy) {
+			return PoolUnchanged, nil
+		}
+	}
+	start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+		ID:                       id,
+		TaskQueue:                orDefault(taskQueue),
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		TypedSearchAttributes:    poolSearchAttributes(spec.Key),
+		StaticSummary:            fmt.Sprintf("pool %s/%s/%s on %s (%s)", spec.Key.Org, spec.Key.Project, spec.Key.Service, spec.Key.Cluster, spec.Key.Provider),
+	}, contract.PoolWorkflow, workflows.PoolInput{Spec: spec})
+	handle, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: start,
+		UpdateOptions: client.UpdateWorkflowOptions{
+			WorkflowID:   id,
+			UpdateName:   contract.UpdateSetPolicy,
+			Args:         []any{spec.Policy},
+			WaitForStage: client.WorkflowUpdateStageCompleted,
+		},
+	})
+	if err != nil {
+		return "", fmt.Errorf("apply pool %s: %w", id, err)
+	}
+	var accepted contract.PolicyAccepted
+	if err := handle.Get(ctx, &accepted); err != nil {
+		return "", fmt.Errorf("pool %s refused the policy: %w", id, err)
+	}
+	if _, err := start.Get(ctx); err != nil {
+		return "", err
+	}
+	if running {
+		return PoolUpdated, nil
+	}
+	return PoolCreated, nil
+}
+
+func poolSearchAttributes(k types.PoolKey) temporal.SearchAttributes {
+	return temporal.NewSearchAttributes(
+		temporal.NewSearchAttributeKeyKeyword(contract.SAOrg).ValueSet(k.Org),
+		temporal.NewSearchAttributeKeyKeyword(contract.SAProject).ValueSet(k.Project),
+		temporal.NewSearchAttributeKeyKeyword(contract.SAService).ValueSet(k.Service),
+		temporal.NewSearchAttributeKeyKeyword(contract.SAProvider).ValueSet(k.Provider),
+		temporal.NewSearchAttributeKeyKeyword(contract.SACluster).ValueSet(k.Cluster),
+		temporal.NewSearchAttributeKeyKeyword(contract.SAState).ValueSet("starting"),
+	)
+}
+
+func orDefault(q string) string {
+	if q == "" {
+		return contract.DefaultTaskQueue
+	}
+	return q
+}
+
+// PoolStatus runs the `status` query.
+func PoolStatus(ctx context.Context, c client.Client, key types.PoolKey) (contract.PoolStatus, error) {
+	var st contract.PoolStatus
+	resp, err := c.QueryWorkflow(ctx, key.WorkflowID(), "", contract.QueryStatus)
+	if err != nil {
+		return st, err
+	}
+	return st, resp.Get(&st)
+}
+
+// ScalePool runs the validated `scale` update; a rejection comes back as an
+// error carrying the validator's reason.
+func ScalePool(ctx context.Context, c client.Client, key types.PoolKey, req contract.ScaleRequest) (contract.ScaleAccepted, error) {
+	var out contract.ScaleAccepted
+	err := update(ctx, c, key, contract.UpdateScale, req, &out)
+	return out, err
+}
+
+// PausePool, ResumePool and DeregisterPool run their updates.
+func PausePool(ctx context.Context, c client.Client, key types.PoolKey, req contract.PauseRequest) (contract.PoolStatus, error) {
+	var out contract.PoolStatus
+	return out, update(ctx, c, key, contract.UpdatePause, req, &out)
+}
+
+func ResumePool(ctx context.Context, c client.Client, key types.PoolKey, req contract.PauseRequest) (contract.PoolStatus, error) {
+	var out contract.PoolStatus
+	return out, update(ctx, c, key, contract.UpdateResume, req, &out)
+}
+
+func DeregisterPool(ctx context.Context, c client.Client, key types.PoolKey, req contract.DeregisterRequest) (contract.PoolStatus, error) {
+	var out contract.PoolStatus
+	return out, update(ctx, c, key, contract.UpdateDeregister, req, &out)
+}
+
+// SetPoolPolicy runs the validated `set-policy` update.
+func SetPoolPolicy(ctx context.Context, c client.Client, key types.PoolKey, p types.Policy) (contract.PolicyAccepted, error) {
+	var out contract.PolicyAccepted
+	return out, update(ctx, c, key, contract.UpdateSetPolicy, p, &out)
+}
+
+func update(ctx context.Context, c client.Client, key types.PoolKey, name string, arg, out any) error {
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: key.WorkflowID(), UpdateName: name, Args: []any{arg},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", name, key.WorkflowID(), err)
+	}
+	if err := h.Get(ctx, out); err != nil {
+		return fmt.Errorf("%s %s: %w", name, key.WorkflowID(), err)
+	}
+	return nil
+}
+
+// isRunning reports whether the workflow ID has an open run.
+func isRunning(ctx context.Context, c client.Client, id string) (bool, error) {
+	d, err := c.DescribeWorkflowExecution(ctx, id, "")
+	if isNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("describe %s: %w", id, err)
+	}
+	return d.WorkflowExecutionInfo.Status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
+}
+
+func isNotFound(err error) bool {
+	var nf *serviceerror.NotFound
+	return errors.As(err, &nf)
+}

@@ -1,0 +1,117 @@
+package starter
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// SpecFile is a pools.yaml: clusters to enroll and pools to register. The
+// demo section is read only by `visor dev`'s simulated fleet.
+type SpecFile struct {
+	Clusters []contract.ClusterDeclared `json:"clusters,omitempty"`
+	Pools    []PoolEntry                `json:"pools"`
+}
+
+// PoolEntry is one pool in a spec file.
+type PoolEntry struct {
+	contract.PoolSpec `json:",inline"`
+	// Demo drives the simulated fleet's demand for this pool.
+	Demo *DemoDemand `json:"demo,omitempty"`
+}
+
+// DemoDemand describes simulated demand: a profile and its numbers.
+type DemoDemand struct {
+	Profile    string          `json:"profile"` // steady, diurnal, burst
+	Pods       int             `json:"pods"`
+	PeakPods   int             `json:"peakPods,omitempty"`
+	Period     types.Duration  `json:"period,omitempty"`
+	BurstFor   types.Duration  `json:"burstFor,omitempty"`
+	PodRequest types.Resources `json:"podRequest"`
+}
+
+// LoadSpecFile reads and validates a spec file as a whole: every error
+// names the file, the pool and the field, and nothing is returned unless
+// all of it is good.
+func LoadSpecFile(path string) (SpecFile, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return SpecFile{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return ParseSpecFile(path, raw)
+}
+
+// ParseSpecFile is LoadSpecFile over bytes already read.
+func ParseSpecFile(path string, raw []byte) (SpecFile, error) {
+	var f SpecFile
+	if err := yaml.UnmarshalStrict(raw, &f); err != nil {
+		return SpecFile{}, fmt.Errorf("%s: %w", path, err)
+	}
+	var errs []error
+	clusters := map[string]bool{}
+	labels := map[string]string{}
+	for i, c := range f.Clusters {
+		if c.Phase == "" {
+			f.Clusters[i].Phase = contract.PhaseActive
+			c.Phase = contract.PhaseActive
+		}
+		if err := c.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: clusters[%d] (%s): %w", path, i, c.ID, err))
+		}
+		if clusters[c.ID] {
+			errs = append(errs, fmt.Errorf("%s: clusters[%d]: cluster %s is declared twice", path, i, c.ID))
+		}
+		clusters[c.ID] = true
+		if c.MetricsLabel != "" {
+			if other, dup := labels[c.MetricsLabel]; dup {
+				errs = append(errs, fmt.Errorf("%s: clusters[%d] (%s): metricsLabel %q is already used by cluster %s", path, i, c.ID, c.MetricsLabel, other))
+			}
+			labels[c.MetricsLabel] = c.ID
+		}
+	}
+	seen := map[string]int{}
+	for i := range f.Pools {
+		e := &f.Pools[i]
+		e.Policy = e.Policy.WithDefaults()
+		name := e.Key.WorkflowID()
+		if err := e.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: pools[%d] (%s): %w", path, i, name, err))
+		}
+		if j, dup := seen[name]; dup {
+			errs = append(errs, fmt.Errorf("%s: pools[%d]: pool %s is also pools[%d]", path, i, name, j))
+		}
+		seen[name] = i
+		if e.Demo != nil {
+			if err := e.Demo.validate(); err != nil {
+				errs = append(errs, fmt.Errorf("%s: pools[%d] (%s): demo: %w", path, i, name, err))
+			}
+		}
+	}
+	if len(f.Pools) == 0 && len(f.Clusters) == 0 {
+		errs = append(errs, fmt.Errorf("%s: no pools and no clusters", path))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return SpecFile{}, err
+	}
+	return f, nil
+}
+
+func (d DemoDemand) validate() error {
+	switch d.Profile {
+	case "steady", "diurnal", "burst":
+	default:
+		return fmt.Errorf("profile %q is not steady, diurnal or burst", d.Profile)
+	}
+	if d.Pods < 0 || d.PeakPods < 0 {
+		return errors.New("pods and peakPods must not be negative")
+	}
+	if d.PodRequest.MilliCPU <= 0 || d.PodRequest.Memory <= 0 {
+		return errors.New("podRequest needs milliCPU and memoryBytes above zero")
+	}
+	return nil
+}

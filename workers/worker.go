@@ -1,0 +1,54 @@
+// Package workers wires a Temporal worker: the pool and cluster workflows
+// and the activities, on a task queue. Kept thin on purpose.
+package workers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hanzoai/visor-fleet/activities"
+	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/workflows"
+)
+
+// New returns a worker serving the workflows and activities on taskQueue.
+func New(c client.Client, taskQueue string, acts *activities.Activities, opts worker.Options) worker.Worker {
+	if taskQueue == "" {
+		taskQueue = contract.DefaultTaskQueue
+	}
+	w := worker.New(c, taskQueue, opts)
+	Register(w, acts)
+	return w
+}
+
+// Register puts the workflows and activities on any registry (a worker or
+// a test environment).
+func Register(r worker.Registry, acts *activities.Activities) {
+	r.RegisterWorkflowWithOptions(workflows.PoolWorkflow, workflow.RegisterOptions{Name: contract.PoolWorkflow})
+	r.RegisterWorkflowWithOptions(workflows.ClusterWorkflow, workflow.RegisterOptions{Name: contract.ClusterWorkflow})
+	r.RegisterActivity(acts)
+}
+
+// StaticClusters is a fixed set of clusters a worker can reach.
+type StaticClusters map[string]connectors.Cluster
+
+// Cluster implements activities.ClusterSource.
+func (s StaticClusters) Cluster(_ context.Context, id string) (connectors.Cluster, error) {
+	if c, ok := s[id]; ok {
+		return c, nil
+	}
+	known := make([]string, 0, len(s))
+	for k := range s {
+		known = append(known, k)
+	}
+	sort.Strings(known)
+	return connectors.Cluster{}, connectors.NewError(connectors.Permanent, "worker", "resolve cluster",
+		fmt.Errorf("cluster %q is not configured on this worker (it knows: %s)", id, strings.Join(known, ", ")))
+}

@@ -1,0 +1,307 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hanzoai/visor-fleet/activities"
+	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// a names activity methods for ExecuteActivity; the worker registers the
+// real struct.
+var a *activities.Activities
+
+// maxSizeFallbacks bounds re-planning when sizes run out of capacity.
+const maxSizeFallbacks = 3
+
+// idempotencyKey is derived from durable state only, so a retried or
+// replayed activity presents the same key to the provider.
+func (p *pool) idempotencyKey(seq int64, step string) connectors.IdempotencyKey {
+	return connectors.IdempotencyKey(fmt.Sprintf("%s/%d/%s", p.spec.Key.WorkflowID(), seq, step))
+}
+
+func (p *pool) nextSeq() int64 {
+	p.state.Seq++
+	return p.state.Seq
+}
+
+// resync samples the pool directly: the safety net when the watcher has
+// been silent, and the fresh look before a scale-down.
+func (p *pool) resync(ctx workflow.Context) {
+	var obs types.PoolObservation
+	err := workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "observe pool"), a.ObservePool, p.spec.Key).Get(ctx, &obs)
+	if err != nil {
+		// Keep the old observation; it goes stale on its own and freezes
+		// scale-down. Wait a resync interval before trying again.
+		p.state.ReceivedAt = workflow.Now(ctx)
+		p.reject(ctx, "resync", err)
+		return
+	}
+	p.applyObservation(ctx, obs)
+}
+
+// scaleUp sizes the overdue pods and provisions the plan.
+func (p *pool) scaleUp(ctx workflow.Context, d Decision) {
+	seq := p.nextSeq()
+	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(ActionScaleUp), Reason: d.Reason}
+	added, size, err := p.provision(ctx, seq, d.Pods, d.MinNewNodes, d.MaxNewNodes)
+	rec.Added, rec.Size = added, size
+	switch {
+	case err != nil:
+		rec.Outcome = "failed: " + err.Error()
+	case added == 0:
+		rec.Outcome = "nothing to add: " + p.unplaceableSummary()
+	default:
+		rec.Outcome = fmt.Sprintf("asked for %d × %s", added, size)
+		p.state.LastScaleUp = workflow.Now(ctx)
+	}
+	p.state.record(rec)
+}
+
+// provision plans and provisions, falling back to the next size when the
+// provider is out of capacity. It returns how many nodes were asked for.
+func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPod, minNew, maxNew int) (int, string, error) {
+	var excluded []string
+	for attempt := 0; attempt <= maxSizeFallbacks; attempt++ {
+		var plan activities.PlanResult
+		in := activities.PlanInput{
+			Key: p.spec.Key, Pods: pods, Existing: p.existingNodes(), AllowedSizes: p.state.Policy.AllowedSizes,
+			PriceOverrides: p.spec.PriceOverrides, MinNewNodes: minNew, MaxNewNodes: maxNew, ExcludeSizes: excluded,
+		}
+		if err := workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "plan scale-up"), a.PlanScaleUp, in).Get(ctx, &plan); err != nil {
+			return 0, "", err
+		}
+		for _, u := range plan.Unplaceable {
+			p.state.Unplaceable[u.Pod] = u.Reason
+		}
+		if plan.NewNodes == 0 {
+			return 0, "", nil
+		}
+		var res activities.ProvisionResult
+		pin := activities.ProvisionInput{
+			Key: p.spec.Key, Size: plan.Size, GroupID: plan.GroupID, Target: plan.GroupTarget + plan.NewNodes,
+			IdempotencyKey: p.idempotencyKey(seq, fmt.Sprintf("provision-%d", attempt)),
+		}
+		summary := fmt.Sprintf("provision %d × %s", plan.NewNodes, plan.Size)
+		err := workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, summary), a.Provision, pin).Get(ctx, &res)
+		if isErrorClass(err, connectors.InsufficientCapacity) {
+			excluded = append(excluded, plan.Size)
+			continue
+		}
+		if err != nil {
+			return 0, plan.Size, err
+		}
+		p.state.TargetNodes = max(res.TotalTarget, p.state.TargetNodes+plan.NewNodes)
+		p.recordNodeCount(ctx)
+		return plan.NewNodes, plan.Size, nil
+	}
+	return 0, "", fmt.Errorf("no capacity in sizes %s", strings.Join(excluded, ", "))
+}
+
+// scaleDown drains and deletes the named nodes one at a time. A node that
+// will not drain is uncordoned by the drain and left for later.
+func (p *pool) scaleDown(ctx workflow.Context, reason string, nodes []string, requestedBy string) {
+	seq := p.nextSeq()
+	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(ActionScaleDown), Reason: reason, RequestedBy: requestedBy}
+	var failures []string
+	for _, node := range nodes {
+		if err := p.removeNode(ctx, seq, node); err != nil {
+			failures = append(failures, fmt.Sprintf("%s: %v", node, err))
+			p.state.DrainBlocked[node] = workflow.Now(ctx).Add(p.state.Policy.IdleWindow.D())
+			continue
+		}
+		rec.Removed = append(rec.Removed, node)
+		delete(p.state.IdleSince, node)
+		p.forgetNode(node)
+	}
+	if len(rec.Removed) > 0 {
+		p.state.LastScaleDown = workflow.Now(ctx)
+	}
+	rec.Outcome = fmt.Sprintf("removed %d of %d", len(rec.Removed), len(nodes))
+	if len(failures) > 0 {
+		rec.Outcome += "; " + strings.Join(failures, "; ")
+	}
+	p.state.record(rec)
+	p.recordNodeCount(ctx)
+}
+
+func (p *pool) removeNode(ctx workflow.Context, seq int64, node string) error {
+	drain := activities.DrainInput{Key: p.spec.Key, Node: node, Timeout: p.state.Policy.DrainTimeout}
+	var dr connectors.DrainResult
+	if err := workflow.ExecuteActivity(p.drainCtx(ctx, "drain "+node), a.DrainNode, drain).Get(ctx, &dr); err != nil {
+		return err
+	}
+	del := activities.DeleteInput{Key: p.spec.Key, Node: node, IdempotencyKey: p.idempotencyKey(seq, "delete-"+node)}
+	var res activities.DeleteResult
+	if err := workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, "delete node "+node), a.DeleteNode, del).Get(ctx, &res); err != nil {
+		return err
+	}
+	p.state.TargetNodes = res.TotalTarget
+	return nil
+}
+
+// forgetNode drops a removed node from the held observation so counts are
+// right before the next one arrives.
+func (p *pool) forgetNode(name string) {
+	obs := p.state.Observation
+	if obs == nil {
+		return
+	}
+	kept := obs.Nodes[:0:0]
+	for _, n := range obs.Nodes {
+		if n.Name != name {
+			kept = append(kept, n)
+		}
+	}
+	cp := *obs
+	cp.Nodes = kept
+	p.state.Observation = &cp
+}
+
+// scaleTo carries out an explicit target: grow with the cheapest allowed
+// size, or remove the least-used nodes.
+func (p *pool) scaleTo(ctx workflow.Context, m ManualScale) {
+	current := p.state.nodeCount()
+	reason := fmt.Sprintf("manual target %d: %s", m.Target, m.Reason)
+	switch {
+	case m.Target > current:
+		rec := contract.DecisionRecord{Seq: m.Seq, At: workflow.Now(ctx), Action: "manual-scale-up", Reason: reason, RequestedBy: m.RequestedBy}
+		added, size, err := p.provision(ctx, m.Seq, nil, m.Target-current, m.Target-current)
+		rec.Added, rec.Size = added, size
+		if err != nil {
+			rec.Outcome = "failed: " + err.Error()
+		} else {
+			rec.Outcome = fmt.Sprintf("asked for %d × %s", added, size)
+			p.state.LastScaleUp = workflow.Now(ctx)
+		}
+		p.state.record(rec)
+	case m.Target < current:
+		p.scaleDown(ctx, reason, p.leastUsedNodes(current-m.Target), m.RequestedBy)
+	default:
+		p.state.record(contract.DecisionRecord{Seq: m.Seq, At: workflow.Now(ctx), Action: "manual-scale", Reason: reason, RequestedBy: m.RequestedBy, Outcome: "already at target"})
+	}
+}
+
+// leastUsedNodes picks n nodes, emptiest first, by name on ties.
+func (p *pool) leastUsedNodes(n int) []string {
+	if p.state.Observation == nil {
+		return nil
+	}
+	nodes := append([]types.NodeObservation(nil), p.state.Observation.Nodes...)
+	sort.Slice(nodes, func(i, j int) bool {
+		ui := nodes[i].CPUUtilization() + nodes[i].MemoryUtilization()
+		uj := nodes[j].CPUUtilization() + nodes[j].MemoryUtilization()
+		if ui != uj {
+			return ui < uj
+		}
+		return nodes[i].Name < nodes[j].Name
+	})
+	var out []string
+	for _, node := range nodes {
+		if len(out) == n {
+			break
+		}
+		if node.State != types.NodeDeleting {
+			out = append(out, node.Name)
+		}
+	}
+	return out
+}
+
+// deregister drains every node, then completes the workflow.
+func (p *pool) deregister(ctx workflow.Context) error {
+	p.cancelTimer()
+	p.resync(ctx)
+	var names []string
+	if p.state.Observation != nil {
+		for _, n := range p.state.Observation.Nodes {
+			names = append(names, n.Name)
+		}
+	}
+	sort.Strings(names)
+	if len(names) > 0 {
+		p.scaleDown(ctx, "pool deregistered", names, "deregister")
+	}
+	p.meterThrough(ctx, workflow.Now(ctx))
+	p.announce(ctx, true)
+	p.publish(ctx)
+	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+	return nil
+}
+
+func (p *pool) existingNodes() []types.NodeObservation {
+	if p.state.Observation == nil {
+		return nil
+	}
+	return p.state.Observation.Nodes
+}
+
+func (p *pool) unplaceableSummary() string {
+	if len(p.state.Unplaceable) == 0 {
+		return "no pod needs a new node"
+	}
+	keys := workflow.DeterministicKeys(p.state.Unplaceable)
+	return fmt.Sprintf("%d pods fit no allowed size (%s: %s)", len(keys), keys[0], p.state.Unplaceable[keys[0]])
+}
+
+func isErrorClass(err error, class connectors.ErrorClass) bool {
+	var appErr *temporal.ApplicationError
+	return err != nil && errors.As(err, &appErr) && appErr.Type() == string(class)
+}
+
+// activity kinds, each with its own timeouts.
+type activityKind int
+
+const (
+	quickActivity activityKind = iota
+	providerActivity
+)
+
+func (p *pool) activityCtx(ctx workflow.Context, kind activityKind, summary string) workflow.Context {
+	opts := workflow.ActivityOptions{
+		TaskQueue: p.spec.ProviderTaskQueue,
+		Summary:   summary,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     2,
+			MaximumInterval:        time.Minute,
+			MaximumAttempts:        5,
+			NonRetryableErrorTypes: connectors.NonRetryableClasses,
+		},
+	}
+	switch kind {
+	case quickActivity:
+		opts.StartToCloseTimeout = 30 * time.Second
+		opts.ScheduleToCloseTimeout = 3 * time.Minute
+	case providerActivity:
+		opts.StartToCloseTimeout = 2 * time.Minute
+		opts.ScheduleToCloseTimeout = 15 * time.Minute
+		opts.RetryPolicy.MaximumAttempts = 10
+	}
+	return workflow.WithActivityOptions(ctx, opts)
+}
+
+func (p *pool) drainCtx(ctx workflow.Context, summary string) workflow.Context {
+	timeout := p.state.Policy.DrainTimeout.D()
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           p.spec.ProviderTaskQueue,
+		Summary:             summary,
+		StartToCloseTimeout: timeout + time.Minute,
+		HeartbeatTimeout:    30 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			MaximumInterval:        30 * time.Second,
+			MaximumAttempts:        3,
+			NonRetryableErrorTypes: connectors.NonRetryableClasses,
+		},
+	})
+}

@@ -1,0 +1,167 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// registerHandlers wires the contract of DESIGN.md. Validators run before an
+// update is accepted, so a rejected one never enters history.
+func (p *pool) registerHandlers(ctx workflow.Context) error {
+	handlers := []struct {
+		name      string
+		handler   any
+		validator any
+	}{
+		{contract.UpdateScale, p.handleScale, p.validateScale},
+		{contract.UpdateSetPolicy, p.handleSetPolicy, p.validateSetPolicy},
+		{contract.UpdatePause, p.handlePause, p.validateNotDeregistering},
+		{contract.UpdateResume, p.handleResume, p.validateNotDeregistering},
+		{contract.UpdateDeregister, p.handleDeregister, func(contract.DeregisterRequest) error { return nil }},
+	}
+	for _, h := range handlers {
+		if err := workflow.SetUpdateHandlerWithOptions(ctx, h.name, h.handler, workflow.UpdateHandlerOptions{Validator: h.validator}); err != nil {
+			return err
+		}
+	}
+	return workflow.SetQueryHandler(ctx, contract.QueryStatus, func() (contract.PoolStatus, error) {
+		return p.status(), nil
+	})
+}
+
+func (p *pool) validateScale(req contract.ScaleRequest) error {
+	var errs []error
+	pol := p.state.Policy
+	if p.state.Deregistering {
+		return errors.New("pool is deregistering: scale refused")
+	}
+	if req.Target < pol.MinNodes || req.Target > pol.MaxNodes {
+		errs = append(errs, fmt.Errorf("target %d is outside [minNodes %d, maxNodes %d]", req.Target, pol.MinNodes, pol.MaxNodes))
+	}
+	if strings.TrimSpace(req.Reason) == "" {
+		errs = append(errs, errors.New("reason is empty: say why the pool is scaled by hand"))
+	}
+	return errors.Join(errs...)
+}
+
+func (p *pool) handleScale(ctx workflow.Context, req contract.ScaleRequest) (contract.ScaleAccepted, error) {
+	seq := p.nextSeq()
+	p.state.ManualTarget = &ManualScale{Seq: seq, Target: req.Target, Reason: req.Reason, RequestedBy: req.RequestedBy}
+	p.wake.SendAsync(true)
+	return contract.ScaleAccepted{Seq: seq, From: p.state.nodeCount(), Target: req.Target, Reason: req.Reason}, nil
+}
+
+// applyForceScale is the fire-and-forget `force-scale` signal: clamped to
+// [min, max] and recorded rather than rejected.
+func (p *pool) applyForceScale(ctx workflow.Context, req contract.ScaleRequest) {
+	if p.state.Deregistering {
+		p.reject(ctx, "force-scale", errors.New("pool is deregistering"))
+		return
+	}
+	pol := p.state.Policy
+	target := min(max(req.Target, pol.MinNodes), pol.MaxNodes)
+	reason := req.Reason
+	if strings.TrimSpace(reason) == "" {
+		reason = "force-scale (no reason given)"
+	}
+	if target != req.Target {
+		reason += fmt.Sprintf(" (target %d clamped to %d)", req.Target, target)
+	}
+	p.state.ManualTarget = &ManualScale{Seq: p.nextSeq(), Target: target, Reason: reason, RequestedBy: req.RequestedBy}
+}
+
+func (p *pool) validateSetPolicy(pol types.Policy) error {
+	if p.state.Deregistering {
+		return errors.New("pool is deregistering: set-policy refused")
+	}
+	return pol.Validate()
+}
+
+func (p *pool) handleSetPolicy(ctx workflow.Context, pol types.Policy) (contract.PolicyAccepted, error) {
+	p.state.Policy = pol
+	p.policyChanged = true
+	// A pod that fit no size may fit one the new policy allows.
+	p.state.Unplaceable = map[string]string{}
+	p.wake.SendAsync(true)
+	return contract.PolicyAccepted{Policy: pol}, nil
+}
+
+func (p *pool) validateNotDeregistering(contract.PauseRequest) error {
+	if p.state.Deregistering {
+		return errors.New("pool is deregistering")
+	}
+	return nil
+}
+
+func (p *pool) handlePause(ctx workflow.Context, req contract.PauseRequest) (contract.PoolStatus, error) {
+	p.state.Paused = true
+	p.state.PausedReason = strings.TrimSpace(req.Reason + " " + by(req.RequestedBy))
+	p.wake.SendAsync(true)
+	return p.status(), nil
+}
+
+func (p *pool) handleResume(ctx workflow.Context, req contract.PauseRequest) (contract.PoolStatus, error) {
+	p.state.Paused, p.state.PausedReason = false, ""
+	p.wake.SendAsync(true)
+	return p.status(), nil
+}
+
+func (p *pool) handleDeregister(ctx workflow.Context, req contract.DeregisterRequest) (contract.PoolStatus, error) {
+	p.state.Deregistering = true
+	p.wake.SendAsync(true)
+	return p.status(), nil
+}
+
+func by(who string) string {
+	if who == "" {
+		return ""
+	}
+	return "(by " + who + ")"
+}
+
+// status is the `status` query's answer.
+func (p *pool) status() contract.PoolStatus {
+	s := p.state
+	st := contract.PoolStatus{
+		Key: p.spec.Key, State: p.stateName(), Policy: s.Policy, Paused: s.Paused, PausedReason: s.PausedReason,
+		Deregistering: s.Deregistering, Nodes: s.observedNodes(), TargetNodes: s.nodeCount(), PendingPods: s.pendingPods(),
+		Seq: s.Seq, LastScaleUp: s.LastScaleUp, LastScaleDown: s.LastScaleDown, IdleSince: s.IdleSince,
+		Unplaceable: s.Unplaceable, DrainBlocked: s.DrainBlocked, Frozen: p.last.Frozen, Blocked: p.last.Blocked,
+		NextWake: p.timerAt, NextWakeReason: p.last.WakeReason, Cluster: s.Gate, Decisions: s.Decisions,
+		LastRejected: s.LastRejected, Observation: s.Observation, MeteredThrough: s.MeterCursor,
+		ContinuedAsNew: s.ContinuedAsNew,
+	}
+	if s.Observation != nil {
+		st.LastObservationAt = s.Observation.ObservedAt
+	}
+	return st
+}
+
+// stateName is the one word the Web UI filters on (VisorState).
+func (p *pool) stateName() string {
+	s := p.state
+	switch {
+	case s.Deregistering:
+		return "deregistering"
+	case s.Paused:
+		return "paused"
+	case s.Gate.Phase == contract.PhaseDisabled || s.Gate.Phase == contract.PhasePending:
+		return "gated"
+	case p.last.Frozen != "":
+		return "frozen"
+	case s.inFlight() > 0:
+		return "scaling-up"
+	case s.pendingPods() > 0:
+		return "pending"
+	case len(s.IdleSince) > 0 && s.observedNodes() > s.Policy.MinNodes:
+		return "idle-nodes"
+	default:
+		return "steady"
+	}
+}

@@ -1,0 +1,99 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hanzoai/visor-fleet/contract"
+)
+
+// Typed search attribute keys (DESIGN.md).
+var (
+	saOrg          = temporal.NewSearchAttributeKeyKeyword(contract.SAOrg)
+	saProject      = temporal.NewSearchAttributeKeyKeyword(contract.SAProject)
+	saService      = temporal.NewSearchAttributeKeyKeyword(contract.SAService)
+	saProvider     = temporal.NewSearchAttributeKeyKeyword(contract.SAProvider)
+	saCluster      = temporal.NewSearchAttributeKeyKeyword(contract.SACluster)
+	saState        = temporal.NewSearchAttributeKeyKeyword(contract.SAState)
+	saClusterPhase = temporal.NewSearchAttributeKeyKeyword(contract.SAClusterPhase)
+	saRegion       = temporal.NewSearchAttributeKeyKeyword(contract.SARegion)
+	saNodes        = temporal.NewSearchAttributeKeyInt64(contract.SANodes)
+	saTargetNodes  = temporal.NewSearchAttributeKeyInt64(contract.SATargetNodes)
+	saPendingPods  = temporal.NewSearchAttributeKeyInt64(contract.SAPendingPods)
+	saLastScale    = temporal.NewSearchAttributeKeyTime(contract.SALastScale)
+)
+
+// saSnapshot is what was last upserted, so unchanged values cost nothing.
+type saSnapshot struct {
+	state, phase, region string
+	nodes, target, pods  int
+	lastScale            time.Time
+	set                  bool
+}
+
+// publish keeps the search attributes and the current details in step with
+// the state, so the Web UI shows the pool at a glance.
+func (p *pool) publish(ctx workflow.Context) {
+	s := p.state
+	now := saSnapshot{
+		state: p.stateName(), phase: string(s.Gate.Phase), region: s.Gate.Region,
+		nodes: s.observedNodes(), target: s.nodeCount(), pods: s.pendingPods(),
+		lastScale: latest(s.LastScaleUp, s.LastScaleDown), set: true,
+	}
+	if now != p.lastSA {
+		updates := []temporal.SearchAttributeUpdate{
+			saOrg.ValueSet(p.spec.Key.Org), saProject.ValueSet(p.spec.Key.Project),
+			saService.ValueSet(p.spec.Key.Service), saProvider.ValueSet(p.spec.Key.Provider),
+			saCluster.ValueSet(p.spec.Key.Cluster), saState.ValueSet(now.state),
+			saNodes.ValueSet(int64(now.nodes)), saTargetNodes.ValueSet(int64(now.target)),
+			saPendingPods.ValueSet(int64(now.pods)),
+		}
+		if now.phase != "" {
+			updates = append(updates, saClusterPhase.ValueSet(now.phase))
+		}
+		if now.region != "" {
+			updates = append(updates, saRegion.ValueSet(now.region))
+		}
+		if !now.lastScale.IsZero() {
+			updates = append(updates, saLastScale.ValueSet(now.lastScale))
+		}
+		if err := workflow.UpsertTypedSearchAttributes(ctx, updates...); err != nil {
+			workflow.GetLogger(ctx).Warn("search attributes not updated", "error", err)
+		} else {
+			p.lastSA = now
+		}
+	}
+	if details := p.details(); details != p.lastDetails {
+		workflow.SetCurrentDetails(ctx, details)
+		p.lastDetails = details
+	}
+}
+
+// details is the markdown the Web UI shows on the workflow's page.
+func (p *pool) details() string {
+	s := p.state
+	var b strings.Builder
+	fmt.Fprintf(&b, "**%s** · %s/%s/%s on %s (%s)\n\n", p.stateName(), p.spec.Key.Org, p.spec.Key.Project, p.spec.Key.Service, p.spec.Key.Cluster, p.spec.Key.Provider)
+	fmt.Fprintf(&b, "nodes %d (target %d, floor %d, ceiling %d) · pending pods %d\n\n", s.observedNodes(), s.nodeCount(), s.Policy.MinNodes, s.Policy.MaxNodes, s.pendingPods())
+	if s.Paused {
+		fmt.Fprintf(&b, "paused: %s\n\n", s.PausedReason)
+	}
+	if p.last.Frozen != "" {
+		fmt.Fprintf(&b, "frozen: %s\n\n", p.last.Frozen)
+	}
+	for _, bl := range p.last.Blocked {
+		fmt.Fprintf(&b, "blocked: %s\n\n", bl)
+	}
+	if n := len(s.Decisions); n > 0 {
+		d := s.Decisions[n-1]
+		fmt.Fprintf(&b, "last decision #%d %s: %s → %s\n\n", d.Seq, d.Action, d.Reason, d.Outcome)
+	}
+	if p.last.WakeReason != "" && !p.last.WakeAt.IsZero() {
+		fmt.Fprintf(&b, "next: %s at %s\n", p.last.WakeReason, p.last.WakeAt.UTC().Format(time.RFC3339))
+	}
+	return b.String()
+}

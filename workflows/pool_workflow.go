@@ -1,0 +1,329 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// maxEventsPerRun bounds a run's history even when the server does not
+// suggest Continue-As-New: a pool lives for years.
+const maxEventsPerRun = 4000
+
+// pool is one run of the pool workflow: its spec, durable state and the
+// channels its messages arrive on.
+type pool struct {
+	spec    contract.PoolSpec
+	state   *PoolState
+	observe workflow.ReceiveChannel
+	force   workflow.ReceiveChannel
+	gate    workflow.ReceiveChannel
+	// wake is poked by update handlers so the loop re-decides at once.
+	wake workflow.Channel
+	// timer is the one pending wake-up timer and the moment it fires.
+	timer       workflow.Future
+	timerAt     time.Time
+	timerCancel workflow.CancelFunc
+	// last* remember what the Web UI was told, to upsert only on change.
+	// policyChanged: the cluster must hear the new idle thresholds.
+	policyChanged bool
+	lastSA        saSnapshot
+	lastDetails   string
+	last          Decision
+}
+
+// PoolWorkflow is one long-lived pool: it observes, decides and acts until
+// deregistered.
+func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
+	if err := in.Spec.Validate(); err != nil {
+		return fmt.Errorf("invalid pool spec: %w", err)
+	}
+	p := &pool{
+		spec:    in.Spec,
+		state:   in.State,
+		observe: workflow.GetSignalChannel(ctx, contract.SignalObserve),
+		force:   workflow.GetSignalChannel(ctx, contract.SignalForceScale),
+		gate:    workflow.GetSignalChannel(ctx, contract.SignalClusterGate),
+		wake:    workflow.NewBufferedChannel(ctx, 64),
+	}
+	if p.state == nil {
+		p.state = newPoolState(in.Spec)
+	}
+	p.state.ensureMaps()
+	if p.state.MeterCursor.IsZero() {
+		p.state.MeterCursor = workflow.Now(ctx).UTC().Truncate(time.Hour)
+	}
+	if err := p.registerHandlers(ctx); err != nil {
+		return err
+	}
+	p.announce(ctx, false)
+	return p.run(ctx)
+}
+
+func (p *pool) run(ctx workflow.Context) error {
+	for {
+		p.drainMessages(ctx)
+		if p.state.Deregistering {
+			return p.deregister(ctx)
+		}
+		now := workflow.Now(ctx)
+		if p.needsResync(now) {
+			p.resync(ctx)
+			now = workflow.Now(ctx)
+		}
+		if p.policyChanged {
+			p.policyChanged = false
+			p.announce(ctx, false)
+		}
+		p.meter(ctx)
+		if !p.state.Paused {
+			p.act(ctx)
+		}
+		p.last = p.decide(workflow.Now(ctx))
+		p.publish(ctx)
+		if p.shouldContinueAsNew(ctx) {
+			return p.continueAsNew(ctx)
+		}
+		p.waitForWork(ctx)
+	}
+}
+
+// decide runs the pure control law over the current state.
+func (p *pool) decide(now time.Time) Decision {
+	s := p.state
+	return Decide(DecisionInput{
+		Policy:        s.Policy,
+		Observation:   s.Observation,
+		Now:           now,
+		LastScaleUp:   s.LastScaleUp,
+		LastScaleDown: s.LastScaleDown,
+		IdleSince:     s.IdleSince,
+		Unplaceable:   s.Unplaceable,
+		DrainBlocked:  s.DrainBlocked,
+		InFlightNodes: s.inFlight(),
+		Gate:          s.gate(),
+	})
+}
+
+// act carries out a manual target if one is waiting, else what the law says.
+func (p *pool) act(ctx workflow.Context) {
+	if m := p.state.ManualTarget; m != nil {
+		p.state.ManualTarget = nil
+		p.scaleTo(ctx, *m)
+		return
+	}
+	d := p.decide(workflow.Now(ctx))
+	if d.Action == ActionScaleDown && p.observationAge(ctx) > 2*p.state.Policy.SampleInterval.D() {
+		// Look again before removing anything: destructive steps act on
+		// fresh data only.
+		p.resync(ctx)
+		d = p.decide(workflow.Now(ctx))
+	}
+	switch d.Action {
+	case ActionScaleUp:
+		p.scaleUp(ctx, d)
+	case ActionScaleDown:
+		p.scaleDown(ctx, d.Reason, d.RemoveNodes, "")
+	}
+}
+
+func (p *pool) observationAge(ctx workflow.Context) time.Duration {
+	if p.state.Observation == nil {
+		return time.Duration(1<<62 - 1)
+	}
+	return workflow.Now(ctx).Sub(p.state.Observation.ObservedAt)
+}
+
+// waitForWork blocks until a message arrives or the next moment that
+// matters. The timer is kept across wake-ups while its deadline holds, so an
+// idle pool records almost nothing.
+func (p *pool) waitForWork(ctx workflow.Context) {
+	at, why := p.nextWake(workflow.Now(ctx))
+	if p.timer == nil || !p.timerAt.Equal(at) {
+		p.cancelTimer()
+		tctx, cancel := workflow.WithCancel(ctx)
+		p.timer = workflow.NewTimerWithOptions(tctx, at.Sub(workflow.Now(ctx)), workflow.TimerOptions{Summary: why})
+		p.timerAt, p.timerCancel = at, cancel
+	}
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(p.observe, func(workflow.ReceiveChannel, bool) {})
+	sel.AddReceive(p.force, func(workflow.ReceiveChannel, bool) {})
+	sel.AddReceive(p.gate, func(workflow.ReceiveChannel, bool) {})
+	sel.AddReceive(p.wake, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil) })
+	sel.AddFuture(p.timer, func(workflow.Future) { p.timer, p.timerAt = nil, time.Time{} })
+	sel.Select(ctx)
+}
+
+func (p *pool) cancelTimer() {
+	if p.timerCancel != nil {
+		p.timerCancel()
+	}
+	p.timer, p.timerCancel, p.timerAt = nil, nil, time.Time{}
+}
+
+// nextWake is the earliest of the law's wake-up, the safety resync, and the
+// next metering hour.
+func (p *pool) nextWake(now time.Time) (time.Time, string) {
+	at := p.state.ReceivedAt.Add(p.resyncInterval())
+	why := "safety resync"
+	if p.last.WakeAt.After(now) && p.last.WakeAt.Before(at) && !p.state.Paused {
+		at, why = p.last.WakeAt, p.last.WakeReason
+	}
+	if meterAt := p.state.MeterCursor.Add(time.Hour); meterAt.Before(at) {
+		at, why = meterAt, "metering hour "+p.state.MeterCursor.Format("2006-01-02T15")
+	}
+	if !at.After(now) {
+		at = now.Add(time.Second)
+	}
+	return at, why
+}
+
+func (p *pool) resyncInterval() time.Duration {
+	return p.state.Policy.ResyncInterval.D() + p.state.Policy.SampleInterval.D()
+}
+
+func (p *pool) needsResync(now time.Time) bool {
+	return p.state.Observation == nil || !now.Before(p.state.ReceivedAt.Add(p.resyncInterval()))
+}
+
+// drainMessages applies every buffered signal without blocking.
+func (p *pool) drainMessages(ctx workflow.Context) {
+	for {
+		var obs types.PoolObservation
+		if !p.observe.ReceiveAsync(&obs) {
+			break
+		}
+		p.applyObservation(ctx, obs)
+	}
+	for {
+		var req contract.ScaleRequest
+		if !p.force.ReceiveAsync(&req) {
+			break
+		}
+		p.applyForceScale(ctx, req)
+	}
+	for {
+		var g contract.ClusterGate
+		if !p.gate.ReceiveAsync(&g) {
+			break
+		}
+		p.applyGate(g)
+	}
+	for p.wake.ReceiveAsync(nil) {
+	}
+}
+
+// applyObservation folds a new observation into the durable state. A bad or
+// out-of-order one changes nothing and is recorded as rejected.
+func (p *pool) applyObservation(ctx workflow.Context, obs types.PoolObservation) {
+	if err := validateObservation(p.spec.Key, obs); err != nil {
+		p.reject(ctx, "observe", err)
+		return
+	}
+	if prev := p.state.Observation; prev != nil && obs.ObservedAt.Before(prev.ObservedAt) {
+		p.reject(ctx, "observe", fmt.Errorf("observation of %s is older than the one held (%s)", obs.ObservedAt.Format(time.RFC3339), prev.ObservedAt.Format(time.RFC3339)))
+		return
+	}
+	s := p.state
+	s.Observation = &obs
+	s.ReceivedAt = workflow.Now(ctx)
+	s.IdleSince = UpdateIdleSince(s.Policy, s.IdleSince, obs)
+	present := make(map[string]bool, len(obs.PendingPods))
+	for _, pod := range obs.PendingPods {
+		present[pod.Key()] = true
+	}
+	for _, key := range workflow.DeterministicKeys(s.Unplaceable) {
+		if !present[key] {
+			delete(s.Unplaceable, key)
+		}
+	}
+	nodes := make(map[string]bool, len(obs.Nodes))
+	for _, n := range obs.Nodes {
+		nodes[n.Name] = true
+	}
+	for _, name := range workflow.DeterministicKeys(s.DrainBlocked) {
+		if !nodes[name] {
+			delete(s.DrainBlocked, name)
+		}
+	}
+	// The provider's target can only be known to be at least what is seen.
+	s.TargetNodes = max(s.TargetNodes, 0)
+	if s.observedNodes() > s.TargetNodes {
+		s.TargetNodes = s.observedNodes()
+	}
+	p.recordNodeCount(ctx)
+}
+
+func (p *pool) applyGate(g contract.ClusterGate) {
+	if g.Since.Before(p.state.Gate.Since) {
+		return
+	}
+	p.state.Gate = g
+}
+
+func (p *pool) reject(ctx workflow.Context, what string, err error) {
+	p.state.LastRejected = fmt.Sprintf("%s at %s: %v", what, workflow.Now(ctx).UTC().Format(time.RFC3339), err)
+	workflow.GetLogger(ctx).Warn("rejected "+what, "error", err)
+}
+
+func validateObservation(key types.PoolKey, obs types.PoolObservation) error {
+	if obs.Pool != key {
+		return fmt.Errorf("observation is for pool %s, not %s", obs.Pool.WorkflowID(), key.WorkflowID())
+	}
+	if obs.ObservedAt.IsZero() {
+		return fmt.Errorf("observation has no observedAt time")
+	}
+	for _, n := range obs.Nodes {
+		if n.Name == "" {
+			return fmt.Errorf("observation has a node with no name")
+		}
+		if n.Allocatable.IsNegative() || n.Requested.IsNegative() {
+			return fmt.Errorf("node %s has negative resources", n.Name)
+		}
+	}
+	for _, pod := range obs.PendingPods {
+		if pod.Name == "" || pod.Namespace == "" {
+			return fmt.Errorf("observation has a pending pod with no namespace/name")
+		}
+		if pod.Requests.IsNegative() {
+			return fmt.Errorf("pending pod %s has negative requests", pod.Key())
+		}
+	}
+	return nil
+}
+
+func (p *pool) shouldContinueAsNew(ctx workflow.Context) bool {
+	info := workflow.GetInfo(ctx)
+	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() > maxEventsPerRun
+}
+
+// continueAsNew carries all state into a fresh run. Signals that arrived
+// meanwhile are applied first and handlers allowed to finish, so nothing is
+// lost at the boundary.
+func (p *pool) continueAsNew(ctx workflow.Context) error {
+	p.cancelTimer()
+	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+	p.drainMessages(ctx)
+	p.state.ContinuedAsNew++
+	return workflow.NewContinueAsNewError(ctx, PoolWorkflow, PoolInput{Spec: p.spec, State: p.state})
+}
+
+// announce tells the cluster workflow this pool exists (or is leaving), so
+// the watcher samples it with its thresholds and the gate reaches it.
+func (p *pool) announce(ctx workflow.Context, leaving bool) {
+	name := contract.SignalPoolRegistered
+	if leaving {
+		name = contract.SignalPoolDeregistered
+	}
+	reg := contract.PoolRegistration{PoolID: p.spec.Key.WorkflowID(), Thresholds: contract.PoolThresholds{
+		IdleCPU: p.state.Policy.IdleCPUThreshold, IdleMemory: p.state.Policy.IdleMemoryThreshold,
+	}}
+	// A cluster that is not enrolled yet does not hear it; the pool still
+	// runs on its own resyncs and hears the gate once the cluster exists
+	// and the pool announces again (every new run and policy change).
+	_ = workflow.SignalExternalWorkflow(ctx, types.ClusterWorkflowID(p.spec.Key.Cluster), "", name, reg).Get(ctx, nil)
+}
