@@ -1,6 +1,9 @@
 package metering
 
-import "time"
+import (
+	"sort"
+	"time"
+)
 
 // NodeHours integrates the timeline over the UTC hour [hour, hour+1h)
 // (hour is truncated to the hour) and returns node-hours per size; sizes
@@ -9,21 +12,7 @@ import "time"
 func NodeHours(t Timeline, hour time.Time) map[string]float64 {
 	start := hour.UTC().Truncate(time.Hour)
 	end := start.Add(time.Hour)
-
-	// Node-nanoseconds per size, kept as integers so whole and half hours
-	// come out exact.
-	sums := map[string]int64{}
-	add := func(size string, nodes int, from, to time.Time) {
-		if from.Before(start) {
-			from = start
-		}
-		if to.After(end) {
-			to = end
-		}
-		if nodes > 0 && to.After(from) {
-			sums[size] += int64(nodes) * int64(to.Sub(from))
-		}
-	}
+	segs := t.Segments
 
 	// A pool holds a handful of sizes, so a slice beats a map here.
 	type open struct {
@@ -32,22 +21,45 @@ func NodeHours(t Timeline, hour time.Time) map[string]float64 {
 		from  time.Time
 	}
 	var opens []open
-next:
-	for _, s := range t.Segments {
-		if !s.From.Before(end) {
-			break // ordered by From: nothing later touches this hour
-		}
+	find := func(size string) int {
 		for i := range opens {
-			if opens[i].size == s.Size {
-				add(s.Size, opens[i].nodes, opens[i].from, s.From)
-				opens[i].nodes, opens[i].from = s.Nodes, s.From
-				continue next
+			if opens[i].size == size {
+				return i
 			}
 		}
-		opens = append(opens, open{s.Size, s.Nodes, s.From})
+		return -1
+	}
+
+	// Segments are ordered by From: the last one of each size at or
+	// before start is in force when the hour begins.
+	first := sort.Search(len(segs), func(i int) bool { return segs[i].From.After(start) })
+	for i := first - 1; i >= 0; i-- {
+		if find(segs[i].Size) < 0 {
+			opens = append(opens, open{segs[i].Size, segs[i].Nodes, start})
+		}
+	}
+
+	// Node-nanoseconds per size, kept as integers so whole and half hours
+	// come out exact.
+	sums := map[string]int64{}
+	add := func(o open, to time.Time) {
+		if o.nodes > 0 {
+			sums[o.size] += int64(o.nodes) * int64(to.Sub(o.from))
+		}
+	}
+	for _, s := range segs[first:] {
+		if !s.From.Before(end) {
+			break
+		}
+		if i := find(s.Size); i >= 0 {
+			add(opens[i], s.From)
+			opens[i].nodes, opens[i].from = s.Nodes, s.From
+		} else {
+			opens = append(opens, open{s.Size, s.Nodes, s.From})
+		}
 	}
 	for _, o := range opens {
-		add(o.size, o.nodes, o.from, end)
+		add(o, end)
 	}
 
 	out := make(map[string]float64, len(sums))

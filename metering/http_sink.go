@@ -1,0 +1,203 @@
+package metering
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hanzoai/visor-fleet/connectors"
+)
+
+// HTTPSink posts events to a commerce metering endpoint.
+//
+// Wire format, one request per batch:
+//
+//	POST <Endpoint>
+//	Authorization: Bearer <token>
+//	Content-Type: application/json
+//	Idempotency-Key: visor-meter-<hex SHA-256 of the events' idempotency keys, sorted, "\n"-joined>
+//
+//	{"events": [{
+//	  "meterId": "visor.node-hours",
+//	  "userId": "<org>",
+//	  "value": 1.5,
+//	  "hour": "2025-03-01T10:00:00Z",
+//	  "idempotency": "pool/<org>/<project>/<service>/<provider>/<cluster>/<size>/2025-03-01T10",
+//	  "dimensions": {"service": "…", "project": "…", "provider": "…", "cluster": "…", "size": "…", "pool": "pool/…"}
+//	}]}
+//
+// Any 2xx means every event in the batch is recorded. The receiver must
+// dedupe on each event's "idempotency" (the batch key only short-cuts an
+// identical resend). 429, 408, 5xx and transport errors are retried with
+// backoff inside RetryBudget, honouring Retry-After; any other status is
+// a Permanent error.
+type HTTPSink struct {
+	cfg      HTTPConfig
+	endpoint string
+	secrets  connectors.SecretReader
+}
+
+var _ Sink = (*HTTPSink)(nil)
+
+// HTTPConfig configures an HTTPSink. Zero durations take the defaults.
+type HTTPConfig struct {
+	Endpoint string
+	// Token references the bearer token; it is resolved on each Report,
+	// inside the activity, and never logged or put in an error.
+	Token connectors.CredentialRef
+	// Timeout bounds one attempt (default 10s).
+	Timeout time.Duration
+	// Client sends the requests (default: a new http.Client).
+	Client *http.Client
+	// RetryBudget bounds all attempts and waits of one Report (default
+	// 30s); past it Report returns a Retryable error for Temporal to retry
+	// later. The activity's start-to-close timeout must exceed it.
+	RetryBudget time.Duration
+	// Backoff is the first wait between attempts, doubled each time up to
+	// MaxBackoff (defaults 200ms and 5s).
+	Backoff    time.Duration
+	MaxBackoff time.Duration
+}
+
+const (
+	defaultHTTPTimeout = 10 * time.Second
+	defaultRetryBudget = 30 * time.Second
+	defaultBackoff     = 200 * time.Millisecond
+	defaultMaxBackoff  = 5 * time.Second
+)
+
+// NewHTTPSink checks cfg and fills its defaults. secrets reads secret:
+// references and may be nil when the token comes from env: or file:.
+func NewHTTPSink(cfg HTTPConfig, secrets connectors.SecretReader) (*HTTPSink, error) {
+	u, err := url.Parse(cfg.Endpoint)
+	switch {
+	case cfg.Endpoint == "":
+		return nil, errors.New("metering endpoint is empty")
+	case err != nil:
+		return nil, fmt.Errorf("metering endpoint %q is not a URL: %w", cfg.Endpoint, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, fmt.Errorf("metering endpoint %q must be http:// or https://", cfg.Endpoint)
+	case u.Host == "":
+		return nil, fmt.Errorf("metering endpoint %q has no host", cfg.Endpoint)
+	case u.User != nil:
+		return nil, fmt.Errorf("metering endpoint %s must not carry credentials; reference the token in token", u.Redacted())
+	}
+	if kind, rest, ok := strings.Cut(string(cfg.Token), ":"); !ok || rest == "" || (kind != "env" && kind != "file" && kind != "secret") {
+		return nil, errors.New("metering token must be a reference env:NAME, file:PATH or secret:NAMESPACE/NAME/KEY, not the token itself")
+	}
+	for _, d := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{
+		{"timeout", &cfg.Timeout, defaultHTTPTimeout},
+		{"retry budget", &cfg.RetryBudget, defaultRetryBudget},
+		{"backoff", &cfg.Backoff, defaultBackoff},
+		{"max backoff", &cfg.MaxBackoff, defaultMaxBackoff},
+	} {
+		if *d.v < 0 {
+			return nil, fmt.Errorf("metering %s %s is negative", d.name, *d.v)
+		}
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+	}
+	if cfg.MaxBackoff < cfg.Backoff {
+		return nil, fmt.Errorf("metering max backoff %s is below backoff %s", cfg.MaxBackoff, cfg.Backoff)
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{}
+	}
+	return &HTTPSink{cfg: cfg, endpoint: u.String(), secrets: secrets}, nil
+}
+
+// BatchKey is the Idempotency-Key of a batch: the same events in any order
+// give the same key.
+func BatchKey(events []Event) string {
+	keys := make([]string, len(events))
+	for i, e := range events {
+		keys[i] = e.Idempotency
+	}
+	slices.Sort(keys)
+	sum := sha256.Sum256([]byte(strings.Join(keys, "\n")))
+	return "visor-meter-" + hex.EncodeToString(sum[:])
+}
+
+// wireBatch is the request body.
+type wireBatch struct {
+	Events []Event `json:"events"`
+}
+
+// Report posts the batch, retrying transient failures within the budget.
+func (s *HTTPSink) Report(ctx context.Context, events []Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	if err := validateEvents(events); err != nil {
+		return s.fail(connectors.Permanent, err)
+	}
+	token, err := s.cfg.Token.Resolve(ctx, s.secrets)
+	if err != nil {
+		return err // Permanent, names the reference only
+	}
+	batch := wireBatch{Events: make([]Event, len(events))}
+	for i, e := range events {
+		e.Hour = e.Hour.UTC()
+		batch.Events[i] = e
+	}
+	body, err := json.Marshal(batch)
+	if err != nil {
+		return s.fail(connectors.Permanent, fmt.Errorf("encode events: %w", err))
+	}
+	return s.send(ctx, token, BatchKey(events), body)
+}
+
+func (s *HTTPSink) fail(class connectors.ErrorClass, err error) *connectors.Error {
+	return connectors.NewError(class, "metering", "POST "+s.endpoint, err)
+}
+
+// attempt is one request's outcome.
+type attempt struct {
+	err        error // nil: accepted
+	permanent  bool
+	retryAfter time.Duration // the server's Retry-After, if any
+}
+
+// post makes one request, bounded by the attempt timeout and the budget.
+func (s *HTTPSink) post(ctx context.Context, token, key string, body []byte, deadline time.Time) attempt {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	ctx, cancelBudget := context.WithDeadline(ctx, deadline)
+	defer cancelBudget()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return attempt{err: err, permanent: true}
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", key)
+	resp, err := s.cfg.Client.Do(req)
+	if err != nil {
+		return attempt{err: redact(err, token)}
+	}
+	defer resp.Body.Close()
+	snippet := readSnippet(resp, token)
+	switch code := resp.StatusCode; {
+	case code >= 200 && code < 300:
+		return attempt{}
+	case code == http.StatusTooManyRequests || code == http.StatusRequestTimeout || code >= 500:
+		retryAfter, _ := connectors.RetryAfterHeader(resp.Header, time.Now())
+		return attempt{err: fmt.Errorf("endpoint answered %s%s", resp.Status, snippet), retryAfter: retryAfter}
+	default:
+		return attempt{err: fmt.Errorf("endpoint answered %s%s", resp.Status, snippet), permanent: true}
+	}
+}
