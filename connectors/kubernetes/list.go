@@ -17,37 +17,43 @@ const (
 // listPageSize keeps each response bounded on large clusters.
 const listPageSize = 500
 
-// listPods lists pods in all namespaces page by page.
+// listPods lists pods in all namespaces.
 func listPods(ctx context.Context, client k8s.Interface, fieldSelector string) ([]corev1.Pod, error) {
-	var pods []corev1.Pod
-	opts := metav1.ListOptions{FieldSelector: fieldSelector, Limit: listPageSize}
-	for {
-		page, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, opts)
-		if err != nil {
-			return nil, classifyError("list pods ("+fieldSelector+")", err)
-		}
-		pods = append(pods, page.Items...)
-		if page.Continue == "" {
-			return pods, nil
-		}
-		opts.Continue = page.Continue
-	}
+	return listAll(ctx, "list pods ("+fieldSelector+")",
+		metav1.ListOptions{FieldSelector: fieldSelector},
+		func(opts metav1.ListOptions) (*corev1.PodList, error) {
+			return client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, opts)
+		},
+		func(l *corev1.PodList) []corev1.Pod { return l.Items })
 }
 
-// listNodes lists nodes matching a label selector page by page.
+// listNodes lists nodes matching a label selector.
 func listNodes(ctx context.Context, client k8s.Interface, labelSelector string) ([]corev1.Node, error) {
-	var nodes []corev1.Node
-	opts := metav1.ListOptions{LabelSelector: labelSelector, Limit: listPageSize}
+	return listAll(ctx, "list nodes ("+labelSelector+")",
+		metav1.ListOptions{LabelSelector: labelSelector},
+		func(opts metav1.ListOptions) (*corev1.NodeList, error) {
+			return client.CoreV1().Nodes().List(ctx, opts)
+		},
+		func(l *corev1.NodeList) []corev1.Node { return l.Items })
+}
+
+// listAll follows continue tokens page by page.
+func listAll[T any, L interface{ GetContinue() string }](
+	ctx context.Context, op string, opts metav1.ListOptions,
+	list func(metav1.ListOptions) (L, error), items func(L) []T,
+) ([]T, error) {
+	var all []T
+	opts.Limit = listPageSize
 	for {
-		page, err := client.CoreV1().Nodes().List(ctx, opts)
+		page, err := list(opts)
 		if err != nil {
-			return nil, classifyError("list nodes ("+labelSelector+")", err)
+			return nil, classifyError(op, err)
 		}
-		nodes = append(nodes, page.Items...)
-		if page.Continue == "" {
-			return nodes, nil
+		all = append(all, items(page)...)
+		if page.GetContinue() == "" {
+			return all, nil
 		}
-		opts.Continue = page.Continue
+		opts.Continue = page.GetContinue()
 	}
 }
 
