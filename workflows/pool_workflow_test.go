@@ -1,0 +1,371 @@
+package workflows
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hanzoai/visor-fleet/activities"
+	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/metering"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// world is a fake cluster the mocked activities read and write, so the
+// workflow runs its real control law in the time-skipping environment.
+type world struct {
+	mu          sync.Mutex
+	env         *testsuite.TestWorkflowEnvironment
+	nodes       []types.NodeObservation
+	pods        []types.PendingPod
+	provisions  []activities.ProvisionInput
+	drained     []string
+	deleted     []string
+	observed    int
+	meterEvents []metering.Event
+}
+
+func (w *world) observation() types.PoolObservation {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.observed++
+	return types.PoolObservation{Pool: key(), ObservedAt: w.env.Now(), Nodes: append([]types.NodeObservation(nil), w.nodes...), PendingPods: append([]types.PendingPod(nil), w.pods...)}
+}
+
+func (w *world) signal() {
+	w.env.SignalWorkflow(contract.SignalObserve, w.observation())
+}
+
+func newTestPool(t *testing.T, policy types.Policy, nodes []types.NodeObservation) (*testsuite.TestWorkflowEnvironment, *world) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(PoolWorkflow)
+	env.RegisterActivity(&activities.Activities{})
+	w := &world{env: env, nodes: nodes}
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, mock.Anything, mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(a.ObservePool, mock.Anything, mock.Anything).Return(func(context.Context, types.PoolKey) (types.PoolObservation, error) {
+		return w.observation(), nil
+	})
+	env.OnActivity(a.PlanScaleUp, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PlanInput) (activities.PlanResult, error) {
+		n := max(in.MinNewNodes, min(1, len(in.Pods)))
+		if len(in.Pods) > 2 {
+			n = 2
+		}
+		n = min(n, in.MaxNewNodes)
+		return activities.PlanResult{Size: "sim-4c8g", NewNodes: n, GroupID: "g1", GroupTarget: len(w.nodes)}, nil
+	})
+	env.OnActivity(a.Provision, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ProvisionInput) (activities.ProvisionResult, error) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.provisions = append(w.provisions, in)
+		return activities.ProvisionResult{GroupID: "g1", TotalTarget: in.Target}, nil
+	})
+	env.OnActivity(a.DrainNode, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.DrainInput) (connectors.DrainResult, error) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.drained = append(w.drained, in.Node)
+		return connectors.DrainResult{Node: in.Node}, nil
+	})
+	env.OnActivity(a.DeleteNode, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.DeleteInput) (activities.DeleteResult, error) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.deleted = append(w.deleted, in.Node)
+		var kept []types.NodeObservation
+		for _, n := range w.nodes {
+			if n.Name != in.Node {
+				kept = append(kept, n)
+			}
+		}
+		w.nodes = kept
+		return activities.DeleteResult{TotalTarget: len(kept)}, nil
+	})
+	env.OnActivity(a.ReportMeter, mock.Anything, mock.Anything).Return(func(_ context.Context, events []metering.Event) error {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.meterEvents = append(w.meterEvents, events...)
+		return nil
+	})
+	return env, w
+}
+
+func spec(p types.Policy) contract.PoolSpec { return contract.PoolSpec{Key: key(), Policy: p} }
+
+// finish deregisters the pool at the given time so the test run ends.
+func finish(env *testsuite.TestWorkflowEnvironment, at time.Duration) {
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(contract.UpdateDeregister, "finish", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { panic(err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
+		}, contract.DeregisterRequest{Reason: "test over"})
+	}, at)
+}
+
+func status(t *testing.T, env *testsuite.TestWorkflowEnvironment) contract.PoolStatus {
+	t.Helper()
+	v, err := env.QueryWorkflow(contract.QueryStatus)
+	require.NoError(t, err)
+	var st contract.PoolStatus
+	require.NoError(t, v.Get(&st))
+	return st
+}
+
+func busyNodes() []types.NodeObservation {
+	return []types.NodeObservation{node("n1", 0.8, 0.8), node("n2", 0.8, 0.8)}
+}
+
+func TestPoolScalesUpOnlyAfterPendingThreshold(t *testing.T) {
+	env, w := newTestPool(t, types.DefaultPolicy(), busyNodes())
+	var provisionedAt time.Time
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		w.pods = []types.PendingPod{pending("p1", env.Now())}
+		w.mu.Unlock()
+		w.signal()
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() {
+		require.Empty(t, w.provisions, "scaled up before the pod waited 60s")
+	}, time.Minute+59*time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Len(t, w.provisions, 1, "no scale-up once the pod waited 60s")
+		provisionedAt = env.Now()
+	}, 2*time.Minute+time.Second)
+	finish(env, 3*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(types.DefaultPolicy())})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	require.False(t, provisionedAt.IsZero())
+	require.Equal(t, 3, w.provisions[0].Target, "absolute target = group target + new nodes")
+	require.Equal(t, connectors.IdempotencyKey("pool/acme/web/api/sim/east/1/provision-0"), w.provisions[0].IdempotencyKey)
+}
+
+func TestPoolScaleUpCooldown(t *testing.T) {
+	p := types.DefaultPolicy()
+	env, w := newTestPool(t, p, busyNodes())
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		w.pods = []types.PendingPod{pending("p1", env.Now().Add(-2*time.Minute))}
+		w.mu.Unlock()
+		w.signal()
+	}, time.Second)
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		// The first node came up; a new pod went pending and is overdue.
+		w.nodes = append(w.nodes, node("n3", 0.8, 0.8))
+		w.pods = []types.PendingPod{pending("p2", env.Now().Add(-2*time.Minute))}
+		w.mu.Unlock()
+		w.signal()
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() {
+		require.Len(t, w.provisions, 1, "scaled up inside the 5m cooldown")
+	}, 5*time.Minute)
+	env.RegisterDelayedCallback(func() {
+		require.Len(t, w.provisions, 2, "no scale-up once the cooldown ended")
+	}, 5*time.Minute+2*time.Second)
+	finish(env, 6*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+}
+
+func TestPoolIdleWindowBrokenByOneBusySample(t *testing.T) {
+	p := types.DefaultPolicy()
+	nodes := []types.NodeObservation{node("n1", 0.8, 0.8), node("n2", 0.8, 0.8), node("n3", 0.1, 0.1)}
+	env, w := newTestPool(t, p, nodes)
+	setN3 := func(cpu float64) func() {
+		return func() {
+			w.mu.Lock()
+			w.nodes[2] = node("n3", cpu, 0.1)
+			w.mu.Unlock()
+			w.signal()
+		}
+	}
+	// Idle from the start, busy for one sample at 6m, idle again at 6m30s.
+	env.RegisterDelayedCallback(setN3(0.9), 6*time.Minute)
+	env.RegisterDelayedCallback(setN3(0.1), 6*time.Minute+30*time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Empty(t, w.deleted, "removed although the idle window was broken at 6m")
+	}, 16*time.Minute)
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, []string{"n3"}, w.deleted, "idle node not removed 10m after the break")
+	}, 17*time.Minute)
+	finish(env, 18*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+	require.Equal(t, []string{"n3"}, w.drained[:1], "drain comes before delete")
+}
+
+func TestPoolFloorAndCeiling(t *testing.T) {
+	p := types.DefaultPolicy()
+	p.MinNodes, p.MaxNodes = 2, 3
+	env, w := newTestPool(t, p, []types.NodeObservation{node("n1", 0.8, 0.8)})
+	env.RegisterDelayedCallback(func() {
+		require.Len(t, w.provisions, 1, "below the floor and not grown")
+		w.mu.Lock()
+		w.nodes = append(w.nodes, node("n2", 0.8, 0.8))
+		w.pods = []types.PendingPod{pending("a", env.Now().Add(-time.Hour)), pending("b", env.Now().Add(-time.Hour)), pending("c", env.Now().Add(-time.Hour))}
+		w.mu.Unlock()
+		w.signal()
+	}, 10*time.Second)
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		w.nodes = append(w.nodes, node("n3", 0.8, 0.8))
+		w.mu.Unlock()
+		w.signal()
+	}, 6*time.Minute)
+	finish(env, 20*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, w.provisions, 2)
+	require.Equal(t, 2, w.provisions[0].Target, "floor: grow to 2")
+	require.Equal(t, 3, w.provisions[1].Target, "three pods wanted 2 nodes, the ceiling allows 1")
+}
+
+func TestPoolPauseStopsActingButKeepsObserving(t *testing.T) {
+	p := types.DefaultPolicy()
+	env, w := newTestPool(t, p, busyNodes())
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(contract.UpdatePause, "pause", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Errorf("pause rejected: %v", err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
+		}, contract.PauseRequest{Reason: "maintenance", RequestedBy: "ops"})
+	}, time.Second)
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		w.pods = []types.PendingPod{pending("p1", env.Now().Add(-time.Hour))}
+		w.mu.Unlock()
+		w.signal()
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() {
+		require.Empty(t, w.provisions, "paused pool scaled up")
+		st := status(t, env)
+		require.True(t, st.Paused)
+		require.Equal(t, 1, st.PendingPods, "paused pool stopped observing")
+		require.Equal(t, "paused", st.State)
+		env.UpdateWorkflow(contract.UpdateResume, "resume", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Errorf("resume rejected: %v", err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
+		}, contract.PauseRequest{})
+	}, 3*time.Minute)
+	env.RegisterDelayedCallback(func() {
+		require.Len(t, w.provisions, 1, "resumed pool did not act")
+	}, 3*time.Minute+time.Second)
+	finish(env, 4*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+}
+
+func TestPoolValidatorsRejectWithFieldNamed(t *testing.T) {
+	p := types.DefaultPolicy()
+	env, w := newTestPool(t, p, busyNodes())
+	rejected := map[string]string{}
+	reject := func(name string) *testsuite.TestUpdateCallback {
+		return &testsuite.TestUpdateCallback{
+			OnReject:   func(err error) { rejected[name] = err.Error() },
+			OnAccept:   func() { t.Errorf("%s was accepted", name) },
+			OnComplete: func(any, error) {},
+		}
+	}
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(contract.UpdateScale, "too-big", reject("too-big"), contract.ScaleRequest{Target: 51, Reason: "x"})
+		env.UpdateWorkflow(contract.UpdateScale, "no-reason", reject("no-reason"), contract.ScaleRequest{Target: 3})
+		bad := p
+		bad.MinNodes, bad.MaxNodes = 10, 5
+		env.UpdateWorkflow(contract.UpdateSetPolicy, "min-max", reject("min-max"), bad)
+		neg := p
+		neg.ScaleUpCooldown = types.Duration(-time.Minute)
+		env.UpdateWorkflow(contract.UpdateSetPolicy, "negative", reject("negative"), neg)
+	}, time.Second)
+	env.RegisterDelayedCallback(func() {
+		st := status(t, env)
+		require.Equal(t, int64(0), st.Seq, "a rejected update changed the state")
+		require.Equal(t, 50, st.Policy.MaxNodes)
+	}, 2*time.Second)
+	// A valid scale is accepted and carried out.
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(contract.UpdateScale, "ok", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Errorf("valid scale rejected: %v", err) }, OnAccept: func() {},
+			OnComplete: func(v any, err error) {
+				require.NoError(t, err)
+				require.Equal(t, 4, v.(contract.ScaleAccepted).Target)
+			},
+		}, contract.ScaleRequest{Target: 4, Reason: "launch", RequestedBy: "ops"})
+	}, 3*time.Second)
+	finish(env, time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+	require.Contains(t, rejected["too-big"], "target 51 is outside [minNodes 2, maxNodes 50]")
+	require.Contains(t, rejected["no-reason"], "reason is empty")
+	require.Contains(t, rejected["min-max"], "policy.minNodes")
+	require.Contains(t, rejected["negative"], "policy.scaleUpCooldown")
+	require.Len(t, w.provisions, 1)
+	require.Equal(t, 4, w.provisions[0].Target)
+}
+
+func TestPoolForceScaleIsClamped(t *testing.T) {
+	p := types.DefaultPolicy()
+	p.MaxNodes = 3
+	env, w := newTestPool(t, p, busyNodes())
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(contract.SignalForceScale, contract.ScaleRequest{Target: 99, Reason: "burst", RequestedBy: "svc"})
+	}, time.Second)
+	finish(env, time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, w.provisions, 1)
+	require.Equal(t, 3, w.provisions[0].Target, "force-scale not clamped to the ceiling")
+}
+
+func TestPoolRejectsBadObservation(t *testing.T) {
+	p := types.DefaultPolicy()
+	env, w := newTestPool(t, p, busyNodes())
+	env.RegisterDelayedCallback(func() {
+		bad := w.observation()
+		bad.Pool.Org = "other"
+		env.SignalWorkflow(contract.SignalObserve, bad)
+	}, time.Second)
+	env.RegisterDelayedCallback(func() {
+		st := status(t, env)
+		require.Contains(t, st.LastRejected, "observation is for pool pool/other/web/api/sim/east")
+		require.Equal(t, 2, st.Nodes)
+	}, 2*time.Second)
+	finish(env, time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+}
+
+func TestPoolContinueAsNewKeepsState(t *testing.T) {
+	p := types.DefaultPolicy()
+	env, w := newTestPool(t, p, busyNodes())
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(contract.UpdatePause, "pause", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Errorf("pause rejected: %v", err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
+		}, contract.PauseRequest{Reason: "keep me"})
+	}, time.Second)
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		w.pods = []types.PendingPod{pending("p1", env.Now())}
+		w.mu.Unlock()
+		w.signal()
+		// The server suggests Continue-As-New; the next wake-up must carry
+		// everything into the new run.
+		env.SetContinueAsNewSuggested(true)
+		w.signal()
+	}, time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.True(t, env.IsWorkflowCompleted())
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &can)
+	var next PoolInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	require.NotNil(t, next.State)
+	require.True(t, next.State.Paused, "paused flag lost")
+	require.Equal(t, "keep me", next.State.PausedReason)
+	require.Equal(t, 1, next.State.ContinuedAsNew)
+	require.NotNil(t, next.State.Observation)
+	require.Len(t, next.State.Observation.PendingPods, 1, "observation lost")
+	require.Equal(t, key(), next.Spec.Key)
+}
