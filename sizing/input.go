@@ -111,21 +111,32 @@ func (in *input) indexPods() {
 		b.WriteString(in.pods[i].Name)
 	}
 	all := b.String()
+	// Sorting (key, index) pairs in place keeps the comparisons on
+	// contiguous memory instead of chasing indexes into keys.
+	sorted := make([]keyedPod, n)
 	in.keys = make([]string, n)
-	in.byKey = make([]int32, n)
 	off := 0
 	for i := range in.pods {
 		l := len(in.pods[i].Namespace) + 1 + len(in.pods[i].Name)
 		in.keys[i] = all[off : off+l]
+		sorted[i] = keyedPod{key: in.keys[i], index: int32(i)}
 		off += l
-		in.byKey[i] = int32(i)
 	}
-	slices.SortFunc(in.byKey, func(a, b int32) int {
-		if c := strings.Compare(in.keys[a], in.keys[b]); c != 0 {
+	slices.SortFunc(sorted, func(a, b keyedPod) int {
+		if c := strings.Compare(a.key, b.key); c != 0 {
 			return c
 		}
-		return compareRequests(in.pods[a], in.pods[b])
+		return compareRequests(in.pods[a.index], in.pods[b.index])
 	})
+	in.byKey = make([]int32, n)
+	for i, k := range sorted {
+		in.byKey[i] = k.index
+	}
+}
+
+type keyedPod struct {
+	key   string
+	index int32
 }
 
 func compareRequests(a, b types.PendingPod) int {
@@ -148,6 +159,11 @@ func (in *input) groupShapes() {
 	ids := make(map[shapeKey]int32)
 	in.podShape = make([]int32, len(in.pods))
 	var counts []int32
+	// Replicas of one Deployment share a name prefix, so in key order the
+	// same shape comes in runs: remembering the last one skips most
+	// map lookups.
+	var last shapeKey
+	lastID := int32(-1)
 	for _, i := range in.byKey {
 		p := &in.pods[i]
 		if p.Requests.IsNegative() {
@@ -155,6 +171,11 @@ func (in *input) groupShapes() {
 			continue
 		}
 		k := podShapeKey(p)
+		if lastID >= 0 && k == last {
+			in.podShape[i] = lastID
+			counts[lastID]++
+			continue
+		}
 		id, ok := ids[k]
 		if !ok {
 			id = int32(len(in.shapes))
@@ -167,6 +188,7 @@ func (in *input) groupShapes() {
 		}
 		in.podShape[i] = id
 		counts[id]++
+		last, lastID = k, id
 	}
 	// Renumber shapes into canonical order so everything downstream is
 	// independent of which pod happened to come first.
@@ -213,6 +235,7 @@ func (in *input) checkSizes(catalog []types.InstanceType, excluded []string) {
 		strike[name] = true
 	}
 	seen := make(map[string]bool, len(catalog))
+	in.sizes = make([]size, 0, len(catalog))
 	for _, t := range catalog {
 		why := unusable(t)
 		switch {

@@ -42,15 +42,6 @@ func (in *input) fillExisting() (remaining []int64, fills []fill) {
 	return remaining, fills
 }
 
-// group is a run of new nodes, opened consecutively, that hold the same
-// pods and so have the same free room. First fit over identical nodes
-// fills them in order, so a run only ever splits at one point.
-type group struct {
-	free  types.Resources
-	first int
-	n     int
-}
-
 // outcome is what packing the remaining pods onto one size gives.
 type outcome struct {
 	nodes   int
@@ -61,13 +52,19 @@ type outcome struct {
 
 // packer packs onto new nodes of one size at a time; its buffers are
 // reused across sizes so planning allocates per size, not per pod.
+//
+// New nodes are kept as runs: nodes opened together with the same pods
+// have the same free room, and first fit over identical nodes fills them in
+// order, so a run only ever splits at one point. A run is known by its
+// first node's index, which is its slot in the fitTree (holding the run's
+// free room); runLen[first] is how many nodes it has.
 type packer struct {
-	order        []int32
-	share        []float64
-	suffixMin    []types.Resources
-	groups, next []group
-	record       bool
-	fills        []fill
+	order  []int32
+	share  []float64
+	runs   fitTree
+	runLen []int // per node index: nodes in the run starting there, else 0
+	record bool
+	fills  []fill
 }
 
 // pack is first-fit decreasing of the remaining pods onto new nodes of z,
@@ -99,12 +96,11 @@ func (p *packer) pack(in *input, remaining []int64, z size, limit int) outcome {
 		}
 		return int(a - b)
 	})
-	p.computeSuffixMin(in)
-	p.groups, p.fills = p.groups[:0], p.fills[:0]
-	for pos, s := range p.order {
+	p.runs.reset(64)
+	p.runLen, p.fills = p.runLen[:0], p.fills[:0]
+	for _, s := range p.order {
 		req := in.shapes[s].req
-		alive := p.suffixMin[pos+1]
-		r := p.firstFit(s, req, remaining[s], alive)
+		r := p.firstFit(s, req, remaining[s])
 		if r == 0 {
 			continue
 		}
@@ -119,12 +115,12 @@ func (p *packer) pack(in *input, remaining []int64, z size, limit int) outcome {
 		}
 		full := min(r/perNode, allowed)
 		if full > 0 {
-			p.open(s, z.alloc.Sub(times(req, perNode)), out.nodes, int(full), perNode, alive)
+			p.open(s, z.alloc.Sub(times(req, perNode)), out.nodes, int(full), perNode)
 			out.nodes += int(full)
 			r -= full * perNode
 		}
 		if r > 0 && r < perNode && allowed > full {
-			p.open(s, z.alloc.Sub(times(req, r)), out.nodes, 1, r, alive)
+			p.open(s, z.alloc.Sub(times(req, r)), out.nodes, 1, r)
 			out.nodes++
 			r = 0
 		}
@@ -137,88 +133,63 @@ func (p *packer) pack(in *input, remaining []int64, z size, limit int) outcome {
 	return out
 }
 
-// firstFit puts up to r pods of shape s on the open groups, first node
-// first, and returns how many are left. Groups that no later shape can use
-// are dropped as it goes, which keeps the scan short.
-func (p *packer) firstFit(s int32, req types.Resources, r int64, alive types.Resources) int64 {
-	p.next = p.next[:0]
-	for _, g := range p.groups {
-		k := int64(0)
-		if r > 0 {
-			k = min(fitCount(g.free, req), r)
+// firstFit puts up to r pods of shape s on the open runs, lowest node
+// first, and returns how many are left.
+func (p *packer) firstFit(s int32, req types.Resources, r int64) int64 {
+	for r > 0 {
+		first := p.runs.first(req)
+		if first < 0 {
+			break
 		}
-		if k == 0 {
-			p.keep(g, alive)
+		free, n := p.runs.free(first), p.runLen[first]
+		k := min(fitCount(free, req), r)
+		if r >= k*int64(n) { // every node of the run takes k
+			p.note(s, first, n, k)
+			p.runs.set(first, free.Sub(times(req, k)))
+			r -= k * int64(n)
 			continue
 		}
-		if r >= k*int64(g.n) { // every node of the group takes k
-			p.note(s, g.first, g.n, k)
-			r -= k * int64(g.n)
-			g.free = g.free.Sub(times(req, k))
-			p.keep(g, alive)
-			continue
-		}
-		// The group splits: full nodes take k, one node the rest, the
-		// others stay as they were.
-		full := int(r / k)
-		rest := r % k
+		// The run splits: full nodes take k, one node the rest, the others
+		// stay as they were.
+		full, rest := int(r/k), r%k
+		at := first
 		if full > 0 {
-			p.note(s, g.first, full, k)
-			p.keep(group{free: g.free.Sub(times(req, k)), first: g.first, n: full}, alive)
+			p.note(s, at, full, k)
+			p.setRun(at, full, free.Sub(times(req, k)))
+			at += full
 		}
-		untouched := g.n - full
 		if rest > 0 {
-			p.note(s, g.first+full, 1, rest)
-			p.keep(group{free: g.free.Sub(times(req, rest)), first: g.first + full, n: 1}, alive)
-			untouched--
+			p.note(s, at, 1, rest)
+			p.setRun(at, 1, free.Sub(times(req, rest)))
+			at++
 		}
-		if untouched > 0 {
-			p.keep(group{free: g.free, first: g.first + g.n - untouched, n: untouched}, alive)
+		if untouched := first + n - at; untouched > 0 {
+			p.setRun(at, untouched, free)
 		}
 		r = 0
 	}
-	p.groups, p.next = p.next, p.groups
 	return r
 }
 
-// open adds n new nodes holding perNode pods of shape s each, after every
-// open group.
-func (p *packer) open(s int32, free types.Resources, first, n int, perNode int64, alive types.Resources) {
+// open adds n new nodes, numbered from first, holding perNode pods of
+// shape s each.
+func (p *packer) open(s int32, free types.Resources, first, n int, perNode int64) {
 	p.note(s, first, n, perNode)
-	if alive.Fits(free) {
-		p.groups = append(p.groups, group{free: free, first: first, n: n})
+	if need, have := first+n, len(p.runLen); need > have {
+		p.runLen = slices.Grow(p.runLen, need-have)[:need]
+		clear(p.runLen[have:])
 	}
+	p.setRun(first, n, free)
 }
 
-// keep appends g to the next round's groups if some later shape could
-// still fit in it (every dimension at least the later shapes' minimum).
-func (p *packer) keep(g group, alive types.Resources) {
-	if alive.Fits(g.free) {
-		p.next = append(p.next, g)
-	}
+func (p *packer) setRun(first, n int, free types.Resources) {
+	p.runLen[first] = n
+	p.runs.set(first, free)
 }
 
 func (p *packer) note(s int32, first, n int, perNode int64) {
 	if p.record {
 		p.fills = append(p.fills, fill{shape: s, node: first, nodes: n, perNode: perNode})
-	}
-}
-
-// computeSuffixMin sets suffixMin[i] to the per-dimension minimum request
-// of the shapes at order positions i and later; past the end nothing is
-// alive.
-func (p *packer) computeSuffixMin(in *input) {
-	n := len(p.order)
-	p.suffixMin = slices.Grow(p.suffixMin[:0], n+1)[:n+1]
-	m := types.Resources{MilliCPU: math.MaxInt64, Memory: math.MaxInt64, GPUs: math.MaxInt64, Pods: math.MaxInt64}
-	p.suffixMin[n] = m
-	for i := n - 1; i >= 0; i-- {
-		r := in.shapes[p.order[i]].req
-		m = types.Resources{
-			MilliCPU: min(m.MilliCPU, r.MilliCPU), Memory: min(m.Memory, r.Memory),
-			GPUs: min(m.GPUs, r.GPUs), Pods: min(m.Pods, r.Pods),
-		}
-		p.suffixMin[i] = m
 	}
 }
 
