@@ -125,6 +125,9 @@ func (d *Drainer) Drain(ctx context.Context, node string, opts connectors.DrainO
 			}
 			d.report(opts, res, plan.remaining)
 		}
+		// Waiting on a budget or on terminating pods is a step too: the
+		// activity keeps heartbeating through it.
+		d.report(opts, res, plan.remaining)
 		if err := d.sleep(ctx, node, d.untilDeadline(opts, wait)); err != nil {
 			return res, err
 		}

@@ -3,7 +3,9 @@ package kubernetes
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -262,8 +264,14 @@ func TestDrainWaitsForTerminatingPods(t *testing.T) {
 		newPod("web", "leaving", onNode("n1"), unreplicated(), terminating()),
 	)
 	done := make(chan error, 1)
+	var waiting atomic.Int32
 	go func() {
-		_, err := NewDrainer(client, DrainerConfig{}).Drain(context.Background(), "n1", drainOptions(5*time.Second, nil))
+		_, err := NewDrainer(client, DrainerConfig{}).Drain(context.Background(), "n1", drainOptions(5*time.Second,
+			func(p connectors.DrainProgress) {
+				if slices.Equal(p.Remaining, []string{"web/leaving"}) {
+					waiting.Add(1)
+				}
+			}))
 		done <- err
 	}()
 	select {
@@ -271,6 +279,7 @@ func TestDrainWaitsForTerminatingPods(t *testing.T) {
 		t.Fatalf("drain returned while a pod was still terminating: %v", err)
 	case <-time.After(5 * testRetry):
 	}
+	assert.Greater(t, waiting.Load(), int32(2), "the drain keeps reporting while it waits, so activities heartbeat")
 	gone, err := fakes.FinishTerminating()
 	require.NoError(t, err)
 	require.Equal(t, 1, gone)
