@@ -8,8 +8,15 @@ type Request struct {
 	Pending []types.PendingPod
 	// Existing are the pool's nodes. Free room on ready nodes, and on
 	// provisioning ones (so a booting node is not bought twice), is used
-	// before any new node. A node whose Allocatable.Pods is 0 did not report
-	// pod slots, and its slots are then not limited.
+	// before any new node; other states give none. A node whose
+	// Allocatable.Pods is 0 did not report pod slots, and its slots are
+	// then not limited.
+	//
+	// Sizing sees requests only, not taints, affinity or spread rules. A
+	// pod still pending beside a ready node's free room was refused there
+	// by the scheduler, and would be "placed" there again in every plan:
+	// callers that cannot rule that out should pass only provisioning
+	// nodes.
 	Existing []types.NodeObservation
 	// Catalog is the sizes the pool may buy (already restricted and priced).
 	Catalog []types.InstanceType
@@ -93,9 +100,14 @@ type Alternative struct {
 // decreasing (CPU, memory, GPUs, pod slots, less per-node overhead) onto
 // new nodes of each usable size, and keeps the plan that leaves the fewest
 // pods unplaced, then costs least per hour, then needs fewer nodes, then
-// has the alphabetically first name. It never fails: pods that fit nowhere
-// are reported in Plan.Unplaceable. The same input in any order gives the
-// same plan.
+// has the alphabetically first name. Serving every pod comes before cost
+// because a plan is one size: the cheapest size that leaves pods pending
+// would only defer them to the next decision, a cooldown later.
+//
+// GPU pods go only to nodes with GPUs (of their model, when they name
+// one); pods without GPUs stay off GPU nodes unless no other size holds
+// them (see admits). It never fails: pods that fit nowhere are reported in
+// Plan.Unplaceable. The same input in any order gives the same plan.
 func PlanScaleUp(req Request) Plan { return plan(req, nil) }
 
 // PlanScaleUpExcluding is PlanScaleUp with some sizes struck off, for when a

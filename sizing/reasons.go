@@ -1,6 +1,7 @@
 package sizing
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -88,7 +89,7 @@ func noFitReason(s shape, sizes []size) string {
 		var models []string
 		for _, z := range sizes {
 			if z.alloc.GPUs > 0 {
-				models = append(models, z.t.GPUModel)
+				models = append(models, cmp.Or(z.t.GPUModel, "unnamed"))
 				if s.model == "" || s.model == z.t.GPUModel {
 					candidates = append(candidates, z)
 				}
