@@ -63,18 +63,17 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 	if catalog, err = sizing.OverridePrices(catalog, in.PriceOverrides); err != nil {
 		return PlanResult{}, asTemporalError(connectors.NewError(connectors.Permanent, c.Provider.Name(), "plan", err))
 	}
-	catalog = slices.DeleteFunc(catalog, func(t types.InstanceType) bool { return slices.Contains(in.ExcludeSizes, t.Name) })
-	if len(catalog) == 0 {
+	if !slices.ContainsFunc(catalog, func(t types.InstanceType) bool { return !slices.Contains(in.ExcludeSizes, t.Name) }) {
 		return PlanResult{}, asTemporalError(connectors.NewError(connectors.InsufficientCapacity, c.Provider.Name(), "plan", fmt.Errorf("no allowed size left (excluded for capacity: %v)", in.ExcludeSizes)))
 	}
-	plan := sizing.PlanScaleUp(sizing.Request{Pending: in.Pods, Existing: in.Existing, Catalog: catalog, MaxNewNodes: in.MaxNewNodes})
+	plan := sizing.PlanScaleUpExcluding(sizing.Request{Pending: in.Pods, Existing: in.Existing, Catalog: catalog, MaxNewNodes: in.MaxNewNodes}, in.ExcludeSizes)
 	res := PlanResult{Size: plan.Size, NewNodes: plan.NewNodes, HourlyCost: plan.HourlyCost}
 	for _, u := range plan.Unplaceable {
 		res.Unplaceable = append(res.Unplaceable, UnplaceablePod{Pod: u.Pod, Reason: u.Reason})
 	}
 	if res.NewNodes < in.MinNewNodes {
 		if res.Size == "" {
-			res.Size = cheapest(catalog).Name
+			res.Size = cheapest(catalog, in.ExcludeSizes).Name
 		}
 		res.NewNodes = in.MinNewNodes
 	}
@@ -100,12 +99,20 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 	return res, nil
 }
 
-func cheapest(catalog []types.InstanceType) types.InstanceType {
-	best := catalog[0]
-	for _, t := range catalog[1:] {
-		if t.HourlyPrice < best.HourlyPrice || (t.HourlyPrice == best.HourlyPrice && t.Name < best.Name) {
+// cheapest is the lowest-priced size not excluded, for growth without
+// pods to size for (the floor, a manual target).
+func cheapest(catalog []types.InstanceType, excluded []string) types.InstanceType {
+	var best types.InstanceType
+	for _, t := range catalog {
+		if slices.Contains(excluded, t.Name) || t.GPUs > 0 {
+			continue
+		}
+		if best.Name == "" || t.HourlyPrice < best.HourlyPrice || (t.HourlyPrice == best.HourlyPrice && t.Name < best.Name) {
 			best = t
 		}
+	}
+	if best.Name == "" {
+		best = catalog[0]
 	}
 	return best
 }

@@ -25,14 +25,16 @@ type PoolEntry struct {
 	Demo *DemoDemand `json:"demo,omitempty"`
 }
 
-// DemoDemand describes simulated demand: a profile and its numbers.
+// DemoDemand describes simulated demand for `visor dev`: a shape and its
+// numbers, as the simulated fleet's demand generator takes them.
 type DemoDemand struct {
-	Profile    string          `json:"profile"` // steady, diurnal, burst
-	Pods       int             `json:"pods"`
-	PeakPods   int             `json:"peakPods,omitempty"`
-	Period     types.Duration  `json:"period,omitempty"`
-	BurstFor   types.Duration  `json:"burstFor,omitempty"`
-	PodRequest types.Resources `json:"podRequest"`
+	Shape     string          `json:"shape"` // steady, diurnal, burst
+	Pods      int             `json:"pods"`
+	PeakPods  int             `json:"peakPods,omitempty"`
+	Period    types.Duration  `json:"period,omitempty"`
+	BurstPods int             `json:"burstPods,omitempty"`
+	BurstFor  types.Duration  `json:"burstFor,omitempty"`
+	Requests  types.Resources `json:"requests"`
 }
 
 // LoadSpecFile reads and validates a spec file as a whole: every error
@@ -102,16 +104,16 @@ func ParseSpecFile(path string, raw []byte) (SpecFile, error) {
 }
 
 func (d DemoDemand) validate() error {
-	switch d.Profile {
+	switch d.Shape {
 	case "steady", "diurnal", "burst":
 	default:
-		return fmt.Errorf("profile %q is not steady, diurnal or burst", d.Profile)
+		return fmt.Errorf("shape %q is not steady, diurnal or burst", d.Shape)
 	}
-	if d.Pods < 0 || d.PeakPods < 0 {
-		return errors.New("pods and peakPods must not be negative")
+	if d.Pods < 0 || d.PeakPods < 0 || d.BurstPods < 0 {
+		return errors.New("pods, peakPods and burstPods must not be negative")
 	}
-	if d.PodRequest.MilliCPU <= 0 || d.PodRequest.Memory <= 0 {
-		return errors.New("podRequest needs milliCPU and memoryBytes above zero")
+	if d.Requests.MilliCPU <= 0 || d.Requests.Memory <= 0 {
+		return errors.New("requests needs milliCPU and memoryBytes above zero")
 	}
 	return nil
 }

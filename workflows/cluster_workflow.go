@@ -187,7 +187,7 @@ func (c *cluster) startWatcher(ctx workflow.Context) workflow.Future {
 		},
 	})
 	return workflow.ExecuteActivity(actx, a.WatchCluster, activities.WatchInput{
-		Cluster: c.state.Declared.ID, SampleInterval: types.Duration(sample), RefreshInterval: types.Duration(time.Minute),
+		Cluster: c.state.Declared.ID, SampleInterval: types.Duration(sample), RefreshInterval: types.Duration(sample),
 	})
 }
 

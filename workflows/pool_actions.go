@@ -238,11 +238,21 @@ func (p *pool) deregister(ctx workflow.Context) error {
 	return nil
 }
 
+// existingNodes are the nodes whose free room sizing may count on: only
+// those still booting. A pod pending beside a ready node's free room was
+// refused there by the scheduler (taints, affinity), so counting that room
+// would stall scale-up forever.
 func (p *pool) existingNodes() []types.NodeObservation {
 	if p.state.Observation == nil {
 		return nil
 	}
-	return p.state.Observation.Nodes
+	var out []types.NodeObservation
+	for _, n := range p.state.Observation.Nodes {
+		if n.State == types.NodeProvisioning || n.State == types.NodeNotReady {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func (p *pool) unplaceableSummary() string {

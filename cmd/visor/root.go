@@ -1,0 +1,57 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/hanzoai/visor-fleet/starter"
+)
+
+// globalFlags are shared by every command that talks to Temporal.
+type globalFlags struct {
+	connect  starter.ConnectOptions
+	logLevel string
+}
+
+func newRootCommand() *cobra.Command {
+	g := &globalFlags{}
+	root := &cobra.Command{
+		Use:           "visor",
+		Short:         "Visor Fleet: a node autoscaler for many Kubernetes clusters on many providers, on Temporal",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	f := root.PersistentFlags()
+	f.StringVar(&g.connect.Address, "address", "", "Temporal frontend host:port (env TEMPORAL_ADDRESS, default 127.0.0.1:7233)")
+	f.StringVar(&g.connect.Namespace, "namespace", "", "Temporal namespace (env TEMPORAL_NAMESPACE, default \"default\")")
+	f.StringVar(&g.connect.TLSCert, "tls-cert", "", "client certificate file for mTLS (env TEMPORAL_TLS_CERT)")
+	f.StringVar(&g.connect.TLSKey, "tls-key", "", "client key file for mTLS (env TEMPORAL_TLS_KEY)")
+	f.StringVar(&g.connect.TLSCA, "tls-ca", "", "server CA file (env TEMPORAL_TLS_CA)")
+	f.BoolVar(&g.connect.TLS, "tls", false, "use TLS with the system's roots")
+	f.StringVar(&g.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	root.AddCommand(newDevCommand(g), newWorkerCommand(g))
+	return root
+}
+
+func (g *globalFlags) connectOptions() starter.ConnectOptions { return g.connect.FromEnv() }
+
+func (g *globalFlags) logger() *slog.Logger {
+	var level slog.Level
+	switch strings.ToLower(g.logLevel) {
+	case "debug":
+		level = slog.LevelDebug
+	case "info":
+		level = slog.LevelInfo
+	case "error":
+		level = slog.LevelError
+	default:
+		level = slog.LevelWarn
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+func (g *globalFlags) sdkLogger() sdklog.Logger { return sdklog.NewStructuredLogger(g.logger()) }

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/hanzoai/visor-fleet/activities"
+	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/metering"
+	"github.com/hanzoai/visor-fleet/starter"
+	"github.com/hanzoai/visor-fleet/workers"
+)
+
+type workerFlags struct {
+	taskQueue        string
+	ledgerPath       string
+	registerSAs      bool
+	metricsAddr      string
+	maxConcurrentAct int
+}
+
+func newWorkerCommand(g *globalFlags) *cobra.Command {
+	f := &workerFlags{}
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Run a worker against any Temporal cluster (the production shape)",
+		Long: `visor worker polls a task queue on the Temporal cluster given by --address/--namespace
+(or TEMPORAL_ADDRESS/TEMPORAL_NAMESPACE) and runs the pool and cluster workflows and their
+activities. A tenant's own cloud account is served by a worker deployed there, polling that
+tenant's task queue (--task-queue), so its credentials never leave it.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			c, err := starter.Dial(ctx, g.connectOptions())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if f.registerSAs {
+				if err := starter.EnsureSearchAttributes(ctx, c, g.connectOptions().Namespace); err != nil {
+					return err
+				}
+			}
+			acts := &activities.Activities{Temporal: c, Clusters: workers.StaticClusters{}}
+			if f.ledgerPath != "" {
+				ledger, err := metering.OpenLedger(f.ledgerPath)
+				if err != nil {
+					return err
+				}
+				defer ledger.Close()
+				acts.Meter = ledger
+			}
+			w := workers.New(c, f.taskQueue, acts, worker.Options{MaxConcurrentActivityExecutionSize: f.maxConcurrentAct})
+			if f.metricsAddr != "" {
+				stop, err := serveMetrics(f.metricsAddr, c)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
+			fmt.Printf("visor worker polling %q on %s (namespace %s)\n", f.taskQueue, g.connectOptions().Address, g.connectOptions().Namespace)
+			return w.Run(worker.InterruptCh())
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.taskQueue, "task-queue", contract.DefaultTaskQueue, "task queue to poll")
+	fl.StringVar(&f.ledgerPath, "meter-ledger", "", "SQLite ledger file for node-hour events")
+	fl.BoolVar(&f.registerSAs, "register-search-attributes", false, "add Visor's search attributes to the namespace if missing")
+	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address")
+	fl.IntVar(&f.maxConcurrentAct, "max-concurrent-activities", 0, "activity slots (0 = SDK default)")
+	return cmd
+}

@@ -1,0 +1,10 @@
+// Package examples ships the demo spec `visor dev` registers when no file
+// is given, so a fresh clone shows pools scaling with no configuration.
+package examples
+
+import _ "embed"
+
+// Pools is examples/pools.yaml.
+//
+//go:embed pools.yaml
+var Pools []byte
