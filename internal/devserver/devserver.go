@@ -277,7 +277,7 @@ func buildConfig(opts Options) (*config.Config, *config.SQL, error) {
 func dynamicConfig() dynamicconfig.StaticClient {
 	return dynamicconfig.StaticClient{
 		// The Web UI lists pools by their search attributes.
-		dynamicconfig.FrontendEnableUpdateWorkflowExecution.Key():           true,
+		dynamicconfig.FrontendEnableUpdateWorkflowExecution.Key():              true,
 		dynamicconfig.FrontendEnableUpdateWorkflowExecutionAsyncAccepted.Key(): true,
 	}
 }
