@@ -1,18 +1,13 @@
 package sim
 
 import (
-	"errors"
-	"fmt"
+	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	k8stesting "k8s.io/client-go/testing"
 )
 
 var (
@@ -22,100 +17,77 @@ var (
 	pdbGVK  = policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget")
 )
 
-// evictionReactor makes the Eviction API behave as the API server's does:
-// the fake only records it. A missing pod is 404, a PodDisruptionBudget
-// that cannot afford the disruption is 429, otherwise the pod is deleted.
-// It runs under the fake's lock, so it talks to the tracker directly.
-func evictionReactor(tracker k8stesting.ObjectTracker) k8stesting.ReactionFunc {
-	return func(a k8stesting.Action) (bool, runtime.Object, error) {
-		create, ok := a.(k8stesting.CreateAction)
-		if !ok || a.GetSubresource() != "eviction" {
-			return false, nil, nil
-		}
-		m, err := meta.Accessor(create.GetObject())
-		if err != nil {
-			return true, nil, apierrors.NewBadRequest("eviction without metadata: " + err.Error())
-		}
-		obj, err := tracker.Get(podsGVR, a.GetNamespace(), m.GetName())
-		if err != nil {
-			return true, nil, err
-		}
-		pod := obj.(*corev1.Pod)
-		if err := checkDisruptionBudgets(tracker, pod); err != nil {
-			return true, nil, err
-		}
-		return true, nil, tracker.Delete(podsGVR, pod.Namespace, pod.Name)
+// syncDisruptionBudgets is the PDB controller: it sets each budget's
+// status (healthy, desired, disruptions allowed) from the pods, which the
+// eviction subresource then spends. It holds the fake's lock while it
+// reads and writes, so no eviction lands between its count and its write.
+func (f *Fleet) syncDisruptionBudgets() error {
+	tracker := f.cs.Tracker()
+	f.cs.Lock()
+	defer f.cs.Unlock()
+	obj, err := tracker.List(pdbGVR, pdbGVK, "")
+	if err != nil {
+		return err
 	}
+	pdbs := obj.(*policyv1.PodDisruptionBudgetList).Items
+	if len(pdbs) == 0 {
+		return nil
+	}
+	obj, err = tracker.List(podsGVR, podGVK, "")
+	if err != nil {
+		return err
+	}
+	pods := obj.(*corev1.PodList).Items
+	for i := range pdbs {
+		pdb := &pdbs[i]
+		status, err := budgetStatus(pdb, pods)
+		if err != nil || reflect.DeepEqual(status, pdb.Status) {
+			continue // an invalid selector or percentage is left as the user wrote it
+		}
+		pdb.Status = status
+		if err := tracker.Update(pdbGVR, pdb, pdb.Namespace); err != nil {
+			return err
+		}
+		f.touch()
+	}
+	return nil
 }
 
-// checkDisruptionBudgets applies policy/v1 semantics with a PDB controller
-// that is never behind: a ready pod may go only if the budget allows one
-// more disruption; an unready one while the budget is met (IfHealthyBudget).
-func checkDisruptionBudgets(tracker k8stesting.ObjectTracker, pod *corev1.Pod) error {
-	obj, err := tracker.List(pdbGVR, pdbGVK, pod.Namespace)
+func budgetStatus(pdb *policyv1.PodDisruptionBudget, pods []corev1.Pod) (policyv1.PodDisruptionBudgetStatus, error) {
+	s := pdb.Status
+	if pdb.Spec.Selector == nil {
+		return s, nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
 	if err != nil {
-		return err
-	}
-	var matching []policyv1.PodDisruptionBudget
-	for _, pdb := range obj.(*policyv1.PodDisruptionBudgetList).Items {
-		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
-		if err == nil && sel.Matches(labels.Set(pod.Labels)) {
-			matching = append(matching, pdb)
-		}
-	}
-	switch len(matching) {
-	case 0:
-		return nil
-	case 1:
-	default:
-		return apierrors.NewInternalError(errors.New("this pod has more than one PodDisruptionBudget, which the eviction subresource does not support"))
-	}
-	pdb := matching[0]
-	sel, _ := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
-	podsObj, err := tracker.List(podsGVR, podGVK, pod.Namespace)
-	if err != nil {
-		return err
+		return s, err
 	}
 	expected, healthy := 0, 0
-	for _, p := range podsObj.(*corev1.PodList).Items {
-		if p.DeletionTimestamp == nil && sel.Matches(labels.Set(p.Labels)) {
+	for i := range pods {
+		p := &pods[i]
+		if p.Namespace == pdb.Namespace && p.DeletionTimestamp == nil && sel.Matches(labels.Set(p.Labels)) {
 			expected++
-			if podReady(&p) {
+			if podReady(p) {
 				healthy++
 			}
 		}
 	}
-	desired, err := desiredHealthy(pdb, expected)
-	if err != nil {
-		return apierrors.NewInternalError(err)
-	}
-	alwaysAllow := pdb.Spec.UnhealthyPodEvictionPolicy != nil && *pdb.Spec.UnhealthyPodEvictionPolicy == policyv1.AlwaysAllow
-	if !podReady(pod) && (alwaysAllow || healthy >= desired) {
-		return nil
-	}
-	if healthy-desired >= 1 {
-		return nil
-	}
-	e := apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 0)
-	if e.ErrStatus.Details == nil {
-		e.ErrStatus.Details = &metav1.StatusDetails{}
-	}
-	e.ErrStatus.Details.Causes = append(e.ErrStatus.Details.Causes, metav1.StatusCause{
-		Type:    policyv1.DisruptionBudgetCause,
-		Message: fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently", pdb.Name, desired, healthy),
-	})
-	return e
-}
-
-func desiredHealthy(pdb policyv1.PodDisruptionBudget, expected int) (int, error) {
+	var desired int
 	switch {
 	case pdb.Spec.MinAvailable != nil:
-		return intstr.GetScaledValueFromIntOrPercent(pdb.Spec.MinAvailable, expected, true)
+		desired, err = intstr.GetScaledValueFromIntOrPercent(pdb.Spec.MinAvailable, expected, true)
 	case pdb.Spec.MaxUnavailable != nil:
-		n, err := intstr.GetScaledValueFromIntOrPercent(pdb.Spec.MaxUnavailable, expected, true)
-		return max(0, expected-n), err
+		var n int
+		n, err = intstr.GetScaledValueFromIntOrPercent(pdb.Spec.MaxUnavailable, expected, true)
+		desired = max(0, expected-n)
 	}
-	return 0, nil
+	if err != nil {
+		return s, err
+	}
+	s.ObservedGeneration = pdb.Generation
+	s.ExpectedPods, s.CurrentHealthy, s.DesiredHealthy = int32(expected), int32(healthy), int32(desired)
+	s.DisruptionsAllowed = int32(max(0, healthy-desired))
+	return s, nil
 }
 
 func podReady(p *corev1.Pod) bool {

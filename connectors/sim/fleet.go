@@ -36,7 +36,9 @@ type Fleet struct {
 	faults      FaultConfig
 	rng         *rand.Rand
 	savedWrites uint64
-	cache       listCache
+	// budgetsSynced is the write count PDB statuses were computed at.
+	budgetsSynced uint64
+	cache         listCache
 }
 
 var _ connectors.Provider = (*Fleet)(nil)

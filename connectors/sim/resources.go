@@ -23,15 +23,10 @@ func resourceList(r types.Resources) corev1.ResourceList {
 	return l
 }
 
-// requestList renders a pod's per-container requests (no pod slot).
+// requestList renders a container's requests: a pod slot is not one.
 func requestList(r types.Resources) corev1.ResourceList {
-	l := corev1.ResourceList{
-		corev1.ResourceCPU:    *resource.NewMilliQuantity(r.MilliCPU, resource.DecimalSI),
-		corev1.ResourceMemory: *resource.NewQuantity(r.Memory, resource.BinarySI),
-	}
-	if r.GPUs > 0 {
-		l[resourceGPU] = *resource.NewQuantity(r.GPUs, resource.DecimalSI)
-	}
+	l := resourceList(r)
+	delete(l, corev1.ResourcePods)
 	return l
 }
 

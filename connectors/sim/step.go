@@ -39,7 +39,8 @@ func (f *Fleet) nodesAndPods(ctx context.Context) ([]corev1.Node, []corev1.Pod, 
 
 // Step advances the simulation to now: machines launch toward their
 // targets and boot, per-node agents start, demand creates and deletes
-// pods, the scheduler binds what fits, and changed state is saved.
+// pods, the scheduler binds what fits, disruption budgets are recounted,
+// and changed state is saved.
 func (f *Fleet) Step(now time.Time) error {
 	ctx := context.Background()
 	f.mu.Lock()
@@ -56,6 +57,10 @@ func (f *Fleet) Step(now time.Time) error {
 			return errors.Join(append(errs, fmt.Errorf("sim: list cluster objects: %w", err))...)
 		}
 		errs = append(errs, phase(ctx, now, nodes, pods))
+	}
+	if f.writes.Load() != f.budgetsSynced {
+		errs = append(errs, f.syncDisruptionBudgets())
+		f.budgetsSynced = f.writes.Load()
 	}
 	f.pruneKeys(now)
 	if f.writes.Load() != f.savedWrites {
