@@ -1,0 +1,40 @@
+# Visor Fleet. The README's two commands are `make run` and `make test`.
+GO        ?= go
+BIN       ?= bin/visor
+PKGS      ?= ./...
+TESTFLAGS ?= -timeout 30m
+
+.PHONY: run build test bench lint replay-record kube-binaries clean
+
+## run: the whole system on the embedded default (Temporal + Web UI + worker + simulated fleet)
+run: build
+	./$(BIN) dev
+
+## build: the one binary
+build:
+	$(GO) build -o $(BIN) ./cmd/visor
+
+## test: every test, including the real kube-apiserver suite when its binaries are cached
+test:
+	$(GO) test $(TESTFLAGS) $(PKGS)
+
+## bench: speed and memory figures (go test -bench -benchmem)
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./sizing ./metering ./connectors/kubernetes
+	VISOR_BENCH_SERVER=1 $(GO) test -run '^$$' -bench . -benchmem -benchtime 1x -timeout 30m ./testsuite/bench
+
+## lint: vet and formatting
+lint:
+	$(GO) vet $(PKGS)
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+## replay-record: re-record the workflow history fixtures under testsuite/replay/testdata
+replay-record:
+	VISOR_RECORD_HISTORIES=1 $(GO) test -run TestRecordHistories -count=1 -v ./testsuite/replay
+
+## kube-binaries: build (or reuse) etcd and kube-apiserver for the real API server tests
+kube-binaries:
+	bash testsuite/kubeapi/build-binaries.sh
+
+clean:
+	rm -rf bin artifacts
