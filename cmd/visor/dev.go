@@ -3,22 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
 
-	"github.com/hanzoai/visor-fleet/activities"
-	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/examples"
-	"github.com/hanzoai/visor-fleet/internal/devfleet"
 	"github.com/hanzoai/visor-fleet/internal/devserver"
-	"github.com/hanzoai/visor-fleet/metering"
+	"github.com/hanzoai/visor-fleet/internal/devstack"
 	"github.com/hanzoai/visor-fleet/starter"
-	"github.com/hanzoai/visor-fleet/workers"
 )
 
 type devFlags struct {
@@ -58,79 +50,37 @@ again resumes every pool where it was.`,
 }
 
 func runDev(ctx context.Context, g *globalFlags, f *devFlags) error {
-	log := g.logger()
 	spec, err := loadDevSpec(f.poolsFile)
 	if err != nil {
 		return err
 	}
-	stateDir := f.dataDir
-	if f.memory {
-		if stateDir, err = os.MkdirTemp("", "visor-dev-"); err != nil {
-			return err
-		}
-		defer os.RemoveAll(stateDir)
-	}
-	if err := os.MkdirAll(stateDir, 0o755); err != nil {
-		return fmt.Errorf("data directory %s: %w", stateDir, err)
-	}
-
 	started := time.Now()
-	srv, err := devserver.Start(ctx, devserver.Options{
-		DataDir: f.dataDir, Memory: f.memory, IP: f.ip, GRPCPort: f.grpcPort, UIPort: f.uiPort,
-		SearchAttributes: starter.SearchAttributeTypes(), LogLevel: g.logLevel,
-		LogFile: filepath.Join(stateDir, "temporal.log"),
+	stack, err := devstack.Start(ctx, devstack.Options{
+		Server: devserver.Options{
+			DataDir: f.dataDir, Memory: f.memory, IP: f.ip, GRPCPort: f.grpcPort, UIPort: f.uiPort, LogLevel: g.logLevel,
+		},
+		Spec: spec, SimTick: f.simTick, ProvisionDelay: f.provisionDelay, Logger: g.logger(),
 	})
 	if err != nil {
 		return err
 	}
-	defer srv.Stop()
-
-	c, err := client.Dial(client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: g.sdkLogger()})
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-
-	fleet, err := devfleet.New(spec, devfleet.Options{StateDir: stateDir, ProvisionDelay: f.provisionDelay, Logger: log})
-	if err != nil {
-		return err
-	}
-	ledger, err := metering.OpenLedger(filepath.Join(stateDir, "meter.db"))
-	if err != nil {
-		return err
-	}
-	defer ledger.Close()
-
-	acts := &activities.Activities{Clusters: fleet.Clusters, Temporal: c, Meter: ledger}
-	w := workers.New(c, contract.DefaultTaskQueue, acts, worker.Options{})
-	if err := w.Start(); err != nil {
-		return fmt.Errorf("start worker: %w", err)
-	}
-	defer w.Stop()
-
-	simCtx, stopSim := context.WithCancel(ctx)
-	defer stopSim()
-	fleet.Run(simCtx, f.simTick)
-
-	if err := registerSpec(ctx, c, spec); err != nil {
-		return err
-	}
 	if f.metricsAddr != "" {
-		stopMetrics, err := serveMetrics(f.metricsAddr, c)
+		stopMetrics, err := serveMetrics(f.metricsAddr, stack.Client)
 		if err != nil {
+			_ = stack.Stop()
 			return err
 		}
 		defer stopMetrics()
 	}
+	srv := stack.Server
 	fmt.Printf("visor dev is up in %s\n  Temporal gRPC  %s (namespace %s)\n", time.Since(started).Round(time.Millisecond), srv.Address(), srv.Namespace())
 	if ui := srv.UIAddress(); ui != "" {
 		fmt.Printf("  Web UI         %s/namespaces/%s/workflows\n", ui, srv.Namespace())
 	}
-	fmt.Printf("  state          %s\n  %d clusters, %d pools registered; Ctrl-C to stop\n", stateDir, len(spec.Clusters), len(spec.Pools))
+	fmt.Printf("  state          %s\n  %d clusters, %d pools registered; Ctrl-C to stop\n", stack.StateDir, len(spec.Clusters), len(spec.Pools))
 	<-ctx.Done()
 	fmt.Println("stopping visor dev…")
-	stopSim()
-	return fleet.Save()
+	return stack.Stop()
 }
 
 func loadDevSpec(path string) (starter.SpecFile, error) {
@@ -140,18 +90,3 @@ func loadDevSpec(path string) (starter.SpecFile, error) {
 	return starter.LoadSpecFile(path)
 }
 
-// registerSpec enrolls the clusters and applies the pools; both are
-// idempotent, so a restart changes nothing that is already running.
-func registerSpec(ctx context.Context, c client.Client, spec starter.SpecFile) error {
-	for _, d := range spec.Clusters {
-		if _, _, err := starter.EnrollCluster(ctx, c, d, ""); err != nil {
-			return err
-		}
-	}
-	for _, p := range spec.Pools {
-		if _, err := starter.ApplyPool(ctx, c, p.PoolSpec, ""); err != nil {
-			return err
-		}
-	}
-	return nil
-}

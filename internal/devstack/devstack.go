@@ -1,0 +1,158 @@
+// Package devstack starts the embedded default as one unit: Temporal server
+// (SQLite) and Web UI, simulated fleet, meter ledger and worker, with the
+// spec's clusters enrolled and pools applied. `visor dev` and the end-to-end
+// tests both stand on it.
+package devstack
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/hanzoai/visor-fleet/activities"
+	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/internal/devfleet"
+	"github.com/hanzoai/visor-fleet/internal/devserver"
+	"github.com/hanzoai/visor-fleet/metering"
+	"github.com/hanzoai/visor-fleet/starter"
+	"github.com/hanzoai/visor-fleet/workers"
+)
+
+// Options configure the stack.
+type Options struct {
+	Server         devserver.Options
+	Spec           starter.SpecFile
+	SimTick        time.Duration
+	ProvisionDelay time.Duration
+	Logger         *slog.Logger
+	// MetricsHandler, when set, receives the SDK's and the pools' metrics.
+	MetricsHandler client.MetricsHandler
+}
+
+// Stack is a running embedded system.
+type Stack struct {
+	Server   *devserver.Server
+	Client   client.Client
+	Fleet    *devfleet.Fleet
+	Ledger   *metering.Ledger
+	Worker   worker.Worker
+	StateDir string
+
+	stopSim context.CancelFunc
+	tempDir string
+}
+
+// Start brings everything up and registers the spec.
+func Start(ctx context.Context, opts Options) (*Stack, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	if opts.SimTick <= 0 {
+		opts.SimTick = time.Second
+	}
+	s := &Stack{StateDir: opts.Server.DataDir}
+	if s.StateDir == "" {
+		s.StateDir = ".visor"
+	}
+	if opts.Server.Memory {
+		dir, err := os.MkdirTemp("", "visor-dev-")
+		if err != nil {
+			return nil, err
+		}
+		s.StateDir, s.tempDir = dir, dir
+	}
+	if err := os.MkdirAll(s.StateDir, 0o755); err != nil {
+		return nil, fmt.Errorf("data directory %s: %w", s.StateDir, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			s.Stop()
+		}
+	}()
+	so := opts.Server
+	so.SearchAttributes = starter.SearchAttributeTypes()
+	if so.LogFile == "" {
+		so.LogFile = filepath.Join(s.StateDir, "temporal.log")
+	}
+	var err error
+	if s.Server, err = devserver.Start(ctx, so); err != nil {
+		return nil, err
+	}
+	s.Client, err = client.Dial(client.Options{
+		HostPort: s.Server.Address(), Namespace: s.Server.Namespace(),
+		Logger: sdklog.NewStructuredLogger(opts.Logger), MetricsHandler: opts.MetricsHandler,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if s.Fleet, err = devfleet.New(opts.Spec, devfleet.Options{StateDir: s.StateDir, ProvisionDelay: opts.ProvisionDelay, Logger: opts.Logger}); err != nil {
+		return nil, err
+	}
+	if s.Ledger, err = metering.OpenLedger(filepath.Join(s.StateDir, "meter.db")); err != nil {
+		return nil, err
+	}
+	acts := &activities.Activities{Clusters: s.Fleet.Clusters, Temporal: s.Client, Meter: s.Ledger}
+	s.Worker = workers.New(s.Client, contract.DefaultTaskQueue, acts, worker.Options{})
+	if err := s.Worker.Start(); err != nil {
+		return nil, fmt.Errorf("start worker: %w", err)
+	}
+	simCtx, stopSim := context.WithCancel(context.Background())
+	s.stopSim = stopSim
+	s.Fleet.Run(simCtx, opts.SimTick)
+	if err := Register(ctx, s.Client, opts.Spec); err != nil {
+		return nil, err
+	}
+	ok = true
+	return s, nil
+}
+
+// Register enrolls the spec's clusters and applies its pools; both are
+// idempotent, so a restart changes nothing that is already running.
+func Register(ctx context.Context, c client.Client, spec starter.SpecFile) error {
+	for _, d := range spec.Clusters {
+		if _, _, err := starter.EnrollCluster(ctx, c, d, ""); err != nil {
+			return err
+		}
+	}
+	for _, p := range spec.Pools {
+		if _, err := starter.ApplyPool(ctx, c, p.PoolSpec, ""); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Stop saves the fleet and shuts everything down, in reverse order.
+func (s *Stack) Stop() error {
+	var saveErr error
+	if s.stopSim != nil {
+		s.stopSim()
+	}
+	if s.Fleet != nil {
+		saveErr = s.Fleet.Save()
+	}
+	if s.Worker != nil {
+		s.Worker.Stop()
+	}
+	if s.Ledger != nil {
+		_ = s.Ledger.Close()
+	}
+	if s.Client != nil {
+		s.Client.Close()
+	}
+	if s.Server != nil {
+		_ = s.Server.Stop()
+	}
+	if s.tempDir != "" {
+		_ = os.RemoveAll(s.tempDir)
+	}
+	return saveErr
+}
