@@ -89,4 +89,3 @@ func loadDevSpec(path string) (starter.SpecFile, error) {
 	}
 	return starter.LoadSpecFile(path)
 }
-
