@@ -15,7 +15,10 @@ import (
 // selectors, evictions that honour PodDisruptionBudgets and delete the
 // pod), and a count of writes so the fleet saves and relists only on change.
 func newClientset(writes *atomic.Uint64) *fake.Clientset {
-	cs := fake.NewClientset()
+	// The simple tracker, not NewClientset's field-managed one: that builds
+	// a field manager per write (milliseconds each), and nothing here
+	// needs server-side apply.
+	cs := fake.NewSimpleClientset()
 	kubefake.Install(cs, kubefake.Options{})
 	// Prepended last so it runs first and sees every write, whoever makes it.
 	cs.PrependReactor("*", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {

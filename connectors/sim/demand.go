@@ -56,17 +56,13 @@ func (f *Fleet) generateDemand(ctx context.Context, now time.Time, _ []corev1.No
 		labels = append(labels, l)
 	}
 	sort.Strings(labels)
+	replicas := replicasByOwner(pods)
 	var errs []error
 	for _, l := range labels {
 		d := f.st.Demand[l]
 		want := d.Profile.PodsAt(now.Sub(d.Start))
 		errs = append(errs, f.syncReplicaSet(ctx, d, want))
-		var live []*corev1.Pod
-		for i := range pods {
-			if d.owns(&pods[i]) {
-				live = append(live, &pods[i])
-			}
-		}
+		live := replicas[d.Pool.Org+"/"+replicaSetName(d.Pool)]
 		for n := len(live); n < want; n++ {
 			d.NextPod++
 			f.touch()
@@ -85,12 +81,21 @@ func (f *Fleet) generateDemand(ctx context.Context, now time.Time, _ []corev1.No
 	return errors.Join(errs...)
 }
 
-func (d *poolDemand) owns(p *corev1.Pod) bool {
-	if p.Namespace != d.Pool.Org || p.DeletionTimestamp != nil {
-		return false
+// replicasByOwner groups live ReplicaSet pods by namespace/owner name.
+func replicasByOwner(pods []corev1.Pod) map[string][]*corev1.Pod {
+	out := map[string][]*corev1.Pod{}
+	for i := range pods {
+		p := &pods[i]
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		for _, ref := range p.OwnerReferences {
+			if ref.Controller != nil && *ref.Controller && ref.Kind == "ReplicaSet" {
+				out[p.Namespace+"/"+ref.Name] = append(out[p.Namespace+"/"+ref.Name], p)
+			}
+		}
 	}
-	ref := metav1.GetControllerOf(p)
-	return ref != nil && ref.Kind == "ReplicaSet" && ref.Name == replicaSetName(d.Pool)
+	return out
 }
 
 // deleteBefore orders scale-down victims: unscheduled, then newest.

@@ -127,3 +127,21 @@ func TestBadStateFilesAreRefusedWithTheirPath(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `belongs to cluster "prod"`)
 }
+
+func TestRunStepsUntilCancelledThenSaves(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fleet.json")
+	f, err := New(Config{Cluster: testCluster, StatePath: path})
+	require.NoError(t, err)
+	require.Error(t, f.Run(context.Background(), 0), "a tick must be positive")
+	require.NoError(t, f.AddDemand(testPool("web"), Steady(2, smallPod)))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx, 5*time.Millisecond) }()
+	require.Eventually(t, func() bool { return len(workloadPods(t, f, testPool("web"))) == 2 }, 5*time.Second, 5*time.Millisecond)
+	cancel()
+	require.NoError(t, <-done)
+
+	restarted, err := New(Config{Cluster: testCluster, StatePath: path})
+	require.NoError(t, err)
+	assert.Len(t, workloadPods(t, restarted, testPool("web")), 2)
+}
