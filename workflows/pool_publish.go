@@ -71,6 +71,7 @@ func (p *pool) publish(ctx workflow.Context) {
 		workflow.SetCurrentDetails(ctx, details)
 		p.lastDetails = details
 	}
+	p.emitMetrics(ctx)
 }
 
 // details is the markdown the Web UI shows on the workflow's page.

@@ -34,6 +34,7 @@ type pool struct {
 	lastSA        saSnapshot
 	lastDetails   string
 	last          Decision
+	metrics       poolMetrics
 }
 
 // PoolWorkflow is one long-lived pool: it observes, decides and acts until

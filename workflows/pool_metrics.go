@@ -1,0 +1,114 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hanzoai/visor-fleet/contract"
+)
+
+// Per-pool metric names. With the Prometheus exporter counters gain
+// "_total" and timers "_seconds".
+const (
+	MetricPoolNodes       = "visor_pool_nodes"
+	MetricPoolTargetNodes = "visor_pool_target_nodes"
+	MetricPoolPendingPods = "visor_pool_pending_pods"
+	// MetricScaleDecisions counts decisions carried out, by direction
+	// (up, down, none), reason (floor, pending-pods, idle, manual,
+	// deregister, other) and outcome (ok, partial, noop, failed).
+	MetricScaleDecisions = "visor_pool_scale_decisions"
+	// MetricDecisionLatency is how long a decision took from being made to
+	// its outcome being recorded: planning and provisioning for scale-up,
+	// drain and delete for scale-down.
+	MetricDecisionLatency = "visor_pool_decision_latency"
+)
+
+// poolMetrics remembers which decisions were already counted in this run.
+type poolMetrics struct {
+	reportedSeq int64
+}
+
+// emitMetrics publishes the pool's gauges and counts the decisions recorded
+// since the last call. It goes through workflow.GetMetricsHandler, which
+// emits nothing while replaying, so each decision is counted once per
+// worker that carries it out, and never again on replay.
+func (p *pool) emitMetrics(ctx workflow.Context) {
+	k := p.spec.Key
+	h := workflow.GetMetricsHandler(ctx).WithTags(map[string]string{
+		"pool": k.WorkflowID(), "org": k.Org, "project": k.Project,
+		"service": k.Service, "provider": k.Provider, "cluster": k.Cluster,
+	})
+	s := p.state
+	h.Gauge(MetricPoolNodes).Update(float64(s.observedNodes()))
+	h.Gauge(MetricPoolTargetNodes).Update(float64(s.nodeCount()))
+	h.Gauge(MetricPoolPendingPods).Update(float64(s.pendingPods()))
+
+	// Decisions carried over by Continue-As-New were counted by the run
+	// that made them.
+	runStart := workflow.GetInfo(ctx).WorkflowStartTime
+	now := workflow.Now(ctx)
+	for _, d := range s.Decisions {
+		if d.Seq <= p.metrics.reportedSeq || d.At.Before(runStart) {
+			continue
+		}
+		p.metrics.reportedSeq = d.Seq
+		direction, reason, outcome := classifyDecision(d)
+		h.WithTags(map[string]string{"direction": direction, "reason": reason, "outcome": outcome}).
+			Counter(MetricScaleDecisions).Inc(1)
+		h.WithTags(map[string]string{"direction": direction}).
+			Timer(MetricDecisionLatency).Record(now.Sub(d.At))
+	}
+}
+
+// classifyDecision maps a decision record onto low-cardinality labels; the
+// record's own reason text holds numbers and would make a series per value.
+func classifyDecision(d contract.DecisionRecord) (direction, reason, outcome string) {
+	switch {
+	case strings.HasSuffix(d.Action, "scale-up"):
+		direction = "up"
+	case strings.HasSuffix(d.Action, "scale-down"):
+		direction = "down"
+	default:
+		direction = "none"
+	}
+	switch {
+	case strings.HasPrefix(d.Action, "manual") || strings.HasPrefix(d.Reason, "manual target"):
+		reason = "manual"
+	case d.Reason == "pool deregistered":
+		reason = "deregister"
+	case strings.Contains(d.Reason, "below the floor"):
+		reason = "floor"
+	case strings.Contains(d.Reason, "unschedulable"):
+		reason = "pending-pods"
+	case strings.Contains(d.Reason, "idle"):
+		reason = "idle"
+	default:
+		reason = "other"
+	}
+	return direction, reason, decisionOutcome(d.Outcome)
+}
+
+func decisionOutcome(text string) string {
+	switch {
+	case strings.HasPrefix(text, "failed"):
+		return "failed"
+	case strings.HasPrefix(text, "nothing to add"), text == "already at target":
+		return "noop"
+	case strings.HasPrefix(text, "removed"):
+		var removed, asked int
+		if _, err := fmt.Sscanf(text, "removed %d of %d", &removed, &asked); err != nil {
+			return "ok"
+		}
+		switch {
+		case removed == asked:
+			return "ok"
+		case removed == 0:
+			return "failed"
+		default:
+			return "partial"
+		}
+	}
+	return "ok"
+}
