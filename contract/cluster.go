@@ -3,6 +3,7 @@ package contract
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hanzoai/visor-fleet/types"
@@ -94,17 +95,39 @@ const (
 	SyncSyncing      SyncState = "syncing"
 )
 
-// ClusterObserved is what is true right now, as reported.
+// ClusterObserved is what is true right now, as reported by two sources
+// kept apart in the workflow: the watcher inside our worker (reachability,
+// last successful sample) and the cluster's agent, authenticated by its
+// enrollment token (sync state, capabilities, version, counts).
 type ClusterObserved struct {
-	Reachable    bool         `json:"reachable"`
-	SyncState    SyncState    `json:"syncState"`
-	LastSyncAt   time.Time    `json:"lastSyncAt,omitempty"`
+	// Reachable is what the pools' gate uses: the watcher reaches the
+	// cluster, its last sample is fresh, and no fresh agent report says the
+	// cluster is not in sync.
+	Reachable bool      `json:"reachable"`
+	SyncState SyncState `json:"syncState"`
+	// LastSyncAt is the watcher's last successful sample.
+	LastSyncAt time.Time `json:"lastSyncAt,omitempty"`
+	// LagMillis is how far the agent's clock was behind the workflow's when
+	// its last report arrived (negative: ahead).
 	LagMillis    int64        `json:"lagMs"`
 	Capabilities Capabilities `json:"capabilities"`
 	AgentVersion string       `json:"agentVersion,omitempty"`
 	Nodes        int          `json:"nodes"`
-	Pools        int          `json:"pools"`
-	LastError    string       `json:"lastError,omitempty"`
+	// Pools is the node pools the agent counts in the cluster; the pools
+	// registered with Visor are ClusterStatus.Pools.
+	Pools int `json:"pools"`
+	// LastReportAt is when the agent's last accepted report arrived.
+	LastReportAt time.Time `json:"lastReportAt,omitempty"`
+	LastError    string    `json:"lastError,omitempty"`
+}
+
+// Valid reports whether the sync state is one of the three.
+func (s SyncState) Valid() bool {
+	switch s {
+	case SyncConnected, SyncDisconnected, SyncSyncing:
+		return true
+	}
+	return false
 }
 
 // WatcherReport is the watcher's signal to its cluster workflow.
@@ -136,6 +159,20 @@ type ClusterStatus struct {
 	// Frozen says why the cluster's pools may not scale down, if so.
 	Frozen       string `json:"frozen,omitempty"`
 	LastRejected string `json:"lastRejected,omitempty"`
+	// TokenFingerprint names the current enrollment token (never the token).
+	TokenFingerprint string    `json:"tokenFingerprint,omitempty"`
+	TokenIssuedAt    time.Time `json:"tokenIssuedAt,omitempty"`
+	// LastPhaseChange says who moved the cluster to its phase, and why.
+	LastPhaseChange *PhaseChange `json:"lastPhaseChange,omitempty"`
+}
+
+// PhaseChange records an accepted `set-phase`.
+type PhaseChange struct {
+	From        ClusterPhase `json:"from"`
+	To          ClusterPhase `json:"to"`
+	Reason      string       `json:"reason"`
+	RequestedBy string       `json:"requestedBy,omitempty"`
+	At          time.Time    `json:"at"`
 }
 
 // SetPhaseRequest changes a cluster's declared phase.
@@ -143,4 +180,64 @@ type SetPhaseRequest struct {
 	Phase       ClusterPhase `json:"phase"`
 	Reason      string       `json:"reason"`
 	RequestedBy string       `json:"requestedBy,omitempty"`
+}
+
+// ObservedReport is the agent's view of its cluster, sent with the
+// `report-observed` update and signed with the key derived from the
+// cluster's enrollment token (SignObservedReport).
+type ObservedReport struct {
+	ClusterID string `json:"clusterID"`
+	// ReportedAt is the agent's clock; reports more than MaxReportSkew away
+	// from the workflow's clock, or not newer than the last accepted one,
+	// are refused.
+	ReportedAt   time.Time    `json:"reportedAt"`
+	SyncState    SyncState    `json:"syncState"`
+	Capabilities Capabilities `json:"capabilities"`
+	AgentVersion string       `json:"agentVersion,omitempty"`
+	Nodes        int          `json:"nodes"`
+	Pools        int          `json:"pools"`
+	// Signature is Ed25519 over every other field, base64url.
+	Signature string `json:"signature"`
+}
+
+// Validate checks the report's content (not its signature).
+func (r ObservedReport) Validate() error {
+	var errs []error
+	if err := types.ValidateDNSLabel("clusterID", r.ClusterID); err != nil {
+		errs = append(errs, err)
+	}
+	if r.ReportedAt.IsZero() {
+		errs = append(errs, errors.New("reportedAt is missing"))
+	}
+	if !r.SyncState.Valid() {
+		errs = append(errs, fmt.Errorf("syncState %q is not one of connected, disconnected, syncing", r.SyncState))
+	}
+	if len(r.AgentVersion) > 64 || strings.IndexFunc(r.AgentVersion, func(c rune) bool { return c < 0x20 || c == 0x7f }) >= 0 {
+		errs = append(errs, fmt.Errorf("agentVersion %q must be at most 64 printable characters", r.AgentVersion))
+	}
+	if r.Nodes < 0 {
+		errs = append(errs, fmt.Errorf("nodes %d is negative", r.Nodes))
+	}
+	if r.Pools < 0 {
+		errs = append(errs, fmt.Errorf("pools %d is negative", r.Pools))
+	}
+	return errors.Join(errs...)
+}
+
+// RotateTokenRequest replaces the cluster's token. It carries only what
+// verifies the new token (TokenCredentials), never the token: the caller
+// mints it and keeps it.
+type RotateTokenRequest struct {
+	TokenHash   string `json:"tokenHash"`
+	ReportKey   string `json:"reportKey"`
+	Reason      string `json:"reason"`
+	RequestedBy string `json:"requestedBy,omitempty"`
+}
+
+// TokenIssued is the `rotate-token` update's answer; the token itself is
+// only ever in the caller's hands.
+type TokenIssued struct {
+	Cluster     string    `json:"cluster"`
+	Fingerprint string    `json:"fingerprint"`
+	IssuedAt    time.Time `json:"issuedAt"`
 }
