@@ -55,27 +55,28 @@ func runDev(ctx context.Context, g *globalFlags, f *devFlags) error {
 		return err
 	}
 	started := time.Now()
+	metrics, err := newMetrics(f.metricsAddr)
+	if err != nil {
+		return err
+	}
+	defer metrics.Stop()
 	stack, err := devstack.Start(ctx, devstack.Options{
 		Server: devserver.Options{
 			DataDir: f.dataDir, Memory: f.memory, IP: f.ip, GRPCPort: f.grpcPort, UIPort: f.uiPort, LogLevel: g.logLevel,
 		},
 		Spec: spec, SimTick: f.simTick, ProvisionDelay: f.provisionDelay, Logger: g.logger(),
+		MetricsHandler: metrics.Handler,
 	})
 	if err != nil {
 		return err
-	}
-	if f.metricsAddr != "" {
-		stopMetrics, err := serveMetrics(f.metricsAddr, stack.Client)
-		if err != nil {
-			_ = stack.Stop()
-			return err
-		}
-		defer stopMetrics()
 	}
 	srv := stack.Server
 	fmt.Printf("visor dev is up in %s\n  Temporal gRPC  %s (namespace %s)\n", time.Since(started).Round(time.Millisecond), srv.Address(), srv.Namespace())
 	if ui := srv.UIAddress(); ui != "" {
 		fmt.Printf("  Web UI         %s/namespaces/%s/workflows\n", ui, srv.Namespace())
+	}
+	if metrics.Addr != "" {
+		fmt.Printf("  metrics        http://%s/metrics\n", metrics.Addr)
 	}
 	fmt.Printf("  state          %s\n  %d clusters, %d pools registered; Ctrl-C to stop\n", stack.StateDir, len(spec.Clusters), len(spec.Pools))
 	<-ctx.Done()

@@ -1,34 +1,34 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"net"
-	"net/http"
-	"time"
-
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.temporal.io/sdk/client"
+
+	"github.com/hanzoai/visor-fleet/internal/metrics"
 )
 
-// serveMetrics exposes Prometheus metrics on addr.
-func serveMetrics(addr string, _ client.Client) (func(), error) {
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("metrics address %s: %w", addr, err)
+// metricsServer is the Prometheus endpoint of `visor worker` and `visor dev`.
+type metricsServer struct {
+	// Handler goes into client.Options.MetricsHandler: the SDK's metrics
+	// and the pool workflows' per-pool metrics flow through it.
+	Handler client.MetricsHandler
+	// Addr is the address bound ("" when metrics are off).
+	Addr string
+	Stop func()
+}
+
+// newMetrics serves Prometheus metrics on addr; with addr "" nothing
+// listens and the handler is the SDK's no-op one.
+func newMetrics(addr string) (*metricsServer, error) {
+	if addr == "" {
+		return &metricsServer{Handler: client.MetricsNopHandler, Stop: func() {}}, nil
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			fmt.Println("metrics server:", err)
-		}
-	}()
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	}, nil
+	e, err := metrics.New()
+	if err != nil {
+		return nil, err
+	}
+	bound, stop, err := e.Serve(addr)
+	if err != nil {
+		return nil, err
+	}
+	return &metricsServer{Handler: e.Handler(), Addr: bound, Stop: stop}, nil
 }

@@ -32,7 +32,12 @@ activities. A tenant's own cloud account is served by a worker deployed there, p
 tenant's task queue (--task-queue), so its credentials never leave it.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			c, err := starter.Dial(ctx, g.connectOptions())
+			metrics, err := newMetrics(f.metricsAddr)
+			if err != nil {
+				return err
+			}
+			defer metrics.Stop()
+			c, err := g.dial(ctx, metrics.Handler)
 			if err != nil {
 				return err
 			}
@@ -52,13 +57,6 @@ tenant's task queue (--task-queue), so its credentials never leave it.`,
 				acts.Meter = ledger
 			}
 			w := workers.New(c, f.taskQueue, acts, worker.Options{MaxConcurrentActivityExecutionSize: f.maxConcurrentAct})
-			if f.metricsAddr != "" {
-				stop, err := serveMetrics(f.metricsAddr, c)
-				if err != nil {
-					return err
-				}
-				defer stop()
-			}
 			fmt.Printf("visor worker polling %q on %s (namespace %s)\n", f.taskQueue, g.connectOptions().Address, g.connectOptions().Namespace)
 			return w.Run(worker.InterruptCh())
 		},

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
+
+	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/starter"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// poolOp runs one update on the pool named by the command's argument.
+func (p *poolCmd) poolOp(use, short string, run func(ctx context.Context, cmd *cobra.Command, c client.Client, key types.PoolKey) error) *cobra.Command {
+	return &cobra.Command{
+		Use:               use,
+		Short:             short,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: p.completePoolIDs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			key, err := types.ParsePoolID(args[0])
+			if err != nil {
+				return err
+			}
+			c, err := p.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			return run(cmd.Context(), cmd, c, key)
+		},
+	}
+}
+
+// whoAmI is the default requestedBy: the pool's decision log says who.
+func whoAmI() string {
+	if u := os.Getenv("USER"); u != "" {
+		return "visor-cli:" + u
+	}
+	return "visor-cli"
+}
+
+func (p *poolCmd) scaleCommand() *cobra.Command {
+	var req contract.ScaleRequest
+	cmd := p.poolOp("scale POOL-ID --to N --reason TEXT", "Ask the pool for an explicit node count (the validated scale update)",
+		func(ctx context.Context, cmd *cobra.Command, c client.Client, key types.PoolKey) error {
+			acc, err := starter.ScalePool(ctx, c, key, req)
+			if err != nil {
+				return explain(key, "scale", err)
+			}
+			return writeOutput(cmd.OutOrStdout(), p.output, acc, func(tw *tabwriter.Writer) {
+				fmt.Fprintf(tw, "%s: scale accepted as decision #%d: %d → %d nodes (%s)\n", key.WorkflowID(), acc.Seq, acc.From, acc.Target, acc.Reason)
+			})
+		})
+	cmd.Flags().IntVar(&req.Target, "to", 0, "target node count, within the pool's floor and ceiling")
+	cmd.Flags().StringVar(&req.Reason, "reason", "", "why, for the pool's decision log (required by the pool)")
+	cmd.Flags().StringVar(&req.RequestedBy, "requested-by", whoAmI(), "who asks")
+	_ = cmd.MarkFlagRequired("to")
+	return cmd
+}
+
+func (p *poolCmd) pauseCommand() *cobra.Command {
+	var req contract.PauseRequest
+	cmd := p.poolOp("pause POOL-ID", "Stop the pool acting; it keeps observing",
+		func(ctx context.Context, cmd *cobra.Command, c client.Client, key types.PoolKey) error {
+			st, err := starter.PausePool(ctx, c, key, req)
+			if err != nil {
+				return explain(key, "pause", err)
+			}
+			return p.printState(cmd, st, "paused")
+		})
+	cmd.Flags().StringVar(&req.Reason, "reason", "", "why, shown in status and the Web UI")
+	cmd.Flags().StringVar(&req.RequestedBy, "requested-by", whoAmI(), "who asks")
+	return cmd
+}
+
+func (p *poolCmd) resumeCommand() *cobra.Command {
+	var req contract.PauseRequest
+	cmd := p.poolOp("resume POOL-ID", "Let a paused pool act again",
+		func(ctx context.Context, cmd *cobra.Command, c client.Client, key types.PoolKey) error {
+			st, err := starter.ResumePool(ctx, c, key, req)
+			if err != nil {
+				return explain(key, "resume", err)
+			}
+			return p.printState(cmd, st, "resumed")
+		})
+	cmd.Flags().StringVar(&req.Reason, "reason", "", "why")
+	cmd.Flags().StringVar(&req.RequestedBy, "requested-by", whoAmI(), "who asks")
+	return cmd
+}
+
+func (p *poolCmd) deleteCommand() *cobra.Command {
+	var req contract.DeregisterRequest
+	var wait bool
+	cmd := p.poolOp("delete POOL-ID", "Deregister a pool: drain and delete its nodes, then complete its workflow",
+		func(ctx context.Context, cmd *cobra.Command, c client.Client, key types.PoolKey) error {
+			st, err := starter.DeregisterPool(ctx, c, key, req)
+			if err != nil {
+				return explain(key, "deregister", err)
+			}
+			if wait {
+				if err := c.GetWorkflow(ctx, key.WorkflowID(), "").Get(ctx, nil); err != nil {
+					return fmt.Errorf("pool %s did not finish deregistering: %w", key.WorkflowID(), err)
+				}
+				st.State = "deregistered"
+				return p.printState(cmd, st, "deregistered")
+			}
+			return p.printState(cmd, st, "deregistering")
+		})
+	cmd.Flags().StringVar(&req.Reason, "reason", "", "why")
+	cmd.Flags().StringVar(&req.RequestedBy, "requested-by", whoAmI(), "who asks")
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait until every node is drained and the workflow has completed")
+	return cmd
+}
+
+// printState reports an update's answer: one line, or the full status.
+func (p *poolCmd) printState(cmd *cobra.Command, st contract.PoolStatus, did string) error {
+	return writeOutput(cmd.OutOrStdout(), p.output, st, func(tw *tabwriter.Writer) {
+		fmt.Fprintf(tw, "%s: %s (state %s, %d nodes)\n", st.Key.WorkflowID(), did, st.State, st.Nodes)
+	})
+}

@@ -1,0 +1,143 @@
+package starter
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// PoolStates are the values the pool workflow publishes as VisorState
+// ("starting" until its first publish).
+var PoolStates = []string{"starting", "steady", "pending", "scaling-up", "idle-nodes", "frozen", "gated", "paused", "deregistering"}
+
+// PoolFilter narrows ListPools; empty fields match every pool.
+type PoolFilter struct {
+	Org, Project, Service, Provider, Cluster string
+	State                                    string
+	// IncludeClosed lists deregistered (completed) and failed pools too.
+	IncludeClosed bool
+}
+
+// Query is the visibility query for the filter. Every value is checked
+// first, so nothing the user typed can change the query's shape.
+func (f PoolFilter) Query() (string, error) {
+	conds := []string{fmt.Sprintf("WorkflowType = '%s'", contract.PoolWorkflow)}
+	for _, c := range []struct{ flag, attr, v string }{
+		{"org", contract.SAOrg, f.Org}, {"project", contract.SAProject, f.Project},
+		{"service", contract.SAService, f.Service}, {"provider", contract.SAProvider, f.Provider},
+		{"cluster", contract.SACluster, f.Cluster},
+	} {
+		if c.v == "" {
+			continue
+		}
+		if err := types.ValidateDNSLabel(c.flag, c.v); err != nil {
+			return "", err
+		}
+		conds = append(conds, fmt.Sprintf("%s = '%s'", c.attr, c.v))
+	}
+	if f.State != "" {
+		if !slices.Contains(PoolStates, f.State) {
+			return "", fmt.Errorf("state %q is not one of %s", f.State, strings.Join(PoolStates, ", "))
+		}
+		conds = append(conds, fmt.Sprintf("%s = '%s'", contract.SAState, f.State))
+	}
+	if !f.IncludeClosed {
+		conds = append(conds, "ExecutionStatus = 'Running'")
+	}
+	return strings.Join(conds, " AND "), nil
+}
+
+// PoolSummary is one pool as the search attributes show it: no query to
+// the workflow is needed, so listing thousands of pools is one page walk.
+type PoolSummary struct {
+	ID          string        `json:"id"`
+	Key         types.PoolKey `json:"key"`
+	State       string        `json:"state"`
+	Nodes       int64         `json:"nodes"`
+	TargetNodes int64         `json:"targetNodes"`
+	PendingPods int64         `json:"pendingPods"`
+	LastScale   time.Time     `json:"lastScale,omitzero"`
+	// Status is the run's execution status (Running, Completed, …).
+	Status    string    `json:"status"`
+	StartedAt time.Time `json:"startedAt"`
+}
+
+// ListPools runs the filter's visibility query, following every page, and
+// returns the pools ordered by ID.
+func ListPools(ctx context.Context, c client.Client, namespace string, f PoolFilter) ([]PoolSummary, error) {
+	query, err := f.Query()
+	if err != nil {
+		return nil, err
+	}
+	var out []PoolSummary
+	var token []byte
+	for {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Namespace: namespace, Query: query, NextPageToken: token, PageSize: 500,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list pools (%s): %w", query, err)
+		}
+		for _, e := range resp.GetExecutions() {
+			s, err := poolSummary(e.GetExecution().GetWorkflowId(), e.GetSearchAttributes())
+			if err != nil {
+				return nil, err
+			}
+			s.Status = e.GetStatus().String()
+			s.StartedAt = e.GetStartTime().AsTime()
+			out = append(out, s)
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			break
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].ID != out[j].ID {
+			return out[i].ID < out[j].ID
+		}
+		return out[i].StartedAt.After(out[j].StartedAt)
+	})
+	return out, nil
+}
+
+func poolSummary(id string, sa *commonpb.SearchAttributes) (PoolSummary, error) {
+	s := PoolSummary{ID: id}
+	if k, err := types.ParsePoolID(id); err == nil {
+		s.Key = k
+	}
+	fields := sa.GetIndexedFields()
+	dc := converter.GetDefaultDataConverter()
+	decode := func(name string, into any) error {
+		p, ok := fields[name]
+		if !ok {
+			return nil
+		}
+		if err := dc.FromPayload(p, into); err != nil {
+			return fmt.Errorf("pool %s: search attribute %s: %w", id, name, err)
+		}
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		into any
+	}{
+		{contract.SAState, &s.State}, {contract.SANodes, &s.Nodes}, {contract.SATargetNodes, &s.TargetNodes},
+		{contract.SAPendingPods, &s.PendingPods}, {contract.SALastScale, &s.LastScale},
+	} {
+		if err := decode(f.name, f.into); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
