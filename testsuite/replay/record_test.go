@@ -1,0 +1,94 @@
+package replay
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/hanzoai/visor-fleet/connectors/sim"
+	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/starter"
+	"github.com/hanzoai/visor-fleet/testsuite"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// TestRecordHistories runs a scenario that exercises every path of the pool
+// and cluster workflows on the embedded server and writes their histories
+// to testdata/, for TestReplayHistories. Run it through `make replay-record`
+// after a deliberate, versioned change to a workflow.
+func TestRecordHistories(t *testing.T) {
+	if os.Getenv("VISOR_RECORD_HISTORIES") != "1" {
+		t.Skip("set VISOR_RECORD_HISTORIES=1 (make replay-record) to re-record the fixtures")
+	}
+	key := types.PoolKey{Org: "acme", Project: "shop", Service: "api", Provider: "sim", Cluster: "sim-replay"}
+	spec := starter.SpecFile{
+		Clusters: []contract.ClusterDeclared{{ID: "sim-replay", Provider: "sim", Phase: contract.PhaseActive, Region: "us-east", SampleInterval: types.Duration(time.Second)}},
+		Pools: []starter.PoolEntry{{PoolSpec: contract.PoolSpec{Key: key, Policy: testsuite.FastPolicy()},
+			Demo: &starter.DemoDemand{Shape: "steady", Pods: 6, Requests: types.Resources{MilliCPU: 900, Memory: types.GiB}}}},
+	}
+	s := testsuite.StartStack(t, spec, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	testsuite.WaitForPool(t, s, key, 90*time.Second, "scaled up", func(st contract.PoolStatus) bool {
+		return st.PendingPods == 0 && st.Nodes >= 2
+	})
+	must(t, s.Fleet.Sims["sim-replay"].AddDemand(key, sim.Steady(0, types.Resources{MilliCPU: 900, Memory: types.GiB})))
+	testsuite.WaitForPool(t, s, key, 90*time.Second, "scaled down", func(st contract.PoolStatus) bool {
+		return st.Nodes == 1
+	})
+	_, err := starter.ScalePool(ctx, s.Client, key, contract.ScaleRequest{Target: 3, Reason: "record", RequestedBy: "replay"})
+	must(t, err)
+	_, err = starter.ScalePool(ctx, s.Client, key, contract.ScaleRequest{Target: 0, Reason: "rejected"})
+	if err == nil {
+		t.Fatal("scale below the floor accepted")
+	}
+	testsuite.WaitForPool(t, s, key, 60*time.Second, "manual target", func(st contract.PoolStatus) bool { return st.Nodes == 3 })
+	_, err = starter.PausePool(ctx, s.Client, key, contract.PauseRequest{Reason: "record"})
+	must(t, err)
+	must(t, s.Client.SignalWorkflow(ctx, key.WorkflowID(), "", contract.SignalForceScale, contract.ScaleRequest{Target: 99, Reason: "clamped"}))
+	_, err = starter.ResumePool(ctx, s.Client, key, contract.PauseRequest{})
+	must(t, err)
+	p := testsuite.FastPolicy()
+	p.MaxNodes = 5
+	_, err = starter.SetPoolPolicy(ctx, s.Client, key, p)
+	must(t, err)
+	_, err = starter.SetClusterPhase(ctx, s.Client, "sim-replay", contract.SetPhaseRequest{Phase: contract.PhaseDraining, Reason: "record"})
+	must(t, err)
+	time.Sleep(3 * time.Second)
+	_, err = starter.DeregisterPool(ctx, s.Client, key, contract.DeregisterRequest{Reason: "record"})
+	must(t, err)
+	run := s.Client.GetWorkflow(ctx, key.WorkflowID(), "")
+	must(t, run.Get(ctx, nil))
+
+	write(t, ctx, s.Client, key.WorkflowID(), "pool-lifecycle.json")
+	write(t, ctx, s.Client, types.ClusterWorkflowID("sim-replay"), "cluster-lifecycle.json")
+}
+
+func write(t *testing.T, ctx context.Context, c client.Client, id, name string) {
+	t.Helper()
+	it := c.GetWorkflowHistory(ctx, id, "", false, 0)
+	h := &historypb.History{}
+	for it.HasNext() {
+		e, err := it.Next()
+		must(t, err)
+		h.Events = append(h.Events, e)
+	}
+	b, err := protojson.MarshalOptions{Indent: "  "}.Marshal(h)
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join("testdata", name), b, 0o644))
+	t.Logf("recorded %s: %d events", name, len(h.Events))
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
