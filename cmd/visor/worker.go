@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/worker"
@@ -11,6 +13,7 @@ import (
 	"github.com/hanzoai/visor-fleet/metering"
 	"github.com/hanzoai/visor-fleet/starter"
 	"github.com/hanzoai/visor-fleet/workers"
+	"github.com/hanzoai/visor-fleet/workers/clusterconfig"
 )
 
 type workerFlags struct {
@@ -19,6 +22,7 @@ type workerFlags struct {
 	registerSAs      bool
 	metricsAddr      string
 	maxConcurrentAct int
+	clustersPath     string
 }
 
 func newWorkerCommand(g *globalFlags) *cobra.Command {
@@ -32,6 +36,21 @@ activities. A tenant's own cloud account is served by a worker deployed there, p
 tenant's task queue (--task-queue), so its credentials never leave it.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			// Checked before anything starts, so a bad file fails fast.
+			var clusters *clusterconfig.Source
+			if f.clustersPath != "" {
+				file, err := clusterconfig.Load(f.clustersPath)
+				if err != nil {
+					return err
+				}
+				clusters = clusterconfig.NewSource(file, clusterconfig.Options{})
+				defer func() {
+					// Bounded: a vCenter that stopped answering must not hold up exit.
+					closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					defer cancel()
+					_ = clusters.Close(closeCtx)
+				}()
+			}
 			metrics, err := newMetrics(f.metricsAddr)
 			if err != nil {
 				return err
@@ -47,7 +66,10 @@ tenant's task queue (--task-queue), so its credentials never leave it.`,
 					return err
 				}
 			}
-			acts := &activities.Activities{Temporal: c, Clusters: workers.StaticClusters{}}
+			acts := &activities.Activities{Temporal: c}
+			if clusters != nil {
+				acts.Clusters = clusters
+			}
 			if f.ledgerPath != "" {
 				ledger, err := metering.OpenLedger(f.ledgerPath)
 				if err != nil {
@@ -67,5 +89,6 @@ tenant's task queue (--task-queue), so its credentials never leave it.`,
 	fl.BoolVar(&f.registerSAs, "register-search-attributes", false, "add Visor's search attributes to the namespace if missing")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address")
 	fl.IntVar(&f.maxConcurrentAct, "max-concurrent-activities", 0, "activity slots (0 = SDK default)")
+	fl.StringVar(&f.clustersPath, "clusters", "", "YAML file of the clusters this worker reaches (format: deploy/worker-clusters.example.yaml)")
 	return cmd
 }
