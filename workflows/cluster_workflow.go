@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -16,20 +15,35 @@ import (
 // ClusterInput starts or continues a cluster workflow.
 type ClusterInput struct {
 	Declared contract.ClusterDeclared `json:"declared"`
-	// TokenHash is the SHA-256 of the enrollment token; the token itself
-	// never enters history.
+	// TokenHash (SHA-256, hex) and ReportKey (Ed25519 public key) verify
+	// the enrollment token; the token itself never enters history
+	// (contract.TokenCredentials).
 	TokenHash string        `json:"tokenHash,omitempty"`
+	ReportKey string        `json:"reportKey,omitempty"`
 	State     *ClusterState `json:"state,omitempty"`
 }
 
-// ClusterState is the cluster workflow's durable state.
+// ClusterState is the cluster workflow's durable state. The two observed
+// sources are kept raw here; Observed.Reachable and SyncState are derived
+// from them (derive).
 type ClusterState struct {
-	Declared     contract.ClusterDeclared           `json:"declared"`
-	Observed     contract.ClusterObserved           `json:"observed"`
-	Pools        map[string]contract.PoolThresholds `json:"pools"`
-	TokenHash    string                             `json:"tokenHash,omitempty"`
-	GateSince    time.Time                          `json:"gateSince"`
-	LastRejected string                             `json:"lastRejected,omitempty"`
+	Declared      contract.ClusterDeclared           `json:"declared"`
+	Observed      contract.ClusterObserved           `json:"observed"`
+	Pools         map[string]contract.PoolThresholds `json:"pools"`
+	TokenHash     string                             `json:"tokenHash,omitempty"`
+	ReportKey     string                             `json:"reportKey,omitempty"`
+	TokenIssuedAt time.Time                          `json:"tokenIssuedAt,omitempty"`
+	// WatcherReachable is the watcher's last word on reaching the cluster.
+	WatcherReachable bool `json:"watcherReachable"`
+	// AgentSync and AgentReportedAt are from the last accepted report;
+	// AgentReportedAt (the agent's clock) bounds replays.
+	AgentSync       contract.SyncState `json:"agentSync,omitempty"`
+	AgentReportedAt time.Time          `json:"agentReportedAt,omitempty"`
+	// Gate is what the pools were last told; Frozen says why, if closed.
+	Gate            contract.ClusterGate  `json:"gate"`
+	Frozen          string                `json:"frozen,omitempty"`
+	LastPhaseChange *contract.PhaseChange `json:"lastPhaseChange,omitempty"`
+	LastRejected    string                `json:"lastRejected,omitempty"`
 }
 
 type cluster struct {
@@ -37,9 +51,16 @@ type cluster struct {
 	report   workflow.ReceiveChannel
 	register workflow.ReceiveChannel
 	leave    workflow.ReceiveChannel
-	wake     workflow.Channel
-	// gateDirty: the pools must hear the new gate.
-	gateDirty bool
+	// wake is poked by update handlers so the loop refreshes at once.
+	wake workflow.Channel
+	// joined pools have not heard the gate yet.
+	joined []string
+	// published is the phase the search attribute carries.
+	published string
+	details   string
+	// phaseSeq counts accepted phase changes; fannedSeq is the last one
+	// the pools were told of.
+	phaseSeq, fannedSeq int
 }
 
 // ClusterWorkflow carries one enrolled cluster: its declared and observed
@@ -56,12 +77,14 @@ func ClusterWorkflow(ctx workflow.Context, in ClusterInput) error {
 		wake:     workflow.NewBufferedChannel(ctx, 16),
 	}
 	if c.state == nil {
-		c.state = &ClusterState{Declared: in.Declared, TokenHash: in.TokenHash, Pools: map[string]contract.PoolThresholds{}}
-		c.state.Observed.SyncState = contract.SyncDisconnected
-		c.state.GateSince = workflow.Now(ctx)
+		c.state = &ClusterState{Declared: in.Declared, TokenHash: in.TokenHash, ReportKey: in.ReportKey,
+			TokenIssuedAt: workflow.Now(ctx), Pools: map[string]contract.PoolThresholds{}}
 	}
 	if c.state.Pools == nil {
 		c.state.Pools = map[string]contract.PoolThresholds{}
+	}
+	if v, ok := workflow.GetTypedSearchAttributes(ctx).GetKeyword(saClusterPhase); ok {
+		c.published = v
 	}
 	if err := c.registerHandlers(ctx); err != nil {
 		return err
@@ -69,39 +92,24 @@ func ClusterWorkflow(ctx workflow.Context, in ClusterInput) error {
 	return c.run(ctx)
 }
 
-func (c *cluster) registerHandlers(ctx workflow.Context) error {
-	if err := workflow.SetQueryHandler(ctx, contract.QueryClusterStatus, func() (contract.ClusterStatus, error) {
-		return c.status(workflow.Now(ctx)), nil
-	}); err != nil {
-		return err
-	}
-	return workflow.SetUpdateHandlerWithOptions(ctx, contract.UpdateSetPhase,
-		func(ctx workflow.Context, req contract.SetPhaseRequest) (contract.ClusterStatus, error) {
-			c.state.Declared.Phase = req.Phase
-			c.gateDirty = true
-			c.wake.SendAsync(true)
-			return c.status(workflow.Now(ctx)), nil
-		},
-		workflow.UpdateHandlerOptions{Validator: func(req contract.SetPhaseRequest) error {
-			if !req.Phase.Valid() {
-				return fmt.Errorf("phase %q is not one of pending, active, draining, disabled", req.Phase)
-			}
-			if req.Reason == "" {
-				return errors.New("reason is empty: say why the phase changes")
-			}
-			return nil
-		}})
-}
-
 func (c *cluster) run(ctx workflow.Context) error {
 	watchCtx, stopWatch := workflow.WithCancel(ctx)
-	watch := c.startWatcher(watchCtx)
+	watch, restart := c.startWatcher(watchCtx), workflow.Future(nil)
 	for {
+		c.refresh(ctx)
+		info := workflow.GetInfo(ctx)
+		if info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() > maxEventsPerRun {
+			stopWatch()
+			_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+			c.drainSignals(ctx)
+			return workflow.NewContinueAsNewError(ctx, ClusterWorkflow, ClusterInput{Declared: c.state.Declared, State: c.state})
+		}
 		sel := workflow.NewSelector(ctx)
+		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
 		sel.AddReceive(c.report, func(ch workflow.ReceiveChannel, _ bool) {
 			var r contract.WatcherReport
 			ch.Receive(ctx, &r)
-			c.applyReport(r)
+			c.applyWatcherReport(r)
 		})
 		sel.AddReceive(c.register, func(ch workflow.ReceiveChannel, _ bool) {
 			var r contract.PoolRegistration
@@ -114,36 +122,58 @@ func (c *cluster) run(ctx workflow.Context) error {
 			delete(c.state.Pools, r.PoolID)
 		})
 		sel.AddReceive(c.wake, func(ch workflow.ReceiveChannel, _ bool) { ch.Receive(ctx, nil) })
-		sel.AddFuture(watch, func(f workflow.Future) {
-			// The watcher only ends by failing past its retries: count the
-			// cluster unreachable and start it again.
-			err := f.Get(ctx, nil)
-			c.state.Observed.LastError = fmt.Sprint(err)
-			c.markReachable(false)
-			_ = workflow.Sleep(ctx, 10*time.Second)
-			watch = c.startWatcher(watchCtx)
-		})
+		if watch != nil {
+			sel.AddFuture(watch, func(f workflow.Future) {
+				// The watcher only ends by failing past its retries (or by
+				// being cancelled): count the cluster unreachable and start
+				// it again shortly, without blocking the loop.
+				err := f.Get(ctx, nil)
+				if ctx.Err() != nil {
+					return
+				}
+				c.state.Observed.LastError = fmt.Sprintf("watcher failed: %v", err)
+				c.state.WatcherReachable = false
+				watch = nil
+				restart = workflow.NewTimerWithOptions(watchCtx, 10*time.Second, workflow.TimerOptions{Summary: "restart the watcher"})
+			})
+		} else {
+			sel.AddFuture(restart, func(workflow.Future) { watch = c.startWatcher(watchCtx) })
+		}
 		timerCtx, cancelTimer := workflow.WithCancel(ctx)
-		if at := c.staleAt(); !at.IsZero() && at.After(workflow.Now(ctx)) && c.state.Observed.Reachable {
-			sel.AddFuture(workflow.NewTimerWithOptions(timerCtx, at.Sub(workflow.Now(ctx)), workflow.TimerOptions{Summary: "observations go stale"}), func(workflow.Future) {})
+		now := workflow.Now(ctx)
+		if at := c.nextChange(now); !at.IsZero() {
+			sel.AddFuture(workflow.NewTimerWithOptions(timerCtx, at.Sub(now), workflow.TimerOptions{Summary: "observations go stale"}), func(workflow.Future) {})
 		}
 		sel.Select(ctx)
 		cancelTimer()
-		if c.state.Observed.Reachable && !c.staleAt().After(workflow.Now(ctx)) {
-			c.markReachable(false)
-			c.state.Observed.LastError = "no successful sample within " + c.staleAfter().String()
-		}
-		if c.gateDirty {
-			c.fanOutGate(ctx)
-		}
-		info := workflow.GetInfo(ctx)
-		if info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() > maxEventsPerRun {
+		if ctx.Err() != nil {
 			stopWatch()
-			_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
-			c.drainSignals(ctx)
-			return workflow.NewContinueAsNewError(ctx, ClusterWorkflow, ClusterInput{Declared: c.state.Declared, TokenHash: c.state.TokenHash, State: c.state})
+			return ctx.Err()
 		}
 	}
+}
+
+// refresh derives the observed half, tells the pools if their gate
+// changed (and new pools in any case), and updates what the Web UI shows.
+func (c *cluster) refresh(ctx workflow.Context) {
+	now := workflow.Now(ctx)
+	c.derive(now)
+	g := c.gate(now)
+	if g.Phase != c.state.Gate.Phase || g.Reachable != c.state.Gate.Reachable || g.Region != c.state.Gate.Region {
+		c.state.Gate = g
+		c.joined = nil
+		for _, id := range workflow.DeterministicKeys(c.state.Pools) {
+			c.signalGate(ctx, id, g)
+		}
+	}
+	for _, id := range c.joined {
+		if _, ok := c.state.Pools[id]; ok {
+			c.signalGate(ctx, id, c.state.Gate)
+		}
+	}
+	c.joined = nil
+	c.fannedSeq = c.phaseSeq
+	c.publish(ctx)
 }
 
 func (c *cluster) drainSignals(ctx workflow.Context) {
@@ -152,14 +182,14 @@ func (c *cluster) drainSignals(ctx workflow.Context) {
 		if !c.report.ReceiveAsync(&r) {
 			break
 		}
-		c.applyReport(r)
+		c.applyWatcherReport(r)
 	}
 	for {
 		var r contract.PoolRegistration
 		if !c.register.ReceiveAsync(&r) {
 			break
 		}
-		c.state.Pools[r.PoolID] = r.Thresholds
+		c.applyRegistration(ctx, r)
 	}
 	for {
 		var r contract.PoolRegistration
@@ -168,13 +198,12 @@ func (c *cluster) drainSignals(ctx workflow.Context) {
 		}
 		delete(c.state.Pools, r.PoolID)
 	}
+	// Pools that joined at the boundary hear the gate before the run ends.
+	c.refresh(ctx)
 }
 
 func (c *cluster) startWatcher(ctx workflow.Context) workflow.Future {
-	sample := c.state.Declared.SampleInterval.D()
-	if sample <= 0 {
-		sample = 30 * time.Second
-	}
+	sample := c.sampleInterval()
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		Summary:             "watch cluster " + c.state.Declared.ID,
 		StartToCloseTimeout: 365 * 24 * time.Hour,
@@ -191,68 +220,17 @@ func (c *cluster) startWatcher(ctx workflow.Context) workflow.Future {
 	})
 }
 
-func (c *cluster) applyReport(r contract.WatcherReport) {
-	o := &c.state.Observed
-	if r.Reachable && !r.LastSync.IsZero() {
-		o.LastSyncAt = r.LastSync
-		o.SyncState = contract.SyncConnected
-	}
-	o.LastError = r.LastError
-	if !r.Reachable {
-		o.SyncState = contract.SyncDisconnected
-	}
-	c.markReachable(r.Reachable)
-}
-
-func (c *cluster) markReachable(reachable bool) {
-	if c.state.Observed.Reachable != reachable {
-		c.state.Observed.Reachable = reachable
-		if !reachable {
-			c.state.Observed.SyncState = contract.SyncDisconnected
-		}
-		c.gateDirty = true
-	}
-}
-
 func (c *cluster) applyRegistration(ctx workflow.Context, r contract.PoolRegistration) {
 	if _, err := types.ParsePoolID(r.PoolID); err != nil {
-		c.state.LastRejected = err.Error()
+		c.state.LastRejected = fmt.Sprintf("pool-registered at %s: %v", workflow.Now(ctx).UTC().Format(time.RFC3339), err)
 		return
 	}
 	c.state.Pools[r.PoolID] = r.Thresholds
-	c.signalGate(ctx, r.PoolID, c.gate(workflow.Now(ctx)))
-}
-
-func (c *cluster) staleAfter() time.Duration {
-	if d := c.state.Declared.StaleAfter.D(); d > 0 {
-		return d
-	}
-	sample := c.state.Declared.SampleInterval.D()
-	if sample <= 0 {
-		sample = 30 * time.Second
-	}
-	return 4*sample + time.Minute
-}
-
-func (c *cluster) staleAt() time.Time {
-	if c.state.Observed.LastSyncAt.IsZero() {
-		return time.Time{}
-	}
-	return c.state.Observed.LastSyncAt.Add(c.staleAfter())
+	c.joined = append(c.joined, r.PoolID)
 }
 
 func (c *cluster) gate(now time.Time) contract.ClusterGate {
 	return contract.ClusterGate{Phase: c.state.Declared.Phase, Reachable: c.state.Observed.Reachable, Region: c.state.Declared.Region, Since: now}
-}
-
-// fanOutGate tells every pool on the cluster at once.
-func (c *cluster) fanOutGate(ctx workflow.Context) {
-	c.gateDirty = false
-	g := c.gate(workflow.Now(ctx))
-	c.state.GateSince = g.Since
-	for _, id := range workflow.DeterministicKeys(c.state.Pools) {
-		c.signalGate(ctx, id, g)
-	}
 }
 
 func (c *cluster) signalGate(ctx workflow.Context, poolID string, g contract.ClusterGate) {
@@ -261,11 +239,10 @@ func (c *cluster) signalGate(ctx workflow.Context, poolID string, g contract.Clu
 	workflow.SignalExternalWorkflow(ctx, poolID, "", contract.SignalClusterGate, g)
 }
 
-func (c *cluster) status(now time.Time) contract.ClusterStatus {
-	st := contract.ClusterStatus{Declared: c.state.Declared, Observed: c.state.Observed, Pools: c.state.Pools, LastRejected: c.state.LastRejected}
-	st.Observed.Pools = len(c.state.Pools)
-	if !c.state.Observed.Reachable {
-		st.Frozen = "cluster unreachable: pools freeze scale-down"
+func (c *cluster) status() contract.ClusterStatus {
+	s := c.state
+	return contract.ClusterStatus{
+		Declared: s.Declared, Observed: s.Observed, Pools: s.Pools, Frozen: s.Frozen, LastRejected: s.LastRejected,
+		TokenFingerprint: contract.TokenFingerprint(s.TokenHash), TokenIssuedAt: s.TokenIssuedAt, LastPhaseChange: s.LastPhaseChange,
 	}
-	return st
 }

@@ -1,0 +1,87 @@
+package workflows
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// What a pool does with each gate the cluster sends: active scales both
+// ways, draining never adds capacity, pending and disabled do nothing, and
+// an unreachable cluster freezes scale-down.
+func TestPoolObeysEachClusterGate(t *testing.T) {
+	now := t0.Add(time.Hour)
+	// Demand: a pod overdue, busy nodes. Surplus: an idle node past its
+	// window, nothing pending.
+	demand := input(obs(now, threeNodes(), pending("p1", now.Add(-5*time.Minute))), now)
+	surplusNodes := []types.NodeObservation{node("n1", 0.8, 0.8), node("n2", 0.8, 0.8), node("n3", 0.05, 0.05)}
+	surplus := input(obs(now, surplusNodes), now)
+	surplus.IdleSince = map[string]time.Time{"n3": now.Add(-time.Hour)}
+
+	cases := []struct {
+		phase           contract.ClusterPhase
+		reachable       bool
+		up, down        Action
+		blocked, frozen string
+	}{
+		{contract.PhaseActive, true, ActionScaleUp, ActionScaleDown, "", ""},
+		{contract.PhaseDraining, true, ActionNone, ActionScaleDown, "cluster is draining", ""},
+		{contract.PhasePending, true, ActionNone, ActionNone, "cluster is pending", "cluster is pending"},
+		{contract.PhaseDisabled, true, ActionNone, ActionNone, "cluster is disabled", "cluster is disabled"},
+		{contract.PhaseActive, false, ActionScaleUp, ActionNone, "", "cluster unreachable"},
+		{contract.PhaseDraining, false, ActionNone, ActionNone, "cluster is draining", "cluster is draining"},
+	}
+	for _, tc := range cases {
+		name := string(tc.phase)
+		if !tc.reachable {
+			name += "/unreachable"
+		}
+		t.Run(name, func(t *testing.T) {
+			s := &PoolState{Gate: contract.ClusterGate{Phase: tc.phase, Reachable: tc.reachable}}
+			demand.Gate, surplus.Gate = s.gate(), s.gate()
+			up := Decide(demand)
+			require.Equal(t, tc.up, up.Action, up.Reason)
+			if tc.blocked != "" {
+				require.Contains(t, up.Blocked[0], tc.blocked)
+			}
+			down := Decide(surplus)
+			require.Equal(t, tc.down, down.Action, down.Reason)
+			if tc.frozen != "" {
+				require.Contains(t, down.Frozen, tc.frozen)
+			}
+		})
+	}
+}
+
+// A pool on an unreachable cluster keeps its nodes and target however long
+// a node has been idle, says why, and scales down once the cluster is back.
+func TestPoolFreezesScaleDownDuringPartitionAndResumes(t *testing.T) {
+	p := types.DefaultPolicy()
+	env, w := newTestPool(t, p, []types.NodeObservation{node("n1", 0.8, 0.8), node("n2", 0.8, 0.8), node("n3", 0.05, 0.05)})
+	gate := func(reachable bool) func() {
+		return func() {
+			env.SignalWorkflow(contract.SignalClusterGate, contract.ClusterGate{Phase: contract.PhaseActive, Reachable: reachable, Region: "us-east", Since: env.Now()})
+		}
+	}
+	env.RegisterDelayedCallback(gate(false), time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Empty(t, w.deleted, "scaled down while the cluster was unreachable")
+		require.Empty(t, w.drained)
+		st := status(t, env)
+		require.Contains(t, st.Frozen, "cluster unreachable: scale-down frozen")
+		require.Equal(t, 3, st.TargetNodes, "the last target was not kept")
+		require.False(t, st.Cluster.Reachable)
+	}, 30*time.Minute)
+	env.RegisterDelayedCallback(gate(true), 30*time.Minute+time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, []string{"n3"}, w.deleted, "did not resume scale-down on reconnect")
+		require.Empty(t, status(t, env).Frozen)
+	}, 31*time.Minute)
+	finish(env, 32*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+}
