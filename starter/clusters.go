@@ -2,14 +2,15 @@ package starter
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
+	"errors"
 	"fmt"
+	"sort"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/hanzoai/visor-fleet/contract"
@@ -17,32 +18,18 @@ import (
 	"github.com/hanzoai/visor-fleet/workflows"
 )
 
-// TokenPrefix marks Visor enrollment tokens so a leaked one is recognisable.
-const TokenPrefix = "vfe1."
-
-// NewEnrollmentToken mints a token (prefix + 256 random bits) and its hash;
-// only the hash is stored.
-func NewEnrollmentToken() (token, hash string, err error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", "", err
-	}
-	token = TokenPrefix + base64.RawURLEncoding.EncodeToString(b)
-	return token, HashToken(token), nil
-}
-
-// HashToken is the stored form of a token.
-func HashToken(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
-}
-
 // EnrollCluster starts the cluster's workflow if it is not running and
-// returns a fresh token; an already-running cluster is left as it is and
-// returns "" (use token rotation to mint a new one).
+// returns its freshly minted enrollment token, which exists nowhere else:
+// only its hash and report key go to Temporal. An already-running cluster
+// is left as it is and returns "" (rotate the token to mint a new one).
+// The metrics label defaults to the cluster ID and must not be used by
+// another running cluster.
 func EnrollCluster(ctx context.Context, c client.Client, d contract.ClusterDeclared, taskQueue string) (token string, created bool, err error) {
 	if d.Phase == "" {
 		d.Phase = contract.PhasePending
+	}
+	if d.MetricsLabel == "" {
+		d.MetricsLabel = d.ID
 	}
 	if err := d.Validate(); err != nil {
 		return "", false, fmt.Errorf("cluster %s: %w", d.ID, err)
@@ -52,7 +39,10 @@ func EnrollCluster(ctx context.Context, c client.Client, d contract.ClusterDecla
 	if err != nil || running {
 		return "", false, err
 	}
-	token, hash, err := NewEnrollmentToken()
+	if err := checkMetricsLabel(ctx, c, d); err != nil {
+		return "", false, err
+	}
+	tok, err := contract.MintEnrollmentToken()
 	if err != nil {
 		return "", false, err
 	}
@@ -65,40 +55,137 @@ func EnrollCluster(ctx context.Context, c client.Client, d contract.ClusterDecla
 		sa = append(sa, temporal.NewSearchAttributeKeyKeyword(contract.SARegion).ValueSet(d.Region))
 	}
 	_, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                       id,
-		TaskQueue:                orDefault(taskQueue),
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		ID:        id,
+		TaskQueue: orDefault(taskQueue),
+		// Fail rather than join a run someone else started meanwhile: its
+		// token is not the one minted here.
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		TypedSearchAttributes:    temporal.NewSearchAttributes(sa...),
+		Memo:                     map[string]any{workflows.ClusterMemoDeclared: d},
 		StaticSummary:            fmt.Sprintf("cluster %s (%s, %s)", d.ID, d.Provider, d.Region),
-	}, contract.ClusterWorkflow, workflows.ClusterInput{Declared: d, TokenHash: hash})
+	}, contract.ClusterWorkflow, workflows.ClusterInput{Declared: d, TokenHash: tok.Hash, ReportKey: tok.ReportKey})
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return "", false, nil
+	}
 	if err != nil {
 		return "", false, fmt.Errorf("enroll cluster %s: %w", d.ID, err)
 	}
-	return token, true, nil
+	return tok.Token, true, nil
+}
+
+// checkMetricsLabel refuses a label another running cluster carries: two
+// clusters with one label are indistinguishable in the metrics store. It
+// reads visibility, so two enrollments racing within visibility's delay
+// (milliseconds on the embedded server) could both pass.
+func checkMetricsLabel(ctx context.Context, c client.Client, d contract.ClusterDeclared) error {
+	clusters, err := ListClusters(ctx, c, false)
+	if err != nil {
+		return fmt.Errorf("cluster %s: check metricsLabel %q is unique: %w", d.ID, d.MetricsLabel, err)
+	}
+	for _, other := range clusters {
+		if other.ID != d.ID && other.Declared.MetricsLabel == d.MetricsLabel {
+			return fmt.Errorf("cluster %s: metricsLabel %q is already used by cluster %s; two clusters with one label cannot be told apart in the metrics store, choose another",
+				d.ID, d.MetricsLabel, other.ID)
+		}
+	}
+	return nil
+}
+
+// ClusterEntry is one enrolled cluster as listed: its declared half from
+// the workflow's memo and, if asked for, its full status.
+type ClusterEntry struct {
+	ID          string                   `json:"id"`
+	Declared    contract.ClusterDeclared `json:"declared"`
+	Status      *contract.ClusterStatus  `json:"status,omitempty"`
+	StatusError string                   `json:"statusError,omitempty"`
+}
+
+// ListClusters lists the running cluster workflows, sorted by ID. With
+// withStatus it queries each (which needs a worker); without, it reads only
+// visibility.
+func ListClusters(ctx context.Context, c client.Client, withStatus bool) ([]ClusterEntry, error) {
+	query := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", contract.ClusterWorkflow)
+	var out []ClusterEntry
+	var page []byte
+	for {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, NextPageToken: page})
+		if err != nil {
+			return nil, fmt.Errorf("list clusters: %w", err)
+		}
+		for _, ex := range resp.Executions {
+			e := ClusterEntry{ID: clusterIDOf(ex.Execution.WorkflowId)}
+			p, haveMemo := ex.GetMemo().GetFields()[workflows.ClusterMemoDeclared]
+			if haveMemo {
+				if err := converter.GetDefaultDataConverter().FromPayload(p, &e.Declared); err != nil {
+					haveMemo = false
+				}
+			}
+			if withStatus || !haveMemo {
+				st, err := ClusterStatus(ctx, c, e.ID)
+				if err != nil {
+					e.StatusError = err.Error()
+					if !haveMemo {
+						return nil, fmt.Errorf("cluster %s has no declared memo and did not answer its status query: %w", e.ID, err)
+					}
+				} else {
+					e.Declared = st.Declared
+					if withStatus {
+						e.Status = &st
+					}
+				}
+			}
+			out = append(out, e)
+		}
+		if page = resp.NextPageToken; len(page) == 0 {
+			break
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+func clusterIDOf(workflowID string) string {
+	const prefix = "cluster/"
+	if len(workflowID) > len(prefix) && workflowID[:len(prefix)] == prefix {
+		return workflowID[len(prefix):]
+	}
+	return workflowID
 }
 
 // ClusterStatus runs the cluster's `status` query.
 func ClusterStatus(ctx context.Context, c client.Client, cluster string) (contract.ClusterStatus, error) {
 	var st contract.ClusterStatus
 	resp, err := c.QueryWorkflow(ctx, types.ClusterWorkflowID(cluster), "", contract.QueryClusterStatus)
+	if isNotFound(err) {
+		return st, fmt.Errorf("cluster %s is not enrolled", cluster)
+	}
 	if err != nil {
 		return st, fmt.Errorf("status of cluster %s: %w", cluster, err)
 	}
 	return st, resp.Get(&st)
 }
 
-// SetClusterPhase runs the validated `set-phase` update.
+// SetClusterPhase runs the validated `set-phase` update. It returns once
+// every pool on the cluster has been signalled the new gate.
 func SetClusterPhase(ctx context.Context, c client.Client, cluster string, req contract.SetPhaseRequest) (contract.ClusterStatus, error) {
 	var out contract.ClusterStatus
+	return out, clusterUpdate(ctx, c, cluster, contract.UpdateSetPhase, req, &out)
+}
+
+func clusterUpdate(ctx context.Context, c client.Client, cluster, name string, arg, out any) error {
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: types.ClusterWorkflowID(cluster), UpdateName: contract.UpdateSetPhase, Args: []any{req},
+		WorkflowID: types.ClusterWorkflowID(cluster), UpdateName: name, Args: []any{arg},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
+	if isNotFound(err) {
+		return fmt.Errorf("%s: cluster %s is not enrolled", name, cluster)
+	}
 	if err != nil {
-		return out, fmt.Errorf("set-phase %s: %w", cluster, err)
+		return fmt.Errorf("%s %s: %w", name, cluster, err)
 	}
-	if err := h.Get(ctx, &out); err != nil {
-		return out, fmt.Errorf("set-phase %s: %w", cluster, err)
+	if err := h.Get(ctx, out); err != nil {
+		return fmt.Errorf("%s %s: %w", name, cluster, err)
 	}
-	return out, nil
+	return nil
 }

@@ -34,6 +34,9 @@ func ApplyPool(ctx context.Context, c client.Client, spec contract.PoolSpec, tas
 	if err := spec.Validate(); err != nil {
 		return "", fmt.Errorf("pool %s: %w", spec.Key.WorkflowID(), err)
 	}
+	if err := CheckPlacement(ctx, c, spec); err != nil {
+		return "", err
+	}
 	id := spec.Key.WorkflowID()
 	running, err := isRunning(ctx, c, id)
 	if err != nil {
