@@ -1,0 +1,155 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/hanzoai/visor-fleet/activities"
+	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/internal/devserver"
+	"github.com/hanzoai/visor-fleet/starter"
+	"github.com/hanzoai/visor-fleet/testsuite"
+	"github.com/hanzoai/visor-fleet/types"
+	"github.com/hanzoai/visor-fleet/workers"
+)
+
+func startServer(b *testing.B, cloud *instantCloud) client.Client {
+	b.Helper()
+	ctx := context.Background()
+	srv, err := devserver.Start(ctx, devserver.Options{Memory: true, GRPCPort: testsuite.FreePort(b), UIPort: -1, LogLevel: "error",
+		SearchAttributes: starter.SearchAttributeTypes(), LogFile: os.DevNull})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = srv.Stop() })
+	c, err := client.Dial(client.Options{HostPort: srv.Address(), Logger: quiet{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(c.Close)
+	w := workers.New(c, contract.DefaultTaskQueue, &activities.Activities{Clusters: cloud, Temporal: c}, worker.Options{})
+	if err := w.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(w.Stop)
+	return c
+}
+
+// BenchmarkDecisionLatency: from an `observe` signal whose pending pod is
+// past the threshold to the provisioning call at the provider.
+func BenchmarkDecisionLatency(b *testing.B) {
+	cloud := newInstantCloud()
+	c := startServer(b, cloud)
+	ctx := context.Background()
+	key := types.PoolKey{Org: "bench", Project: "latency", Service: "api", Provider: "sim", Cluster: "bench"}
+	p := types.DefaultPolicy()
+	p.MinNodes, p.MaxNodes = 0, 100000
+	p.ScaleUpCooldown = types.Duration(time.Millisecond) // zero would mean "use the default"
+	p.PendingThreshold = types.Duration(time.Second)
+	if _, _, err := starter.EnrollCluster(ctx, c, contract.ClusterDeclared{ID: "bench", Provider: "sim", Phase: contract.PhaseActive}, ""); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := starter.ApplyPool(ctx, c, contract.PoolSpec{Key: key, Policy: p}, ""); err != nil {
+		b.Fatal(err)
+	}
+	time.Sleep(time.Second) // let the first resync settle
+	var lat []time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		pod := types.PendingPod{Namespace: "bench", Name: fmt.Sprintf("p%d", i), Org: key.Org, Project: key.Project, Service: key.Service,
+			Requests: types.Resources{MilliCPU: 500, Memory: types.GiB, Pods: 1}, UnschedulableSince: time.Now().Add(-time.Minute)}
+		obs := types.PoolObservation{Pool: key, ObservedAt: time.Now(), Nodes: []types.NodeObservation{}, PendingPods: []types.PendingPod{pod}}
+		sent := time.Now()
+		if err := c.SignalWorkflow(ctx, key.WorkflowID(), "", contract.SignalObserve, obs); err != nil {
+			b.Fatal(err)
+		}
+		select {
+		case at := <-cloud.provisioned:
+			lat = append(lat, at.Sub(sent))
+			// Let the decision finish before the next crossing, so each
+			// signal meets a pool out of its (1ms) cooldown.
+			b.StopTimer()
+			time.Sleep(100 * time.Millisecond)
+			b.StartTimer()
+		case <-time.After(30 * time.Second):
+			b.Fatalf("no provisioning 30s after signal %d", i)
+		}
+	}
+	b.StopTimer()
+	if os.Getenv("DBG") != "" {
+		it := c.GetWorkflowHistory(ctx, key.WorkflowID(), "", false, 0)
+		var last time.Time
+		for it.HasNext() {
+			e, _ := it.Next()
+			ts := e.EventTime.AsTime()
+			fmt.Printf("%4d %-45s +%6dms\n", e.EventId, e.EventType, ts.Sub(last).Milliseconds())
+			last = ts
+		}
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	pct := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))].Microseconds()) / 1000 }
+	b.ReportMetric(pct(0.5), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-ms")
+}
+
+// BenchmarkIdlePools: CPU of the in-process server and worker with N idle
+// pools registered, over one full safety-resync interval.
+func BenchmarkIdlePools(b *testing.B) {
+	n := 1000
+	window := 6 * time.Minute
+	if v := os.Getenv("VISOR_BENCH_IDLE_WINDOW"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatal(err)
+		}
+		window = d
+	}
+	cloud := newInstantCloud()
+	c := startServer(b, cloud)
+	ctx := context.Background()
+	if _, _, err := starter.EnrollCluster(ctx, c, contract.ClusterDeclared{ID: "bench", Provider: "sim", Phase: contract.PhaseActive}, ""); err != nil {
+		b.Fatal(err)
+	}
+	p := types.DefaultPolicy()
+	p.MinNodes = 0
+	started := time.Now()
+	for i := range n {
+		key := types.PoolKey{Org: fmt.Sprintf("org%d", i%50), Project: "idle", Service: fmt.Sprintf("svc%d", i), Provider: "sim", Cluster: "bench"}
+		if _, err := starter.ApplyPool(ctx, c, contract.PoolSpec{Key: key, Policy: p}, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Logf("registered %d pools in %s", n, time.Since(started).Round(time.Millisecond))
+	time.Sleep(time.Minute) // let start-up work drain
+	b.ResetTimer()
+	for range b.N {
+		before := cpuTime()
+		t0 := time.Now()
+		time.Sleep(window)
+		used := cpuTime() - before
+		b.ReportMetric(100*used.Seconds()/time.Since(t0).Seconds(), "%core")
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+type quiet struct{}
+
+func (quiet) Debug(string, ...any) {}
+func (quiet) Info(string, ...any)  {}
+func (quiet) Warn(string, ...any)  {}
+func (quiet) Error(string, ...any) {}
+
