@@ -231,7 +231,15 @@ func (p *pool) deregister(ctx workflow.Context) error {
 	if len(names) > 0 {
 		p.scaleDown(ctx, "pool deregistered", names, "deregister")
 	}
-	p.meterThrough(ctx, workflow.Now(ctx))
+	// The nodes are gone: meter the hour in progress too, so the last
+	// partial hour is billed before the workflow completes. Versioned:
+	// runs recorded before this change metered complete hours only.
+	meterUntil := workflow.Now(ctx)
+	if workflow.GetVersion(ctx, versionMeterFinalHour, workflow.DefaultVersion, 1) >= 1 {
+		p.recordNodeCount(ctx)
+		meterUntil = meterUntil.UTC().Truncate(time.Hour).Add(time.Hour)
+	}
+	p.meterThrough(ctx, meterUntil)
 	p.announce(ctx, true)
 	p.publish(ctx)
 	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })

@@ -31,6 +31,8 @@ type world struct {
 	deleted     []string
 	observed    int
 	meterEvents []metering.Event
+	// report, when set, replaces the default meter sink.
+	report func(context.Context, []metering.Event) error
 }
 
 func (w *world) observation() types.PoolObservation {
@@ -87,7 +89,10 @@ func newTestPool(t *testing.T, policy types.Policy, nodes []types.NodeObservatio
 		w.nodes = kept
 		return activities.DeleteResult{TotalTarget: len(kept)}, nil
 	})
-	env.OnActivity(a.ReportMeter, mock.Anything, mock.Anything).Return(func(_ context.Context, events []metering.Event) error {
+	env.OnActivity(a.ReportMeter, mock.Anything, mock.Anything).Return(func(ctx context.Context, events []metering.Event) error {
+		if w.report != nil {
+			return w.report(ctx, events)
+		}
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.meterEvents = append(w.meterEvents, events...)

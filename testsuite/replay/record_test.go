@@ -67,8 +67,14 @@ func TestRecordHistories(t *testing.T) {
 	run := s.Client.GetWorkflow(ctx, key.WorkflowID(), "")
 	must(t, run.Get(ctx, nil))
 
-	write(t, ctx, s.Client, key.WorkflowID(), "pool-lifecycle.json")
-	write(t, ctx, s.Client, types.ClusterWorkflowID("sim-replay"), "cluster-lifecycle.json")
+	// Fixtures accumulate: each recording keeps the histories of earlier
+	// code, so a change must replay all of them.
+	tag := os.Getenv("VISOR_RECORD_TAG")
+	if tag == "" {
+		tag = time.Now().UTC().Format("20060102-1504")
+	}
+	write(t, ctx, s.Client, key.WorkflowID(), "pool-lifecycle-"+tag+".json")
+	write(t, ctx, s.Client, types.ClusterWorkflowID("sim-replay"), "cluster-lifecycle-"+tag+".json")
 }
 
 func write(t *testing.T, ctx context.Context, c client.Client, id, name string) {
