@@ -101,10 +101,13 @@ func (c *cluster) sampleInterval() time.Duration {
 	return 30 * time.Second
 }
 
-// staleAfter bounds how old observations may be before pools freeze.
+// staleAfter bounds how old observations may be before pools freeze. It
+// is never below a minute plus two samples: an unchanged watcher reports
+// only once a minute, and that must not read as a partition.
 func (c *cluster) staleAfter() time.Duration {
+	floor := time.Minute + 2*c.sampleInterval()
 	if d := c.state.Declared.StaleAfter.D(); d > 0 {
-		return d
+		return max(d, floor)
 	}
 	return 4*c.sampleInterval() + time.Minute
 }

@@ -293,3 +293,13 @@ func TestClusterWatcherFailureClosesTheGateAndRestartsIt(t *testing.T) {
 	runCluster(t, env, contract.PhaseActive)
 	requireCanceled(t, env)
 }
+
+func TestClusterStaleBoundNeverBelowTheWatchersReportInterval(t *testing.T) {
+	bound := func(sample, stale time.Duration) time.Duration {
+		c := &cluster{state: &ClusterState{Declared: contract.ClusterDeclared{SampleInterval: types.Duration(sample), StaleAfter: types.Duration(stale)}}}
+		return c.staleAfter()
+	}
+	require.Equal(t, 2*time.Minute, bound(30*time.Second, 10*time.Second), "a 10s bound would flap between the watcher's minutely reports")
+	require.Equal(t, 10*time.Minute, bound(30*time.Second, 10*time.Minute))
+	require.Equal(t, 3*time.Minute, bound(0, 0), "default: 4 samples of 30s plus a minute")
+}
