@@ -16,7 +16,7 @@ func SimCatalog() []types.InstanceType {
 		{"sim-4c8g", "sim", 4, 8 * gib, 0, "", 110, 0.04},
 		{"sim-8c16g", "sim", 8, 16 * gib, 0, "", 110, 0.08},
 		{"sim-16c64g", "sim", 16, 64 * gib, 0, "", 110, 0.20},
-		{"sim-gpu-8c32g-1xA10", "sim-gpu", 8, 32 * gib, 1, "A10", 110, 0.60},
+		{"sim-gpu-8c32g-1xa10", "sim-gpu", 8, 32 * gib, 1, "A10", 110, 0.60},
 	}
 	return buildCatalog(rows, func(_, _, _ int64) types.Resources { return simOverhead })
 }

@@ -77,7 +77,7 @@ func TestCatalogFamilies(t *testing.T) {
 	if !hetzner["cx"] || !hetzner["cpx"] || !hetzner["ccx"] {
 		t.Errorf("Hetzner families %v", hetzner)
 	}
-	want := []string{"sim-2c4g", "sim-4c8g", "sim-8c16g", "sim-16c64g", "sim-gpu-8c32g-1xA10"}
+	want := []string{"sim-2c4g", "sim-4c8g", "sim-8c16g", "sim-16c64g", "sim-gpu-8c32g-1xa10"}
 	for i, it := range SimCatalog() {
 		if it.Name != want[i] {
 			t.Errorf("sim size %d is %s, want %s", i, it.Name, want[i])

@@ -111,7 +111,7 @@ func TestPlanScaleUp(t *testing.T) {
 		{
 			name:     "GPU pod gets the GPU size",
 			req:      Request{Pending: []types.PendingPod{gpuPod("infer", 1, "A10")}, Catalog: SimCatalog()},
-			wantSize: "sim-gpu-8c32g-1xA10", wantNodes: 1, wantCost: 0.60,
+			wantSize: "sim-gpu-8c32g-1xa10", wantNodes: 1, wantCost: 0.60,
 		},
 		{
 			// The CPU pods do not ride along on the GPU node: this
@@ -124,7 +124,7 @@ func TestPlanScaleUp(t *testing.T) {
 			},
 			wantSize: "sim-8c16g", wantNodes: 1, wantCost: 0.08,
 			wantUnplaced: map[string]int{CodeOtherSize: 1},
-			wantReason:   "fits sim-gpu-8c32g-1xA10, but this decision grows sim-8c16g",
+			wantReason:   "fits sim-gpu-8c32g-1xa10, but this decision grows sim-8c16g",
 		},
 		{
 			name: "a GPU-only catalog still takes CPU pods",
@@ -132,7 +132,7 @@ func TestPlanScaleUp(t *testing.T) {
 				Pending: pods("web", 6, 1000, gi),
 				Catalog: SimCatalog()[4:],
 			},
-			wantSize: "sim-gpu-8c32g-1xA10", wantNodes: 1, wantCost: 0.60,
+			wantSize: "sim-gpu-8c32g-1xa10", wantNodes: 1, wantCost: 0.60,
 		},
 		{
 			// The ceiling allows one node: the largest size holds the most
@@ -203,7 +203,7 @@ func TestPlanScaleUp(t *testing.T) {
 			req: Request{
 				Pending: []types.PendingPod{gpuPod("infer", 1, "A10")},
 				Existing: []types.NodeObservation{
-					node("gpu-1", "sim-gpu-8c32g-1xA10", types.NodeReady, simAlloc("sim-gpu-8c32g-1xA10"), types.Resources{MilliCPU: 1000}),
+					node("gpu-1", "sim-gpu-8c32g-1xa10", types.NodeReady, simAlloc("sim-gpu-8c32g-1xa10"), types.Resources{MilliCPU: 1000}),
 				},
 				Catalog: SimCatalog(),
 			},
@@ -379,7 +379,7 @@ func TestBaseline(t *testing.T) {
 		{"memory can be the tighter sum", Request{Pending: pods("cache", 3, 100, 3*gi), Catalog: SimCatalog()}, "sim-2c4g", 3, 0},
 		{"the largest pod picks the size", Request{Pending: concat(pods("web", 2, 100, gi), pods("big", 1, 6000, gi)), Catalog: SimCatalog()}, "sim-8c16g", 1, 0},
 		{"no size fits: largest size, misfit reported", Request{Pending: concat(pods("web", 2, 1000, gi), pods("huge", 1, 40000, gi)), Catalog: SimCatalog()}, "sim-16c64g", 1, 1},
-		{"GPU pods get a GPU size", Request{Pending: []types.PendingPod{gpuPod("a", 1, "A10"), gpuPod("b", 1, "A10")}, Catalog: SimCatalog()}, "sim-gpu-8c32g-1xA10", 2, 0},
+		{"GPU pods get a GPU size", Request{Pending: []types.PendingPod{gpuPod("a", 1, "A10"), gpuPod("b", 1, "A10")}, Catalog: SimCatalog()}, "sim-gpu-8c32g-1xa10", 2, 0},
 		{"invalid pods are reported", Request{Pending: pods("bad", 2, -1, gi), Catalog: SimCatalog()}, "", 0, 2},
 	}
 	for _, tc := range tests {

@@ -14,6 +14,7 @@ import (
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/kubernetes"
 	"github.com/hanzoai/visor-fleet/connectors/sim"
+	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/starter"
 	"github.com/hanzoai/visor-fleet/workers"
 )
@@ -40,7 +41,7 @@ func New(spec starter.SpecFile, opts Options) (*Fleet, error) {
 		if c.Provider != "sim" {
 			continue
 		}
-		cfg := sim.Config{Cluster: c.ID, Provider: c.Provider, ProvisionDelay: opts.ProvisionDelay, Logger: opts.Logger}
+		cfg := sim.Config{Cluster: c.ID, Provider: c.Provider, ProvisionDelay: opts.ProvisionDelay, Logger: opts.Logger, Catalog: sizing.SimCatalog()}
 		if opts.StateDir != "" {
 			cfg.StatePath = filepath.Join(opts.StateDir, "sim-"+c.ID+".json")
 		}
