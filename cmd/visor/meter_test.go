@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hanzoai/visor-fleet/metering"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// ledgerWith writes node-hour events for two pools over three hours.
+func ledgerWith(t *testing.T) (path string, h0 time.Time) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "meter.db")
+	l, err := metering.OpenLedger(path)
+	require.NoError(t, err)
+	defer l.Close()
+	h0 = time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)
+	event := func(k types.PoolKey, size string, hour time.Time, v float64) metering.Event {
+		return metering.Event{
+			MeterID: metering.MeterNodeHours, UserID: k.Org, Value: v, Hour: hour,
+			Idempotency: metering.IdempotencyKey(k, size, hour),
+			Dimensions:  map[string]string{metering.DimPool: k.WorkflowID(), metering.DimSize: size},
+		}
+	}
+	acme := types.PoolKey{Org: "acme", Project: "web", Service: "api", Provider: "sim", Cluster: "east"}
+	globex := types.PoolKey{Org: "globex", Project: "ml", Service: "train", Provider: "sim", Cluster: "east"}
+	_, err = l.Insert(context.Background(), []metering.Event{
+		event(acme, "sim-small", h0, 2),
+		event(acme, "sim-small", h0.Add(time.Hour), 2.5),
+		event(acme, "sim-large", h0.Add(time.Hour), 1),
+		event(globex, "sim-small", h0.Add(2*time.Hour), 3),
+	})
+	require.NoError(t, err)
+	return path, h0
+}
+
+func TestMeterList(t *testing.T) {
+	path, _ := ledgerWith(t)
+	out := mustVisor(t, "meter", "list", "--ledger", path)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Regexp(t, `^HOUR\s+ORG\s+POOL\s+SIZE\s+NODE-HOURS$`, lines[0])
+	require.Regexp(t, `^2025-03-01T10Z\s+acme\s+pool/acme/web/api/sim/east\s+sim-small\s+2.000$`, lines[1])
+	require.Len(t, lines, 1+4+2+3, out) // header, rows, blank + totals header, totals
+	require.Regexp(t, `(?m)^2 h\s+acme\s+pool/acme/web/api/sim/east\s+sim-small\s+4.500$`, out)
+
+	var report meterReport
+	require.NoError(t, json.Unmarshal([]byte(mustVisor(t, "meter", "list", "--ledger", path, "--org", "acme", "-o", "json")), &report))
+	require.Len(t, report.Rows, 3)
+	require.Equal(t, []meterTotal{
+		{Org: "acme", Pool: "pool/acme/web/api/sim/east", Size: "sim-large", Hours: 1, NodeHours: 1},
+		{Org: "acme", Pool: "pool/acme/web/api/sim/east", Size: "sim-small", Hours: 2, NodeHours: 4.5},
+	}, report.Totals)
+
+	// [from, to) on hours, and the pool filter.
+	require.NoError(t, json.Unmarshal([]byte(mustVisor(t, "meter", "list", "--ledger", path, "--from", "2025-03-01T11", "--to", "2025-03-01T12:00:00Z", "-o", "json")), &report))
+	require.Len(t, report.Rows, 2)
+	for _, r := range report.Rows {
+		require.Equal(t, "2025-03-01T11:00:00Z", r.Hour.Format(time.RFC3339))
+	}
+	require.NoError(t, json.Unmarshal([]byte(mustVisor(t, "meter", "list", "--ledger", path, "--pool", "pool/globex/ml/train/sim/east", "--from", "2025-03-01", "-o", "json")), &report))
+	require.Len(t, report.Rows, 1)
+	require.Equal(t, 3.0, report.Rows[0].NodeHours)
+	require.NoError(t, json.Unmarshal([]byte(mustVisor(t, "meter", "list", "--ledger", path, "--limit", "1", "-o", "json")), &report))
+	require.Len(t, report.Rows, 1)
+	require.Len(t, report.Totals, 3, "totals ignore --limit")
+}
+
+func TestMeterListRejectsBadInput(t *testing.T) {
+	path, _ := ledgerWith(t)
+	missing := filepath.Join(t.TempDir(), "nope.db")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--ledger", missing}, "ledger " + missing + " does not exist"},
+		{[]string{"--ledger", path, "--from", "yesterday"}, `"yesterday" is not a time like`},
+		{[]string{"--ledger", path, "--from", "2025-03-02", "--to", "2025-03-01"}, "filter: to 2025-03-01T00:00:00Z is not after from 2025-03-02T00:00:00Z"},
+		{[]string{"--ledger", path, "--org", "ACME"}, `--org "ACME" is not a lower-case DNS label`},
+		{[]string{"--ledger", path, "--pool", "acme/web"}, `--pool: pool ID "acme/web" must look like`},
+		{[]string{"--ledger", path, "--limit", "-1"}, "filter: limit -1 is negative"},
+		{[]string{"--ledger", path, "-o", "csv"}, `output format "csv" is not table, json or yaml`},
+	} {
+		_, _, err := visor(t, append([]string{"meter", "list"}, c.args...)...)
+		require.ErrorContains(t, err, c.want, "%v", c.args)
+	}
+	_, err := os.Stat(missing)
+	require.ErrorIs(t, err, os.ErrNotExist, "listing a missing ledger must not create it")
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/hanzoai/visor-fleet/connectors/sim"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+const (
+	batchPool  = "pool/initech/billing/batch/sim/sim-cli"
+	reportPool = "pool/initech/billing/report/sim/sim-cli"
+)
+
+func applyJSON(t *testing.T, file string) map[string]string {
+	t.Helper()
+	var outcomes []applyOutcome
+	require.NoError(t, json.Unmarshal([]byte(mustVisor(t, "pool", "apply", "-f", file, "-o", "json")), &outcomes))
+	got := map[string]string{}
+	for _, o := range outcomes {
+		got[o.Pool] = o.Result
+	}
+	return got
+}
+
+func TestPoolApplyIsIdempotentAndRefusesBadFilesWhole(t *testing.T) {
+	_, _, err := visor(t, "pool", "apply", "-f", "testdata/apply-bad.yaml")
+	require.ErrorContains(t, err, `testdata/apply-bad.yaml: pools[1] (pool/Initech/billing/audit/sim/sim-cli): key: org "Initech" is not a lower-case DNS label`)
+	require.ErrorContains(t, err, `testdata/apply-bad.yaml: pools[2] (pool/initech/billing/tax/sim/sim-cli): policy.minNodes: 5 is greater than maxNodes 2`)
+	// The file's one good pool was not started either.
+	_, _, err = visor(t, "pool", "describe", "pool/initech/billing/ledger/sim/sim-cli")
+	require.ErrorContains(t, err, "is the ID right")
+	_, _, err = visor(t, "pool", "apply")
+	require.ErrorContains(t, err, "say which spec file to apply with -f FILE")
+	_, _, err = visor(t, "pool", "apply", "-f", "testdata/missing.yaml")
+	require.ErrorContains(t, err, "testdata/missing.yaml: open testdata/missing.yaml: no such file")
+
+	out := mustVisor(t, "pool", "apply", "-f", "testdata/apply.yaml")
+	require.Regexp(t, `(?m)^POOL\s+RESULT$`, out)
+	require.Regexp(t, `(?m)^`+batchPool+`\s+created$`, out)
+	require.Regexp(t, `(?m)^`+reportPool+`\s+created$`, out)
+
+	require.Equal(t, map[string]string{batchPool: "unchanged", reportPool: "unchanged"}, applyJSON(t, "testdata/apply.yaml"))
+	require.Equal(t, map[string]string{batchPool: "unchanged", reportPool: "policy updated"}, applyJSON(t, "testdata/apply-report-wider.yaml"))
+	require.Equal(t, 5, describeJSON(t, reportPool).Policy.MaxNodes)
+	require.Equal(t, map[string]string{batchPool: "unchanged", reportPool: "unchanged"}, applyJSON(t, "testdata/apply-report-wider.yaml"))
+
+	// delete --wait drains the pool and returns once its workflow completed.
+	out = mustVisor(t, "pool", "delete", reportPool, "--reason", "retired", "--wait")
+	require.Regexp(t, `^`+reportPool+`: deregistered \(state deregistered, `, out)
+	eventually(t, 20*time.Second, "the completed pool listed only with --all", func() error {
+		if got := ids(listJSON(t, "--org", "initech", "--service", "report")); len(got) != 0 {
+			return fmt.Errorf("running pools %v", got)
+		}
+		all := listJSON(t, "--org", "initech", "--service", "report", "--all")
+		if len(all) != 1 || all[0].Status != "Completed" {
+			return fmt.Errorf("with --all: %+v", all)
+		}
+		return nil
+	})
+	_, _, err = visor(t, "pool", "scale", reportPool, "--to", "2", "--reason", "too late")
+	require.ErrorContains(t, err, "pool "+reportPool+": ")
+}
+
+// TestPoolRefusesWhileDeregistering holds a pool in its deregistering
+// drain with a PodDisruptionBudget that allows no eviction, then checks
+// that apply, scale and pause are refused with the validators' reasons.
+func TestPoolRefusesWhileDeregistering(t *testing.T) {
+	mustVisor(t, "pool", "apply", "-f", "testdata/apply.yaml")
+	key, err := types.ParsePoolID(batchPool)
+	require.NoError(t, err)
+	cluster := env.fleet.Sims["sim-cli"]
+	require.NoError(t, cluster.AddDemand(key, sim.DemandProfile{Shape: "steady", Pods: 2, Requests: types.Resources{MilliCPU: 500, Memory: types.GiB}}))
+	cs := cluster.Clientset()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	selector := &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "batch"}}
+	eventually(t, 30*time.Second, "two batch pods running", func() error {
+		pods, err := cs.CoreV1().Pods("initech").List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=batch"})
+		if err != nil {
+			return err
+		}
+		running := 0
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning && p.Spec.NodeName != "" {
+				running++
+			}
+		}
+		if running != 2 {
+			return fmt.Errorf("%d running", running)
+		}
+		return nil
+	})
+	minAvailable := intstr.FromInt32(2)
+	_, err = cs.PolicyV1().PodDisruptionBudgets("initech").Create(ctx, &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "batch-all", Namespace: "initech"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvailable, Selector: selector},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	eventually(t, 10*time.Second, "the budget allowing no disruption", func() error {
+		pdb, err := cs.PolicyV1().PodDisruptionBudgets("initech").Get(ctx, "batch-all", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if pdb.Status.CurrentHealthy != 2 || pdb.Status.DisruptionsAllowed != 0 {
+			return fmt.Errorf("status %+v", pdb.Status)
+		}
+		return nil
+	})
+
+	out := mustVisor(t, "pool", "delete", batchPool, "--reason", "retire batch")
+	require.Regexp(t, `^`+batchPool+`: deregistering \(state deregistering, `, out)
+
+	stdout, _, err := visor(t, "pool", "apply", "-f", "testdata/apply-batch-wider.yaml")
+	require.ErrorContains(t, err, "1 of 1 pools not applied:\npool "+batchPool+" refused the policy: pool is deregistering: set-policy refused")
+	require.Regexp(t, `(?m)^`+batchPool+`\s+failed$`, stdout)
+	_, _, err = visor(t, "pool", "scale", batchPool, "--to", "2", "--reason", "more")
+	require.ErrorContains(t, err, "pool "+batchPool+" refused scale: pool is deregistering: scale refused")
+	_, _, err = visor(t, "pool", "pause", batchPool)
+	require.ErrorContains(t, err, "pool "+batchPool+" refused pause: pool is deregistering")
+	st := describeJSON(t, batchPool)
+	require.True(t, st.Deregistering)
+	require.Equal(t, 4, st.Policy.MaxNodes, "the refused policy changed nothing")
+
+	// Let the drain through and wait for the pool to finish.
+	require.NoError(t, cs.PolicyV1().PodDisruptionBudgets("initech").Delete(ctx, "batch-all", metav1.DeleteOptions{}))
+	require.NoError(t, env.client.GetWorkflow(ctx, batchPool, "").Get(ctx, nil))
+}
