@@ -237,7 +237,7 @@ func TestIntegrationDrainSkipsDaemonSetAndMirrorPods(t *testing.T) {
 	rs, ds := e.owner("ReplicaSet", "web"), e.owner("DaemonSet", "agent")
 	e.running("app", node, "100m", "128Mi", ownedBy(rs))
 	e.running("agent", node, "100m", "128Mi", ownedBy(ds))
-	e.running("static", node, "100m", "128Mi", annotated(kubernetes.AnnotationMirror, "hash"))
+	e.running("static", node, "100m", "128Mi", annotated(kubernetes.AnnotationMirror, "hash"), createdOn(node))
 
 	res, err := e.drainer().Drain(e.ctx, node, drainOptions(time.Minute))
 	if err != nil {
@@ -268,10 +268,6 @@ func TestIntegrationInterruptedDrainResumesWithoutEvictingTwice(t *testing.T) {
 	for _, name := range all {
 		e.running(name, node, "100m", "128Mi", ownedBy(rs), gracePeriod(30))
 	}
-	// The kubelet takes a second and a half to stop each pod's containers.
-	kubelet, stopKubelet := context.WithCancel(e.ctx)
-	kubeletDone := kubeapi.StandInKubelet(kubelet, e.admin, node, 1500*time.Millisecond)
-	defer func() { stopKubelet(); <-kubeletDone }()
 
 	first, interrupt := context.WithCancel(e.ctx)
 	var once sync.Once
@@ -291,18 +287,34 @@ func TestIntegrationInterruptedDrainResumesWithoutEvictingTwice(t *testing.T) {
 	if !e.getNode(node).Spec.Unschedulable {
 		t.Fatal("an interrupted drain uncordoned the node; the resumed drain could race new pods")
 	}
-	terminating := 0
-	for _, name := range all {
-		p, err := e.admin.CoreV1().Pods(e.ns).Get(e.ctx, name, metaGet)
-		if err == nil && p.DeletionTimestamp != nil {
-			terminating++
+	// No kubelet has stopped the evicted pods yet: they are terminating
+	// when the drain resumes.
+	for _, key := range res1.Evicted {
+		name := strings.TrimPrefix(key, e.ns+"/")
+		if p, err := e.admin.CoreV1().Pods(e.ns).Get(e.ctx, name, metaGet); err != nil || p.DeletionTimestamp == nil {
+			t.Fatalf("pod %s after its eviction: %v, want it terminating", key, err)
 		}
 	}
-	if terminating == 0 {
-		t.Fatal("no pod still terminating when the drain resumes: the test would not show a second eviction")
-	}
 
-	res2, err := e.drainer().Drain(e.ctx, node, drainOptions(2*time.Minute))
+	// The (stand-in) kubelet starts stopping pods once the resumed drain
+	// has made its first round of evictions, and so has already decided
+	// about the pods the first drain evicted.
+	// (Progress runs on the drain's own goroutine, this test's.)
+	kubelet, stopKubelet := context.WithCancel(e.ctx)
+	var kubeletDone <-chan struct{}
+	defer func() {
+		stopKubelet()
+		if kubeletDone != nil {
+			<-kubeletDone
+		}
+	}()
+	opts = drainOptions(2 * time.Minute)
+	opts.Progress = func(p connectors.DrainProgress) {
+		if len(p.Evicted) > 0 && kubeletDone == nil {
+			kubeletDone = kubeapi.StandInKubelet(kubelet, e.admin, node, 0)
+		}
+	}
+	res2, err := e.drainer().Drain(e.ctx, node, opts)
 	if err != nil {
 		t.Fatalf("resumed Drain: %v", err)
 	}
@@ -330,16 +342,24 @@ func TestIntegrationDrainPastItsDeadlineUncordonsTheNode(t *testing.T) {
 	e.running("web-1", node, "100m", "128Mi", ownedBy(rs), labelled("app", "web"))
 	e.budget("web", 1, 0)
 
-	_, err := e.drainer().Drain(e.ctx, node, drainOptions(2*time.Second))
+	// The drain's clock reaches the deadline once the budget has refused
+	// an eviction, so it is the budget that keeps the pod, however slow
+	// the machine.
+	deadline := time.Now().Add(time.Hour)
+	clock := func() time.Time {
+		if e.audit.count(e.key("web-1"), http.StatusTooManyRequests) > 0 {
+			return deadline.Add(time.Second)
+		}
+		return deadline.Add(-time.Minute)
+	}
+	opts := connectors.DrainOptions{Deadline: deadline, EvictionRetry: 200 * time.Millisecond}
+	_, err := kubernetes.NewDrainer(e.connector, kubernetes.DrainerConfig{Now: clock}).Drain(e.ctx, node, opts)
 
 	if !connectors.IsPermanent(err) || !errors.Is(err, kubernetes.ErrDrainDeadline) {
 		t.Fatalf("Drain: %v, want a Permanent ErrDrainDeadline", err)
 	}
 	if !strings.Contains(err.Error(), e.key("web-1")) {
 		t.Errorf("error %q does not name the pod that stayed", err)
-	}
-	if e.audit.count(e.key("web-1"), http.StatusTooManyRequests) == 0 {
-		t.Error("no eviction was refused by the budget; the deadline was not what stopped the drain")
 	}
 	n := e.getNode(node)
 	if n.Spec.Unschedulable || n.Annotations[kubernetes.AnnotationCordonedAt] != "" {

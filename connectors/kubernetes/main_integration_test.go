@@ -206,12 +206,21 @@ func (e *env) pod(name, cpu, memory string, opts ...podOption) *corev1.Pod {
 	return created
 }
 
-// running creates a pod, binds it to node and reports it Running and Ready.
+// createdOn sets spec.nodeName at creation, as a kubelet does for the
+// mirror pods of its static pods (the API requires it of them).
+func createdOn(node string) podOption {
+	return func(p *corev1.Pod) { p.Spec.NodeName = node }
+}
+
+// running creates a pod, binds it to node (unless created there) and
+// reports it Running and Ready.
 func (e *env) running(name, node, cpu, memory string, opts ...podOption) *corev1.Pod {
 	e.t.Helper()
 	p := e.pod(name, cpu, memory, opts...)
-	if err := kubeapi.Bind(e.ctx, e.admin, p, node); err != nil {
-		e.t.Fatal(err)
+	if p.Spec.NodeName == "" {
+		if err := kubeapi.Bind(e.ctx, e.admin, p, node); err != nil {
+			e.t.Fatal(err)
+		}
 	}
 	if err := kubeapi.MarkRunning(e.ctx, e.admin, e.ns, name, time.Now()); err != nil {
 		e.t.Fatal(err)

@@ -73,15 +73,15 @@ func TestIntegrationObserverFindsUnschedulablePodsWithTheirTransitionTimes(t *te
 	gotAPI := obs.Pools[api.WorkflowID()].PendingPods
 	wantAPI := []types.PendingPod{
 		{Namespace: e.ns, Name: "pend-a", Org: e.ns, Project: "shop", Service: "api",
-			Requests: types.Resources{MilliCPU: 250, Memory: gib / 2}, UnschedulableSince: t0},
+			Requests: types.Resources{MilliCPU: 250, Memory: gib / 2, Pods: 1}, UnschedulableSince: t0},
 		{Namespace: e.ns, Name: "pend-b", Org: e.ns, Project: "shop", Service: "api",
-			Requests: types.Resources{MilliCPU: 500, Memory: gib}, UnschedulableSince: t1},
+			Requests: types.Resources{MilliCPU: 500, Memory: gib, Pods: 1}, UnschedulableSince: t1},
 	}
 	assertPending(t, "api pool", gotAPI, wantAPI)
 
 	gotInfer := obs.Pools[infer.WorkflowID()].PendingPods
 	wantInfer := []types.PendingPod{{Namespace: e.ns, Name: "gpu", Org: e.ns, Project: "shop", Service: "infer",
-		Requests: types.Resources{MilliCPU: 8000, Memory: 64 * gib}, GPUModel: "NVIDIA-L4", UnschedulableSince: t1}}
+		Requests: types.Resources{MilliCPU: 8000, Memory: 64 * gib, Pods: 1}, GPUModel: "NVIDIA-L4", UnschedulableSince: t1}}
 	assertPending(t, "infer pool", gotInfer, wantInfer)
 
 	var orphans []types.PendingPod
@@ -126,7 +126,7 @@ func TestIntegrationObserverMeasuresNodesFromRealObjects(t *testing.T) {
 	e.running("app-1", busy, "1", "2Gi", ownedBy(rs))
 	e.running("app-2", busy, "500m", "1Gi", ownedBy(rs))
 	e.running("agent", busy, "100m", "128Mi", ownedBy(ds))
-	e.running("static", busy, "200m", "256Mi", annotated(kubernetes.AnnotationMirror, "hash"))
+	e.running("static", busy, "200m", "256Mi", annotated(kubernetes.AnnotationMirror, "hash"), createdOn(busy))
 	done := e.running("batch", busy, "2", "2Gi")
 	e.running("elsewhere", unpooled, "3", "3Gi", ownedBy(rs))
 	finish(e, done.Name, corev1.PodSucceeded)
@@ -144,7 +144,7 @@ func TestIntegrationObserverMeasuresNodesFromRealObjects(t *testing.T) {
 	alloc := types.Resources{MilliCPU: 4000, Memory: 8 * gib, Pods: 110}
 	b := nodes[0]
 	// DaemonSet and mirror pods go with the node; a finished pod requests nothing.
-	wantReq := types.Resources{MilliCPU: 1500, Memory: 3 * gib}
+	wantReq := types.Resources{MilliCPU: 1500, Memory: 3 * gib, Pods: 2}
 	if b.Allocatable != alloc || b.Requested != wantReq || b.State != types.NodeReady || b.Size != "s-4vcpu-8gb" {
 		t.Errorf("busy node = %+v, want allocatable %+v, requested %+v, ready, size s-4vcpu-8gb", b, alloc, wantReq)
 	}

@@ -333,7 +333,7 @@ func (c *Cluster) logsSince(offsets map[string]int64, n int) string {
 // Stop ends the servers (newest first) and removes their data and logs.
 func (c *Cluster) Stop() {
 	for i := len(c.procs) - 1; i >= 0; i-- {
-		c.procs[i].stop(10 * time.Second)
+		c.procs[i].stop(3 * time.Second)
 	}
 	c.procs = nil
 	if c.dir != "" {

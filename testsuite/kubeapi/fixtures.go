@@ -40,19 +40,15 @@ func Node(name, cpu, memory string, pods int, labels map[string]string) *corev1.
 	}
 }
 
-// CreateNode creates node and then writes its status, which the API server
-// drops on create.
+// CreateNode creates node with its status, as a kubelet registers one.
+// (The API server keeps a node's status on create, and adds the
+// not-ready:NoSchedule taint; no scheduler runs here to mind it.)
 func CreateNode(ctx context.Context, client kubernetes.Interface, node *corev1.Node) (*corev1.Node, error) {
 	created, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("create node %s: %w", node.Name, err)
 	}
-	created.Status = node.Status
-	updated, err := client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("write status of node %s: %w", node.Name, err)
-	}
-	return updated, nil
+	return created, nil
 }
 
 // Pod is a one-container pod requesting cpu ("500m") and memory ("1Gi").

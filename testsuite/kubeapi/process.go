@@ -88,6 +88,9 @@ func tailFrom(path string, from int64, n int) string {
 		from = 0
 	}
 	b = b[from:]
+	if len(bytes.TrimSpace(b)) == 0 {
+		return "(nothing logged)"
+	}
 	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
