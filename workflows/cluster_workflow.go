@@ -61,6 +61,10 @@ type cluster struct {
 	// phaseSeq counts accepted phase changes; fannedSeq is the last one
 	// the pools were told of.
 	phaseSeq, fannedSeq int
+	// stale is the pending staleness timer, due at staleAt.
+	stale       workflow.Future
+	staleCancel workflow.CancelFunc
+	staleAt     time.Time
 }
 
 // ClusterWorkflow carries one enrolled cluster: its declared and observed
@@ -93,6 +97,10 @@ func ClusterWorkflow(ctx workflow.Context, in ClusterInput) error {
 }
 
 func (c *cluster) run(ctx workflow.Context) error {
+	// Version 1 keeps one staleness timer across wake-ups. Runs recorded
+	// before it started and cancelled a timer on every wake-up; they replay
+	// that way.
+	keptTimer := workflow.GetVersion(ctx, "cluster-kept-stale-timer", workflow.DefaultVersion, 1) == 1
 	watchCtx, stopWatch := workflow.WithCancel(ctx)
 	watch, restart := c.startWatcher(watchCtx), workflow.Future(nil)
 	for {
@@ -139,18 +147,55 @@ func (c *cluster) run(ctx workflow.Context) error {
 		} else {
 			sel.AddFuture(restart, func(workflow.Future) { watch = c.startWatcher(watchCtx) })
 		}
-		timerCtx, cancelTimer := workflow.WithCancel(ctx)
-		now := workflow.Now(ctx)
-		if at := c.nextChange(now); !at.IsZero() {
-			sel.AddFuture(workflow.NewTimerWithOptions(timerCtx, at.Sub(now), workflow.TimerOptions{Summary: "observations go stale"}), func(workflow.Future) {})
+		cancelLegacy := func() {}
+		if keptTimer {
+			if stale := c.staleTimer(ctx); stale != nil {
+				sel.AddFuture(stale, func(workflow.Future) { c.stale = nil })
+			}
+		} else {
+			cancelLegacy = c.legacyStaleTimer(ctx, sel)
 		}
 		sel.Select(ctx)
-		cancelTimer()
+		cancelLegacy()
 		if ctx.Err() != nil {
 			stopWatch()
 			return ctx.Err()
 		}
 	}
+}
+
+// staleTimer is the one pending timer for the next moment a source goes
+// stale. A later deadline keeps the pending timer (it fires early and is
+// set again), so a watcher report each minute costs no timer events; only
+// an earlier deadline replaces it.
+func (c *cluster) staleTimer(ctx workflow.Context) workflow.Future {
+	now := workflow.Now(ctx)
+	at := c.nextChange(now)
+	if c.stale != nil && (at.IsZero() || !at.Before(c.staleAt)) {
+		return c.stale
+	}
+	if c.staleCancel != nil {
+		c.staleCancel()
+	}
+	c.stale, c.staleCancel, c.staleAt = nil, nil, time.Time{}
+	if at.IsZero() {
+		return nil
+	}
+	tctx, cancel := workflow.WithCancel(ctx)
+	c.stale = workflow.NewTimerWithOptions(tctx, at.Sub(now), workflow.TimerOptions{Summary: "observations go stale"})
+	c.staleCancel, c.staleAt = cancel, at
+	return c.stale
+}
+
+// legacyStaleTimer is the pre-version-1 timer: one per wake-up, only while
+// reachable, cancelled after the wake-up.
+func (c *cluster) legacyStaleTimer(ctx workflow.Context, sel workflow.Selector) workflow.CancelFunc {
+	tctx, cancel := workflow.WithCancel(ctx)
+	now := workflow.Now(ctx)
+	if at := c.nextChange(now); !at.IsZero() && c.state.Observed.Reachable {
+		sel.AddFuture(workflow.NewTimerWithOptions(tctx, at.Sub(now), workflow.TimerOptions{Summary: "observations go stale"}), func(workflow.Future) {})
+	}
+	return cancel
 }
 
 // refresh derives the observed half, tells the pools if their gate

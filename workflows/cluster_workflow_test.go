@@ -303,3 +303,23 @@ func TestClusterStaleBoundNeverBelowTheWatchersReportInterval(t *testing.T) {
 	require.Equal(t, 10*time.Minute, bound(30*time.Second, 10*time.Minute))
 	require.Equal(t, 3*time.Minute, bound(0, 0), "default: 4 samples of 30s plus a minute")
 }
+
+// A watcher reporting every 30s keeps the gate open and costs a staleness
+// timer each time one fires (every 1.5-2m here), not one per report (20).
+func TestClusterKeepsOneStaleTimerAcrossReports(t *testing.T) {
+	env, rec := newTestCluster(t)
+	timers := 0
+	env.SetOnTimerScheduledListener(func(string, time.Duration) { timers++ })
+	for at := time.Second; at < 10*time.Minute; at += 30 * time.Second {
+		env.RegisterDelayedCallback(func() { watcherSees(env, true, "") }, at)
+	}
+	env.RegisterDelayedCallback(func() { registerPools(env) }, 2*time.Second)
+	endCluster(env, 10*time.Minute)
+	runCluster(t, env, contract.PhaseActive)
+	requireCanceled(t, env)
+	for _, g := range rec.gates {
+		require.True(t, g.gate.Reachable, "the gate closed although the watcher reported every 30s")
+	}
+	require.LessOrEqual(t, timers, 8, "20 reports in 10m started %d timers", timers)
+	require.GreaterOrEqual(t, timers, 5)
+}
