@@ -48,7 +48,8 @@ log() { echo "build-binaries: $*" >&2; }
 # module cache into DEST, writable, so its go.mod can be edited.
 module_source() {
 	local dir
-	dir="$(go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+	# Run outside any module, so no caller's go.mod or go.sum is touched.
+	dir="$(cd "$WORK" && go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
 	if [[ -z "$dir" || ! -d "$dir" ]]; then
 		log "could not download $1"
 		exit 1
