@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"testing"
@@ -75,4 +78,65 @@ func TestWorkerMetrics(t *testing.T) {
 	require.True(t, ok, "SDK workflow task latency")
 	_, ok = sample(text, "temporal_activity_execution_latency_seconds_count", map[string]string{"activity_type": "ObservePool"})
 	require.True(t, ok, "SDK activity latency")
+}
+
+func TestNewMetricsOffAndOn(t *testing.T) {
+	off, err := newMetrics("")
+	require.NoError(t, err)
+	require.Empty(t, off.Addr)
+	off.Stop()
+
+	on, err := newMetrics("127.0.0.1:0")
+	require.NoError(t, err)
+	defer on.Stop()
+	on.Handler.WithTags(map[string]string{"pool": "p"}).Gauge("visor_test_gauge").Update(7)
+	resp, err := http.Get("http://" + on.Addr + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Contains(t, string(body), `visor_test_gauge{pool="p"} 7`)
+
+	_, err = newMetrics(on.Addr)
+	require.ErrorContains(t, err, "metrics address "+on.Addr)
+}
+
+// TestWorkerCommandServesMetrics runs `visor worker --metrics-addr` as its
+// own process on a separate task queue and reads the SDK's poller metrics.
+func TestWorkerCommandServesMetrics(t *testing.T) {
+	probe, err := newMetrics("127.0.0.1:0")
+	require.NoError(t, err)
+	addr := probe.Addr
+	probe.Stop() // free the port for the worker
+
+	cmd := exec.Command(os.Args[0], "--address", env.address, "--namespace", env.namespace,
+		"worker", "--task-queue", "cli-metrics-test", "--metrics-addr", addr)
+	cmd.Env = append(os.Environ(), runAsCLI+"=1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	defer func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			require.NoError(t, err, "worker exits cleanly on interrupt: %s", out.String())
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Errorf("worker did not stop on interrupt: %s", out.String())
+		}
+	}()
+	eventually(t, 30*time.Second, "the worker's poller metrics", func() error {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if _, ok := sample(string(body), "temporal_num_pollers", map[string]string{"task_queue": "cli-metrics-test"}); !ok {
+			return fmt.Errorf("no temporal_num_pollers for the task queue yet; worker output: %s", out.String())
+		}
+		return nil
+	})
 }
