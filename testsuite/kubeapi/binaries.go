@@ -46,7 +46,7 @@ type MissingBinariesError struct {
 }
 
 func (e *MissingBinariesError) Error() string {
-	return fmt.Sprintf("kube test binaries %v not found in %s: run %s once (about 15 minutes on 2 cores; "+
+	return fmt.Sprintf("kube test binaries %v not found in %s: run %s once (15 to 45 minutes on 2 cores; "+
 		"set VISOR_KUBE_CACHE to use another cache folder)", e.Missing, e.Dir, BuildScript)
 }
 
