@@ -70,6 +70,7 @@ type Server struct {
 	opts     Options
 	temporal temporal.Server
 	ui       *uiServer
+	lock     *os.File
 }
 
 // Address is the frontend's host:port for clients.
@@ -105,16 +106,30 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	var lock *os.File
 	if !opts.Memory {
 		if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
 			return nil, fmt.Errorf("data directory %s: %w", opts.DataDir, err)
 		}
+		if lock, err = lockDataDir(opts.DataDir); err != nil {
+			return nil, err
+		}
 		if _, err := os.Stat(sqlCfg.DatabaseName); errors.Is(err, os.ErrNotExist) {
 			if err := sqliteschema.SetupSchema(sqlCfg); err != nil {
+				lock.Close()
 				return nil, fmt.Errorf("set up SQLite schema in %s: %w", sqlCfg.DatabaseName, err)
 			}
+		} else if err := forgetMembership(sqlCfg.DatabaseName); err != nil {
+			lock.Close()
+			return nil, err
 		}
 	}
+	started := false
+	defer func() {
+		if !started && lock != nil {
+			lock.Close()
+		}
+	}()
 	ns, err := sqliteschema.NewNamespaceConfig(cfg.ClusterMetadata.CurrentClusterName, opts.Namespace, false, opts.SearchAttributes)
 	if err != nil {
 		return nil, fmt.Errorf("namespace %s: %w", opts.Namespace, err)
@@ -139,11 +154,12 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err := srv.Start(); err != nil {
 		return nil, fmt.Errorf("start Temporal server: %w", err)
 	}
-	s := &Server{opts: opts, temporal: srv}
+	s := &Server{opts: opts, temporal: srv, lock: lock}
 	if err := s.waitReady(ctx); err != nil {
 		_ = srv.Stop()
 		return nil, err
 	}
+	started = true
 	if opts.UIPort > 0 {
 		s.ui = startUI(opts, s.Address())
 	}
@@ -155,7 +171,11 @@ func (s *Server) Stop() error {
 	if s.ui != nil {
 		s.ui.stop()
 	}
-	return s.temporal.Stop()
+	err := s.temporal.Stop()
+	if s.lock != nil {
+		s.lock.Close()
+	}
+	return err
 }
 
 // waitReady polls until the namespace is describable: the frontend is up

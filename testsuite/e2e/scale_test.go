@@ -79,4 +79,3 @@ func hasAction(st contract.PoolStatus, action string) bool {
 	}
 	return false
 }
-
