@@ -117,7 +117,7 @@ func (d *Drainer) Drain(ctx context.Context, node string, opts connectors.DrainO
 				continue
 			}
 			if err != nil {
-				return res, err
+				return res, d.abandon(ctx, node, owned, err)
 			}
 			evicted[pod.UID] = true
 			if !gone {
@@ -175,6 +175,18 @@ func (d *Drainer) refuse(ctx context.Context, node string, owned bool, blockers 
 	}
 	return connectors.NewError(connectors.Permanent, providerName, "drain node "+node,
 		fmt.Errorf("%w: %s", ErrDrainRefused, strings.Join(blockers, "; ")))
+}
+
+// abandon ends a drain on an eviction error. A retryable one leaves the
+// cordon for the retry to resume; a permanent one will not be retried, so
+// the node is made schedulable again rather than left cordoned for good.
+func (d *Drainer) abandon(ctx context.Context, node string, owned bool, err error) error {
+	if owned && connectors.IsPermanent(err) {
+		if uerr := d.Uncordon(ctx, node); uerr != nil {
+			return fmt.Errorf("%w (and uncordoning %s failed: %v)", err, node, uerr)
+		}
+	}
+	return err
 }
 
 // giveUp makes the node schedulable again so it keeps serving, and names

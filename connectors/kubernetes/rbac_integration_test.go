@@ -203,4 +203,13 @@ func TestIntegrationDrainWithoutTheEvictionVerbFailsPermanently(t *testing.T) {
 	if got := e.podNamesOn(node); len(got) != 1 {
 		t.Errorf("pods on the node = %v, want the one that could not be evicted", got)
 	}
+	// A permanent failure is not retried: the drain must not leave the
+	// node cordoned for good.
+	n, err := mustClient(t, e.cluster.AdminConfig).CoreV1().Nodes().Get(e.ctx, node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Spec.Unschedulable {
+		t.Errorf("node %s left cordoned after a permanent eviction failure", node)
+	}
 }
