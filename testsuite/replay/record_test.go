@@ -61,6 +61,13 @@ func TestRecordHistories(t *testing.T) {
 	must(t, err)
 	_, err = starter.SetClusterPhase(ctx, s.Client, "sim-replay", contract.SetPhaseRequest{Phase: contract.PhaseDraining, Reason: "record"})
 	must(t, err)
+	token, _, err := starter.RotateClusterToken(ctx, s.Client, "sim-replay", "record", "replay")
+	must(t, err)
+	_, err = starter.ReportObserved(ctx, s.Client, "sim-replay", token, contract.ObservedReport{
+		ClusterID: "sim-replay", ReportedAt: time.Now(), SyncState: contract.SyncConnected,
+		Capabilities: contract.Capabilities{MIG: true}, AgentVersion: "1.0.0", Nodes: 3, Pools: 1,
+	})
+	must(t, err)
 	time.Sleep(3 * time.Second)
 	_, err = starter.DeregisterPool(ctx, s.Client, key, contract.DeregisterRequest{Reason: "record"})
 	must(t, err)
