@@ -118,6 +118,18 @@ func TestPoolRefusesWhileDeregistering(t *testing.T) {
 		return nil
 	})
 
+	// Deregistering drains the nodes of a fresh observation, and the worker
+	// shares cluster observations for up to 2s: wait until any it could use
+	// shows the node the pods run on.
+	podsRunning := time.Now()
+	eventually(t, 20*time.Second, "an observation of the batch node newer than the pods", func() error {
+		st := describeJSON(t, batchPool)
+		if st.Nodes < 1 || time.Since(podsRunning) < 3*time.Second {
+			return fmt.Errorf("nodes %d", st.Nodes)
+		}
+		return nil
+	})
+
 	out := mustVisor(t, "pool", "delete", batchPool, "--reason", "retire batch")
 	require.Regexp(t, `^`+batchPool+`: deregistering \(state deregistering, `, out)
 
