@@ -102,3 +102,42 @@ func groupOf(ctx context.Context, p connectors.Provider, key types.PoolKey, node
 	}
 	return connectors.NodeGroup{}, connectors.NewError(connectors.NotFound, p.Name(), "find node", fmt.Errorf("node %s is in none of pool %s's node groups", node, key.WorkflowID()))
 }
+
+// ReleaseInput asks for every node group of a pool to go to zero.
+type ReleaseInput struct {
+	Key            types.PoolKey             `json:"key"`
+	IdempotencyKey connectors.IdempotencyKey `json:"idempotencyKey"`
+}
+
+// ReleaseResult says how much was released.
+type ReleaseResult struct {
+	Groups   int `json:"groups"`
+	Released int `json:"released"`
+}
+
+// ReleasePool sets every group of the pool to target zero: the last step of
+// deregistration, after the observed nodes were drained, so machines still
+// booting are not left running (and billed) at the provider.
+func (a *Activities) ReleasePool(ctx context.Context, in ReleaseInput) (ReleaseResult, error) {
+	c, err := a.cluster(ctx, in.Key.Cluster)
+	if err != nil {
+		return ReleaseResult{}, err
+	}
+	groups, err := c.Provider.NodeGroups(ctx, in.Key)
+	if err != nil {
+		return ReleaseResult{}, asTemporalError(err)
+	}
+	var res ReleaseResult
+	for _, g := range groups {
+		if g.TargetSize == 0 && len(g.Instances) == 0 {
+			continue
+		}
+		key := connectors.IdempotencyKey(string(in.IdempotencyKey) + "/" + g.ID)
+		if err := c.Provider.SetTargetSize(ctx, g.ID, 0, key); err != nil && !connectors.IsNotFound(err) {
+			return res, asTemporalError(err)
+		}
+		res.Groups++
+		res.Released += max(g.TargetSize, len(g.Instances))
+	}
+	return res, nil
+}

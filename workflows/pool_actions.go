@@ -231,6 +231,12 @@ func (p *pool) deregister(ctx workflow.Context) error {
 	if len(names) > 0 {
 		p.scaleDown(ctx, "pool deregistered", names, "deregister")
 	}
+	// Machines asked for but not yet nodes (or joined since the last look)
+	// would be orphaned, still billed at the provider: release every group
+	// to zero. Versioned: earlier runs did not.
+	if workflow.GetVersion(ctx, versionReleaseOnDeregister, workflow.DefaultVersion, 1) >= 1 {
+		p.release(ctx)
+	}
 	// The nodes are gone: meter the hour in progress too, so the last
 	// partial hour is billed before the workflow completes. Versioned:
 	// runs recorded before this change metered complete hours only.
@@ -244,6 +250,21 @@ func (p *pool) deregister(ctx workflow.Context) error {
 	p.publish(ctx)
 	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 	return nil
+}
+
+// release sets every node group of the pool to zero at the provider.
+func (p *pool) release(ctx workflow.Context) {
+	seq := p.nextSeq()
+	in := activities.ReleaseInput{Key: p.spec.Key, IdempotencyKey: p.idempotencyKey(seq, "release")}
+	var res activities.ReleaseResult
+	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: "release", Reason: "pool deregistered", RequestedBy: "deregister"}
+	if err := workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, "release node groups"), a.ReleasePool, in).Get(ctx, &res); err != nil {
+		rec.Outcome = "failed: " + err.Error()
+	} else {
+		rec.Outcome = fmt.Sprintf("released %d groups, %d machines", res.Groups, res.Released)
+		p.state.TargetNodes = 0
+	}
+	p.state.record(rec)
 }
 
 // existingNodes are the nodes whose free room sizing may count on: only

@@ -30,6 +30,7 @@ type world struct {
 	drained     []string
 	deleted     []string
 	observed    int
+	released    []activities.ReleaseInput
 	meterEvents []metering.Event
 	// report, when set, replaces the default meter sink.
 	report func(context.Context, []metering.Event) error
@@ -88,6 +89,12 @@ func newTestPool(t *testing.T, policy types.Policy, nodes []types.NodeObservatio
 		}
 		w.nodes = kept
 		return activities.DeleteResult{TotalTarget: len(kept)}, nil
+	})
+	env.OnActivity(a.ReleasePool, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ReleaseInput) (activities.ReleaseResult, error) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.released = append(w.released, in)
+		return activities.ReleaseResult{Groups: 1, Released: 1}, nil
 	})
 	env.OnActivity(a.ReportMeter, mock.Anything, mock.Anything).Return(func(ctx context.Context, events []metering.Event) error {
 		if w.report != nil {
@@ -373,4 +380,23 @@ func TestPoolContinueAsNewKeepsState(t *testing.T) {
 	require.NotNil(t, next.State.Observation)
 	require.Len(t, next.State.Observation.PendingPods, 1, "observation lost")
 	require.Equal(t, key(), next.Spec.Key)
+}
+
+func TestDeregisterDrainsNodesThenReleasesMachinesStillBooting(t *testing.T) {
+	p := types.DefaultPolicy()
+	env, w := newTestPool(t, p, busyNodes())
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		w.pods = []types.PendingPod{pending("p1", env.Now().Add(-time.Hour))}
+		w.mu.Unlock()
+		w.signal()
+	}, time.Second)
+	// Deregistered while the new machine is still booting (never observed).
+	finish(env, 5*time.Second)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, w.provisions, 1)
+	require.ElementsMatch(t, []string{"n1", "n2"}, w.drained, "observed nodes drained first")
+	require.Len(t, w.released, 1, "machines still booting were not released")
+	require.Contains(t, string(w.released[0].IdempotencyKey), "/release")
 }

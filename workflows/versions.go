@@ -5,4 +5,7 @@ package workflows
 const (
 	// versionMeterFinalHour: deregistration meters the partial last hour.
 	versionMeterFinalHour = "meter-final-hour"
+	// versionReleaseOnDeregister: deregistration releases every node group
+	// to zero, so machines still booting are not orphaned.
+	versionReleaseOnDeregister = "release-on-deregister"
 )

@@ -84,16 +84,6 @@ func BenchmarkDecisionLatency(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	if os.Getenv("DBG") != "" {
-		it := c.GetWorkflowHistory(ctx, key.WorkflowID(), "", false, 0)
-		var last time.Time
-		for it.HasNext() {
-			e, _ := it.Next()
-			ts := e.EventTime.AsTime()
-			fmt.Printf("%4d %-45s +%6dms\n", e.EventId, e.EventType, ts.Sub(last).Milliseconds())
-			last = ts
-		}
-	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	pct := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))].Microseconds()) / 1000 }
 	b.ReportMetric(pct(0.5), "p50-ms")
@@ -152,4 +142,3 @@ func (quiet) Debug(string, ...any) {}
 func (quiet) Info(string, ...any)  {}
 func (quiet) Warn(string, ...any)  {}
 func (quiet) Error(string, ...any) {}
-
