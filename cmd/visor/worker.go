@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/hanzoai/visor-fleet/activities"
+	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/metering"
 	"github.com/hanzoai/visor-fleet/starter"
@@ -19,6 +20,8 @@ import (
 type workerFlags struct {
 	taskQueue        string
 	ledgerPath       string
+	meterEndpoint    string
+	meterToken       string
 	registerSAs      bool
 	metricsAddr      string
 	maxConcurrentAct int
@@ -51,6 +54,26 @@ tenant's task queue (--task-queue), so its credentials never leave it.`,
 					_ = clusters.Close(closeCtx)
 				}()
 			}
+			var meter metering.Sink
+			switch {
+			case f.ledgerPath != "" && f.meterEndpoint != "":
+				return fmt.Errorf("--meter-ledger and --meter-endpoint are exclusive: pick one sink")
+			case f.ledgerPath != "":
+				ledger, err := metering.OpenLedger(f.ledgerPath)
+				if err != nil {
+					return err
+				}
+				defer ledger.Close()
+				meter = ledger
+			case f.meterEndpoint != "":
+				// The token is a reference, resolved by the sink on this
+				// worker; it never travels through Temporal.
+				sink, err := metering.NewHTTPSink(metering.HTTPConfig{Endpoint: f.meterEndpoint, Token: connectors.CredentialRef(f.meterToken)}, nil)
+				if err != nil {
+					return err
+				}
+				meter = sink
+			}
 			metrics, err := newMetrics(f.metricsAddr)
 			if err != nil {
 				return err
@@ -70,14 +93,7 @@ tenant's task queue (--task-queue), so its credentials never leave it.`,
 			if clusters != nil {
 				acts.Clusters = clusters
 			}
-			if f.ledgerPath != "" {
-				ledger, err := metering.OpenLedger(f.ledgerPath)
-				if err != nil {
-					return err
-				}
-				defer ledger.Close()
-				acts.Meter = ledger
-			}
+			acts.Meter = meter
 			w := workers.New(c, f.taskQueue, acts, worker.Options{MaxConcurrentActivityExecutionSize: f.maxConcurrentAct})
 			fmt.Printf("visor worker polling %q on %s (namespace %s)\n", f.taskQueue, g.connectOptions().Address, g.connectOptions().Namespace)
 			return w.Run(worker.InterruptCh())
@@ -86,6 +102,8 @@ tenant's task queue (--task-queue), so its credentials never leave it.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.taskQueue, "task-queue", contract.DefaultTaskQueue, "task queue to poll")
 	fl.StringVar(&f.ledgerPath, "meter-ledger", "", "SQLite ledger file for node-hour events")
+	fl.StringVar(&f.meterEndpoint, "meter-endpoint", "", "HTTP endpoint that receives node-hour events (instead of a ledger)")
+	fl.StringVar(&f.meterToken, "meter-token", "", "bearer token reference for --meter-endpoint: env:NAME or file:PATH")
 	fl.BoolVar(&f.registerSAs, "register-search-attributes", false, "add Visor's search attributes to the namespace if missing")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address")
 	fl.IntVar(&f.maxConcurrentAct, "max-concurrent-activities", 0, "activity slots (0 = SDK default)")
