@@ -109,7 +109,7 @@ func (d *Drainer) Drain(ctx context.Context, node string, opts connectors.DrainO
 			if d.pastDeadline(opts) {
 				break
 			}
-			gone, err := d.evict(ctx, pod)
+			gone, err := d.evictBefore(ctx, pod, opts)
 			if connectors.ClassOf(err) == connectors.RateLimited {
 				// A PodDisruptionBudget (or API throttling) says not now:
 				// the next round tries again.

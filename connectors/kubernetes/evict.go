@@ -2,6 +2,8 @@ package kubernetes
 
 import (
 	"context"
+	"fmt"
+	"github.com/hanzoai/visor-fleet/connectors"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -27,4 +29,24 @@ func (d *Drainer) evict(ctx context.Context, pod *corev1.Pod) (gone bool, err er
 		return true, nil
 	}
 	return false, classifyError("evict pod "+podKey(pod), err)
+}
+
+// evictBefore bounds one eviction call by the drain deadline. client-go
+// silently retries a 429 that carries Retry-After (as a PDB whose status
+// is not observed yet answers) up to ten times; without the bound one call
+// could outlive the deadline by minutes. Running out of time is reported
+// as rate-limited, so the drain loop sees the deadline and gives up
+// cleanly (uncordoning) instead of failing half-way.
+func (d *Drainer) evictBefore(ctx context.Context, pod *corev1.Pod, opts connectors.DrainOptions) (bool, error) {
+	left := opts.Deadline.Sub(d.now())
+	if left <= 0 {
+		return false, connectors.NewError(connectors.RateLimited, providerName, "evict pod "+podKey(pod), context.DeadlineExceeded)
+	}
+	ectx, cancel := context.WithTimeout(ctx, left)
+	defer cancel()
+	gone, err := d.evict(ectx, pod)
+	if err != nil && ectx.Err() != nil && ctx.Err() == nil {
+		return false, connectors.NewError(connectors.RateLimited, providerName, "evict pod "+podKey(pod), fmt.Errorf("drain deadline reached during the call: %w", err))
+	}
+	return gone, err
 }
