@@ -106,6 +106,8 @@ type ClusterGate struct {
 	Phase     ClusterPhase `json:"phase"`
 	Reachable bool         `json:"reachable"`
 	Region    string       `json:"region,omitempty"`
+	// Reason says why the cluster holds its pools back, when it does.
+	Reason string `json:"reason,omitempty"`
 	// Since orders gate signals; an older one is ignored.
 	Since time.Time `json:"since"`
 }

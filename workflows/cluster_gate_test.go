@@ -64,7 +64,11 @@ func TestPoolFreezesScaleDownDuringPartitionAndResumes(t *testing.T) {
 	env, w := newTestPool(t, p, []types.NodeObservation{node("n1", 0.8, 0.8), node("n2", 0.8, 0.8), node("n3", 0.05, 0.05)})
 	gate := func(reachable bool) func() {
 		return func() {
-			env.SignalWorkflow(contract.SignalClusterGate, contract.ClusterGate{Phase: contract.PhaseActive, Reachable: reachable, Region: "us-east", Since: env.Now()})
+			g := contract.ClusterGate{Phase: contract.PhaseActive, Reachable: reachable, Region: "us-east", Since: env.Now()}
+			if !reachable {
+				g.Reason = "no successful sample within 2m0s"
+			}
+			env.SignalWorkflow(contract.SignalClusterGate, g)
 		}
 	}
 	env.RegisterDelayedCallback(gate(false), time.Second)
@@ -73,6 +77,7 @@ func TestPoolFreezesScaleDownDuringPartitionAndResumes(t *testing.T) {
 		require.Empty(t, w.drained)
 		st := status(t, env)
 		require.Contains(t, st.Frozen, "cluster unreachable: scale-down frozen")
+		require.Contains(t, st.Frozen, "no successful sample within 2m0s", "the pool does not say why the cluster froze it")
 		require.Equal(t, 3, st.TargetNodes, "the last target was not kept")
 		require.False(t, st.Cluster.Reachable)
 	}, 30*time.Minute)

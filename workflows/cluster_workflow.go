@@ -275,7 +275,7 @@ func (c *cluster) applyRegistration(ctx workflow.Context, r contract.PoolRegistr
 }
 
 func (c *cluster) gate(now time.Time) contract.ClusterGate {
-	return contract.ClusterGate{Phase: c.state.Declared.Phase, Reachable: c.state.Observed.Reachable, Region: c.state.Declared.Region, Since: now}
+	return contract.ClusterGate{Phase: c.state.Declared.Phase, Reachable: c.state.Observed.Reachable, Region: c.state.Declared.Region, Reason: c.state.Frozen, Since: now}
 }
 
 func (c *cluster) signalGate(ctx workflow.Context, poolID string, g contract.ClusterGate) {

@@ -122,7 +122,11 @@ func (s *PoolState) gate() Gate {
 		return Gate{Reason: "cluster is disabled"}
 	}
 	if !g.Reachable {
-		return Gate{AllowScaleUp: true, AllowScaleDown: false, Reason: "cluster unreachable: scale-down frozen"}
+		why := "cluster unreachable: scale-down frozen"
+		if g.Reason != "" {
+			why += " (" + g.Reason + ")"
+		}
+		return Gate{AllowScaleUp: true, AllowScaleDown: false, Reason: why}
 	}
 	return OpenGate()
 }
