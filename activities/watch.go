@@ -10,6 +10,7 @@ import (
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/contract"
@@ -68,7 +69,7 @@ func (a *Activities) WatchCluster(ctx context.Context, in WatchInput) error {
 				progress.LastErr = err.Error()
 			}
 		}
-		signals, reachable, err := w.sample(ctx, pools)
+		signals, reachable, obs, err := w.sample(ctx, pools)
 		progress.Samples++
 		progress.Signals += signals
 		if err != nil {
@@ -77,7 +78,7 @@ func (a *Activities) WatchCluster(ctx context.Context, in WatchInput) error {
 		} else {
 			progress.LastErr, progress.LastSync = "", time.Now()
 		}
-		w.reportObserved(ctx, reachable, progress)
+		w.reportObserved(ctx, reachable, progress, obs)
 		activity.RecordHeartbeat(ctx, progress)
 		select {
 		case <-ctx.Done():
@@ -96,12 +97,16 @@ type watcher struct {
 	sent          map[string]string
 	lastReachable *bool
 	lastReport    time.Time
+	// signedReachable and lastSigned track the token-signed report.
+	signedReachable *bool
+	lastSigned      time.Time
+	signedCounts    clusterCounts
 }
 
-func (w *watcher) sample(ctx context.Context, pools map[string]contract.PoolThresholds) (int, bool, error) {
+func (w *watcher) sample(ctx context.Context, pools map[string]contract.PoolThresholds) (int, bool, connectors.ClusterObservation, error) {
 	obs, err := w.cluster.Observer.ObserveCluster(ctx)
 	if err != nil {
-		return 0, false, err
+		return 0, false, obs, err
 	}
 	ids := make([]string, 0, len(pools))
 	for id := range pools {
@@ -129,18 +134,29 @@ func (w *watcher) sample(ctx context.Context, pools map[string]contract.PoolThre
 		case errors.As(err, &notFound):
 			delete(w.sent, id) // pool gone; forget it
 		case err != nil:
-			return signals, true, fmt.Errorf("signal %s: %w", id, err)
+			return signals, true, obs, fmt.Errorf("signal %s: %w", id, err)
 		default:
 			w.sent[id] = fp
 			signals++
 		}
 	}
-	return signals, true, nil
+	return signals, true, obs, nil
 }
 
 // reportObserved tells the cluster workflow about reachability when it
 // changes, and at most once a minute otherwise.
-func (w *watcher) reportObserved(ctx context.Context, reachable bool, p WatchProgress) {
+func (w *watcher) reportObserved(ctx context.Context, reachable bool, p WatchProgress, obs connectors.ClusterObservation) {
+	if w.cluster.EnrollmentToken != "" {
+		counts := countsOf(obs)
+		if w.signedReachable == nil || *w.signedReachable != reachable || counts != w.signedCounts || time.Since(w.lastSigned) >= time.Minute {
+			// A failed report is tried again at the next sample.
+			if err := w.reportSigned(ctx, reachable, obs); err != nil {
+				activity.GetLogger(ctx).Warn("signed observed report not accepted", "cluster", w.cluster.ID, "error", err)
+			} else {
+				w.signedReachable, w.lastSigned, w.signedCounts = &reachable, time.Now(), counts
+			}
+		}
+	}
 	if w.lastReachable != nil && *w.lastReachable == reachable && time.Since(w.lastReport) < time.Minute {
 		return
 	}
@@ -150,6 +166,47 @@ func (w *watcher) reportObserved(ctx context.Context, reachable bool, p WatchPro
 		w.lastReachable, w.lastReport = &reachable, time.Now()
 	}
 }
+
+// reportSigned sends the observed half authenticated by the cluster's
+// enrollment token: the token is resolved here, on the worker, and only a
+// signature leaves it.
+func (w *watcher) reportSigned(ctx context.Context, reachable bool, obs connectors.ClusterObservation) error {
+	token, err := w.cluster.EnrollmentToken.Resolve(ctx, nil)
+	if err != nil {
+		return err
+	}
+	counts := countsOf(obs)
+	r := contract.ObservedReport{ClusterID: w.cluster.ID, ReportedAt: time.Now(), SyncState: contract.SyncConnected, AgentVersion: WatcherVersion, Nodes: counts.nodes, Pools: counts.pools}
+	if !reachable {
+		r.SyncState = contract.SyncDisconnected
+	}
+	signed, err := contract.SignObservedReport(token, r)
+	if err != nil {
+		return err
+	}
+	h, err := w.a.Temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: types.ClusterWorkflowID(w.cluster.ID), UpdateName: contract.UpdateReportObserved,
+		Args: []any{signed}, WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return err
+	}
+	return h.Get(ctx, nil)
+}
+
+// clusterCounts are the node and pool counts a signed report carries.
+type clusterCounts struct{ nodes, pools int }
+
+func countsOf(obs connectors.ClusterObservation) clusterCounts {
+	c := clusterCounts{pools: len(obs.Pools)}
+	for _, po := range obs.Pools {
+		c.nodes += len(po.Nodes)
+	}
+	return c
+}
+
+// WatcherVersion is what the watcher reports as its agent version.
+const WatcherVersion = "visor-watcher/1"
 
 // registeredPools asks the cluster workflow which pools it carries.
 func (a *Activities) registeredPools(ctx context.Context, cluster string) (map[string]contract.PoolThresholds, error) {

@@ -127,4 +127,8 @@ type Cluster struct {
 	Provider Provider
 	Observer Observer
 	Drainer  Drainer
+	// EnrollmentToken references the cluster's enrollment token; the
+	// watcher signs the observed state it reports with it. Empty: the
+	// watcher reports reachability only.
+	EnrollmentToken CredentialRef
 }

@@ -31,7 +31,13 @@ type Options struct {
 	StateDir       string
 	ProvisionDelay time.Duration
 	Logger         *slog.Logger
+	// TokenDir holds each cluster's enrollment token (<id>.token); the
+	// watcher signs its reports with it.
+	TokenDir string
 }
+
+// TokenPath is where the cluster's enrollment token is kept.
+func TokenPath(dir, cluster string) string { return filepath.Join(dir, cluster+".token") }
 
 // New builds the sims for the spec's clusters (provider "sim" only) and
 // starts the demand each pool's demo section asks for.
@@ -55,6 +61,11 @@ func New(spec starter.SpecFile, opts Options) (*Fleet, error) {
 			Provider: s,
 			Observer: kubernetes.NewObserver(s.Clientset(), kubernetes.Config{Cluster: c.ID, Provider: c.Provider}),
 			Drainer:  kubernetes.NewDrainer(s.Clientset(), kubernetes.DrainerConfig{}),
+		}
+		if opts.TokenDir != "" {
+			cl := f.Clusters[c.ID]
+			cl.EnrollmentToken = connectors.CredentialRef("file:" + TokenPath(opts.TokenDir, c.ID))
+			f.Clusters[c.ID] = cl
 		}
 	}
 	for _, p := range spec.Pools {

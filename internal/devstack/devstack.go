@@ -93,7 +93,8 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.Fleet, err = devfleet.New(opts.Spec, devfleet.Options{StateDir: s.StateDir, ProvisionDelay: opts.ProvisionDelay, Logger: opts.Logger}); err != nil {
+	tokenDir := filepath.Join(s.StateDir, "tokens")
+	if s.Fleet, err = devfleet.New(opts.Spec, devfleet.Options{StateDir: s.StateDir, ProvisionDelay: opts.ProvisionDelay, Logger: opts.Logger, TokenDir: tokenDir}); err != nil {
 		return nil, err
 	}
 	if s.Ledger, err = metering.OpenLedger(filepath.Join(s.StateDir, "meter.db")); err != nil {
@@ -107,7 +108,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	simCtx, stopSim := context.WithCancel(context.Background())
 	s.stopSim = stopSim
 	s.Fleet.Run(simCtx, opts.SimTick)
-	if err := Register(ctx, s.Client, opts.Spec); err != nil {
+	if err := Register(ctx, s.Client, opts.Spec, tokenDir); err != nil {
 		return nil, err
 	}
 	ok = true
@@ -115,10 +116,28 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 }
 
 // Register enrolls the spec's clusters and applies its pools; both are
-// idempotent, so a restart changes nothing that is already running.
-func Register(ctx context.Context, c client.Client, spec starter.SpecFile) error {
+// idempotent, so a restart changes nothing that is already running. Each
+// cluster's enrollment token is kept in tokenDir (mode 0600) for the
+// watcher; a cluster whose token file is gone gets a fresh token.
+func Register(ctx context.Context, c client.Client, spec starter.SpecFile, tokenDir string) error {
+	if err := os.MkdirAll(tokenDir, 0o700); err != nil {
+		return err
+	}
 	for _, d := range spec.Clusters {
-		if _, _, err := starter.EnrollCluster(ctx, c, d, ""); err != nil {
+		token, _, err := starter.EnrollCluster(ctx, c, d, "")
+		if err != nil {
+			return err
+		}
+		path := devfleet.TokenPath(tokenDir, d.ID)
+		if token == "" {
+			if _, err := os.Stat(path); err == nil {
+				continue
+			}
+			if token, _, err = starter.RotateClusterToken(ctx, c, d.ID, "visor dev lost its token file", "visor-dev"); err != nil {
+				return err
+			}
+		}
+		if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
 			return err
 		}
 	}

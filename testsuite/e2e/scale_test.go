@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/connectors/sim"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/starter"
@@ -32,6 +33,22 @@ func TestPoolScalesUpAndDownOnTheSimulatedFleet(t *testing.T) {
 		return st.Nodes >= 2 && st.PendingPods == 0 && hasAction(st, "scale-up")
 	})
 	t.Logf("scaled up to %d nodes: %+v", up.Nodes, up.Decisions)
+
+	// The watcher reports the cluster's observed half signed with the
+	// enrollment token; the cluster workflow accepted it.
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		cs, err := starter.ClusterStatus(ctx, s.Client, "sim-e2e")
+		cancel()
+		if err == nil && cs.Observed.AgentVersion == activities.WatcherVersion && cs.Observed.Nodes >= 2 && cs.Observed.SyncState == contract.SyncConnected {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no signed observed report accepted: %+v %v", cs.Observed, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 
 	// Demand leaves: nodes go idle and are removed down to the floor.
 	if err := s.Fleet.Sims["sim-e2e"].AddDemand(key, demand(0)); err != nil {

@@ -42,6 +42,9 @@ func (s *Source) build(ctx context.Context, spec ClusterSpec) (built, error) {
 			Provider: provider,
 			Observer: kubernetes.NewObserver(kube.core, kubernetes.Config{Cluster: spec.ID, Provider: spec.Provider, Metrics: kube.metrics}),
 			Drainer:  kubernetes.NewDrainer(kube.core, kubernetes.DrainerConfig{}),
+			// Resolved by the watcher when it reports; relative file
+			// references were made absolute when the file was loaded.
+			EnrollmentToken: spec.EnrollmentToken,
 		},
 		release: release,
 	}, nil
@@ -96,10 +99,11 @@ func (s *Source) buildSim(spec ClusterSpec) (built, error) {
 	client := fleet.Clientset()
 	return built{
 		cluster: connectors.Cluster{
-			ID:       spec.ID,
-			Provider: fleet,
-			Observer: kubernetes.NewObserver(client, kubernetes.Config{Cluster: spec.ID, Provider: Sim}),
-			Drainer:  kubernetes.NewDrainer(client, kubernetes.DrainerConfig{}),
+			ID:              spec.ID,
+			Provider:        fleet,
+			Observer:        kubernetes.NewObserver(client, kubernetes.Config{Cluster: spec.ID, Provider: Sim}),
+			Drainer:         kubernetes.NewDrainer(client, kubernetes.DrainerConfig{}),
+			EnrollmentToken: spec.EnrollmentToken,
 		},
 		release: func(ctx context.Context) error {
 			stop()

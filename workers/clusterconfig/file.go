@@ -47,6 +47,9 @@ type ClusterSpec struct {
 	Kubeconfig string `json:"kubeconfig,omitempty"`
 	// KubeContext picks a context of Kubeconfig; empty means its current one.
 	KubeContext string `json:"kubeContext,omitempty"`
+	// EnrollmentToken references the token `visor cluster enroll` printed;
+	// the watcher signs the cluster's observed state with it. Optional.
+	EnrollmentToken connectors.CredentialRef `json:"enrollmentToken,omitempty"`
 
 	DigitalOcean *digitalocean.Config `json:"digitalocean,omitempty"`
 	AWS          *aws.Config          `json:"aws,omitempty"`
@@ -118,6 +121,7 @@ func (f *File) anchorPaths(dir string) {
 	for i := range f.Clusters {
 		c := &f.Clusters[i]
 		c.Kubeconfig = anchor(c.Kubeconfig)
+		anchorRef(&c.EnrollmentToken)
 		switch {
 		case c.DigitalOcean != nil:
 			anchorRef(&c.DigitalOcean.Credentials)

@@ -52,6 +52,7 @@ func (c ClusterSpec) validate(ps *problems) {
 			ps.add(kind, "section given, but provider is %q; keep only the %q section", c.Provider, c.Provider)
 		}
 	}
+	checkRef(ps, "enrollmentToken", c.EnrollmentToken, false)
 	if c.KubeContext != "" && c.Kubeconfig == "" {
 		ps.add("kubeContext", "is set but kubeconfig is empty; an in-cluster service account has no contexts")
 	}
