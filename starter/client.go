@@ -9,12 +9,14 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/hanzoai/visor-fleet/contract"
 )
@@ -91,6 +93,11 @@ func Dial(ctx context.Context, o ConnectOptions) (client.Client, error) {
 	opts, err := o.ClientOptions()
 	if err != nil {
 		return nil, err
+	}
+	if opts.Logger == nil {
+		// The SDK's default logger writes to stdout, where a caller's
+		// output (JSON, tables) goes; warnings and errors go to stderr.
+		opts.Logger = sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	}
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {

@@ -17,9 +17,8 @@ import (
 	"github.com/hanzoai/visor-fleet/types"
 )
 
-// PoolStates are the values the pool workflow publishes as VisorState
-// ("starting" until its first publish).
-var PoolStates = []string{"starting", "steady", "pending", "scaling-up", "idle-nodes", "frozen", "gated", "paused", "deregistering"}
+// PoolStates are the values the pool workflow publishes as VisorState.
+var PoolStates = contract.PoolStates
 
 // PoolFilter narrows ListPools; empty fields match every pool.
 type PoolFilter struct {

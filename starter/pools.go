@@ -91,7 +91,7 @@ func poolSearchAttributes(k types.PoolKey) temporal.SearchAttributes {
 		temporal.NewSearchAttributeKeyKeyword(contract.SAService).ValueSet(k.Service),
 		temporal.NewSearchAttributeKeyKeyword(contract.SAProvider).ValueSet(k.Provider),
 		temporal.NewSearchAttributeKeyKeyword(contract.SACluster).ValueSet(k.Cluster),
-		temporal.NewSearchAttributeKeyKeyword(contract.SAState).ValueSet("starting"),
+		temporal.NewSearchAttributeKeyKeyword(contract.SAState).ValueSet(contract.StateStarting),
 	)
 }
 

@@ -148,20 +148,20 @@ func (p *pool) stateName() string {
 	s := p.state
 	switch {
 	case s.Deregistering:
-		return "deregistering"
+		return contract.StateDeregistering
 	case s.Paused:
-		return "paused"
+		return contract.StatePaused
 	case s.Gate.Phase == contract.PhaseDisabled || s.Gate.Phase == contract.PhasePending:
-		return "gated"
+		return contract.StateGated
 	case p.last.Frozen != "":
-		return "frozen"
+		return contract.StateFrozen
 	case s.inFlight() > 0:
-		return "scaling-up"
+		return contract.StateScalingUp
 	case s.pendingPods() > 0:
-		return "pending"
+		return contract.StatePending
 	case len(s.IdleSince) > 0 && s.observedNodes() > s.Policy.MinNodes:
-		return "idle-nodes"
+		return contract.StateIdleNodes
 	default:
-		return "steady"
+		return contract.StateSteady
 	}
 }
