@@ -21,7 +21,8 @@ test:
 ## bench: speed and memory figures (go test -bench -benchmem)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./sizing ./metering ./connectors/kubernetes
-	VISOR_BENCH_SERVER=1 $(GO) test -run '^$$' -bench . -benchmem -benchtime 1x -timeout 30m ./testsuite/bench
+	$(GO) test -run '^$$' -bench DecisionLatency -benchtime 200x -timeout 30m ./testsuite/bench
+	$(GO) test -run '^$$' -bench IdlePools -benchtime 1x -timeout 40m ./testsuite/bench
 
 ## lint: vet and formatting
 lint:
