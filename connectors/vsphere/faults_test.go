@@ -134,6 +134,8 @@ func TestNewRejectsBadCredentialsAndConfig(t *testing.T) {
 		"no templates":     {func(c *Config) { c.Templates = nil }, "Templates"},
 		"no endpoint":      {func(c *Config) { c.Endpoint = "" }, "Endpoint"},
 		"bad shape":        {func(c *Config) { c.Templates[0].MemoryMiB = 0 }, "memoryMiB"},
+		// vcsim's datacenter has several clusters: no single default pool.
+		"ambiguous default pool": {func(c *Config) { c.ResourcePool = "" }, "ResourcePool"},
 	} {
 		cfg := sim.config()
 		tc.mutate(&cfg)

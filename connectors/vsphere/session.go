@@ -112,5 +112,6 @@ func isFinderMiss(err error) bool {
 	var nf *find.NotFoundError
 	var dnf *find.DefaultNotFoundError
 	var mf *find.MultipleFoundError
-	return errors.As(err, &nf) || errors.As(err, &dnf) || errors.As(err, &mf)
+	var dmf *find.DefaultMultipleFoundError // an empty name matched several
+	return errors.As(err, &nf) || errors.As(err, &dnf) || errors.As(err, &mf) || errors.As(err, &dmf)
 }
