@@ -30,7 +30,8 @@ const (
 // set-policy validator. It uses update-with-start, so the pool is started
 // if absent and updated if running, in one call.
 func ApplyPool(ctx context.Context, c client.Client, spec contract.PoolSpec, taskQueue string) (ApplyResult, error) {
-	spec.Policy = spec.Policy.WithDefaults()
+	// The policy is taken as given: spec files fill defaults when they are
+	// read (see ParseSpecFile), and a zero the caller wrote stays zero.
 	if err := spec.Validate(); err != nil {
 		return "", fmt.Errorf("pool %s: %w", spec.Key.WorkflowID(), err)
 	}

@@ -1,9 +1,11 @@
 package starter
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 
@@ -54,6 +56,16 @@ func ParseSpecFile(path string, raw []byte) (SpecFile, error) {
 	if err := yaml.UnmarshalStrict(raw, &f); err != nil {
 		return SpecFile{}, fmt.Errorf("%s: %w", path, err)
 	}
+	// Which policy fields each pool wrote: a written zero is a choice
+	// (no cooldown), a missing field takes the HIP default.
+	var written struct {
+		Pools []struct {
+			Policy map[string]json.RawMessage `json:"policy"`
+		} `json:"pools"`
+	}
+	if err := yaml.Unmarshal(raw, &written); err != nil {
+		return SpecFile{}, fmt.Errorf("%s: %w", path, err)
+	}
 	var errs []error
 	clusters := map[string]bool{}
 	labels := map[string]string{}
@@ -79,7 +91,13 @@ func ParseSpecFile(path string, raw []byte) (SpecFile, error) {
 	seen := map[string]int{}
 	for i := range f.Pools {
 		e := &f.Pools[i]
-		e.Policy = e.Policy.WithDefaults()
+		explicit := map[string]bool{}
+		if i < len(written.Pools) {
+			for name := range written.Pools[i].Policy {
+				explicit[strings.ToLower(name)] = true
+			}
+		}
+		e.Policy = e.Policy.WithDefaultsExcept(explicit)
 		name := e.Key.WorkflowID()
 		if err := e.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("%s: pools[%d] (%s): %w", path, i, name, err))

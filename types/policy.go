@@ -3,6 +3,7 @@ package types
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -117,36 +118,51 @@ func (p Policy) Validate() error {
 	return errors.Join(errs...)
 }
 
-// WithDefaults fills zero fields from DefaultPolicy, so a spec may give only
-// what it changes. MinNodes of zero is a real choice and is kept when
-// MaxNodes is set.
-func (p Policy) WithDefaults() Policy {
+// WithDefaults fills zero fields from DefaultPolicy, so a policy built in
+// code may give only what it changes. MinNodes of zero is kept when
+// MaxNodes is set. Use WithDefaultsExcept when it is known which fields
+// were written, so a written zero stays zero.
+func (p Policy) WithDefaults() Policy { return p.WithDefaultsExcept(nil) }
+
+// WithDefaultsExcept fills zero fields from DefaultPolicy except those
+// named (by lower-cased JSON name) in explicit: a spec that says `scaleUpCooldown: 0s`
+// means no cooldown, not the default one. A nil explicit knows nothing.
+func (p Policy) WithDefaultsExcept(explicit map[string]bool) Policy {
 	d := DefaultPolicy()
-	if p.MaxNodes == 0 && p.MinNodes == 0 {
-		p.MinNodes, p.MaxNodes = d.MinNodes, d.MaxNodes
+	// JSON field names match case-insensitively, as encoding/json does.
+	unset := func(name string) bool { return !explicit[strings.ToLower(name)] }
+	if explicit == nil {
+		if p.MaxNodes == 0 && p.MinNodes == 0 {
+			p.MinNodes, p.MaxNodes = d.MinNodes, d.MaxNodes
+		}
+	} else if unset("minNodes") && p.MinNodes == 0 {
+		p.MinNodes = d.MinNodes
+		if !unset("maxNodes") {
+			p.MinNodes = min(d.MinNodes, p.MaxNodes)
+		}
 	}
-	if p.MaxNodes == 0 {
+	if p.MaxNodes == 0 && unset("maxNodes") {
 		p.MaxNodes = d.MaxNodes
 	}
-	setD := func(v *Duration, def Duration) {
-		if *v == 0 {
+	setD := func(name string, v *Duration, def Duration) {
+		if *v == 0 && unset(name) {
 			*v = def
 		}
 	}
-	setD(&p.PendingThreshold, d.PendingThreshold)
-	setD(&p.IdleWindow, d.IdleWindow)
-	setD(&p.ScaleUpCooldown, d.ScaleUpCooldown)
-	setD(&p.ScaleDownCooldown, d.ScaleDownCooldown)
-	setD(&p.SampleInterval, d.SampleInterval)
-	setD(&p.ResyncInterval, d.ResyncInterval)
-	setD(&p.DrainTimeout, d.DrainTimeout)
-	if p.IdleCPUThreshold == 0 {
+	setD("pendingThreshold", &p.PendingThreshold, d.PendingThreshold)
+	setD("idleWindow", &p.IdleWindow, d.IdleWindow)
+	setD("scaleUpCooldown", &p.ScaleUpCooldown, d.ScaleUpCooldown)
+	setD("scaleDownCooldown", &p.ScaleDownCooldown, d.ScaleDownCooldown)
+	setD("sampleInterval", &p.SampleInterval, d.SampleInterval)
+	setD("resyncInterval", &p.ResyncInterval, d.ResyncInterval)
+	setD("drainTimeout", &p.DrainTimeout, d.DrainTimeout)
+	if p.IdleCPUThreshold == 0 && unset("idleCPUThreshold") {
 		p.IdleCPUThreshold = d.IdleCPUThreshold
 	}
-	if p.IdleMemoryThreshold == 0 {
+	if p.IdleMemoryThreshold == 0 && unset("idleMemoryThreshold") {
 		p.IdleMemoryThreshold = d.IdleMemoryThreshold
 	}
-	if p.MaxScaleDownPerDecision == 0 {
+	if p.MaxScaleDownPerDecision == 0 && unset("maxScaleDownPerDecision") {
 		p.MaxScaleDownPerDecision = d.MaxScaleDownPerDecision
 	}
 	return p

@@ -52,7 +52,7 @@ func BenchmarkDecisionLatency(b *testing.B) {
 	key := types.PoolKey{Org: "bench", Project: "latency", Service: "api", Provider: "sim", Cluster: "bench"}
 	p := types.DefaultPolicy()
 	p.MinNodes, p.MaxNodes = 0, 100000
-	p.ScaleUpCooldown = types.Duration(time.Millisecond) // zero would mean "use the default"
+	p.ScaleUpCooldown = 0
 	p.PendingThreshold = types.Duration(time.Second)
 	if _, _, err := starter.EnrollCluster(ctx, c, contract.ClusterDeclared{ID: "bench", Provider: "sim", Phase: contract.PhaseActive}, ""); err != nil {
 		b.Fatal(err)

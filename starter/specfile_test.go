@@ -1,0 +1,60 @@
+package starter_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hanzoai/visor-fleet/starter"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+const specHeader = `
+clusters:
+  - {id: east, provider: sim}
+pools:
+`
+
+// A written zero is a choice; a missing field takes the HIP default.
+func TestSpecFileKeepsWrittenZerosAndDefaultsTheRest(t *testing.T) {
+	f, err := starter.ParseSpecFile("pools.yaml", []byte(specHeader+`
+  - key: {org: acme, project: web, service: api, provider: sim, cluster: east}
+    policy: {maxNodes: 10, scaleUpCooldown: 0s, PendingThreshold: 0s}
+  - key: {org: acme, project: web, service: batch, provider: sim, cluster: east}
+`))
+	require.NoError(t, err)
+	d := types.DefaultPolicy()
+	p := f.Pools[0].Policy
+	require.Equal(t, types.Duration(0), p.ScaleUpCooldown, "written 0s cooldown replaced by the default")
+	require.Equal(t, types.Duration(0), p.PendingThreshold)
+	require.Equal(t, d.ScaleDownCooldown, p.ScaleDownCooldown, "missing field not defaulted")
+	require.Equal(t, 10, p.MaxNodes)
+	require.Equal(t, d.MinNodes, p.MinNodes)
+	require.Equal(t, d, f.Pools[1].Policy, "a pool with no policy gets the HIP defaults")
+}
+
+// A bad file is refused as a whole, each error naming file, pool and field.
+func TestSpecFileErrorsNameFilePoolAndField(t *testing.T) {
+	_, err := starter.ParseSpecFile("pools.yaml", []byte(specHeader+`
+  - key: {org: acme, project: web, service: api, provider: sim, cluster: east}
+    policy: {minNodes: 9, maxNodes: 3}
+  - key: {org: Acme, project: web, service: api, provider: sim, cluster: east}
+  - key: {org: acme, project: web, service: x, provider: sim, cluster: east}
+    policy: {idleWindow: -1m}
+`))
+	require.Error(t, err)
+	msg := err.Error()
+	for _, want := range []string{
+		"pools.yaml: pools[0] (pool/acme/web/api/sim/east): policy.minNodes: 9 is greater than maxNodes 3",
+		`pools.yaml: pools[1] (pool/Acme/web/api/sim/east): key: org "Acme" is not a lower-case DNS label`,
+		"pools.yaml: pools[2] (pool/acme/web/x/sim/east): policy.idleWindow: must not be negative",
+	} {
+		require.True(t, strings.Contains(msg, want), "missing %q in:\n%s", want, msg)
+	}
+	_, err = starter.ParseSpecFile("pools.yaml", []byte(specHeader+`
+  - key: {org: acme, project: web, service: api, provider: sim, cluster: east}
+    policy: {cooldown: 1m}
+`))
+	require.ErrorContains(t, err, `unknown field "cooldown"`)
+}
