@@ -98,7 +98,7 @@ func (o *Observer) ObserveCluster(ctx context.Context) (connectors.ClusterObserv
 		}
 		if pod.Spec.NodeName != "" {
 			if !isNodeLocal(pod) {
-				requested[pod.Spec.NodeName] = requested[pod.Spec.NodeName].Add(podRequests(pod))
+				requested[pod.Spec.NodeName] = requested[pod.Spec.NodeName].Add(PodRequests(pod))
 			}
 			continue
 		}
@@ -199,7 +199,7 @@ func pendingPod(pod *corev1.Pod) (types.PendingPod, bool) {
 		Org:                pod.Labels[types.LabelOrg],
 		Project:            pod.Labels[types.LabelProject],
 		Service:            pod.Labels[types.LabelService],
-		Requests:           podRequests(pod),
+		Requests:           PodRequests(pod),
 		GPUModel:           gpuModel(pod),
 		UnschedulableSince: since.Time,
 	}, true
@@ -216,7 +216,7 @@ func nodeObservation(node *corev1.Node, requested types.Resources) types.NodeObs
 		Size:        size,
 		State:       nodeState(node),
 		CreatedAt:   node.CreationTimestamp.Time,
-		Allocatable: allocatableOf(node),
+		Allocatable: NodeAllocatable(node),
 		Requested:   requested,
 	}
 }

@@ -25,8 +25,8 @@ func resourcesOf(list corev1.ResourceList) types.Resources {
 	return r
 }
 
-// allocatableOf is what pods may use on the node, pod slots included.
-func allocatableOf(node *corev1.Node) types.Resources {
+// NodeAllocatable is what pods may use on the node, pod slots included.
+func NodeAllocatable(node *corev1.Node) types.Resources {
 	r := resourcesOf(node.Status.Allocatable)
 	if q, ok := node.Status.Allocatable[corev1.ResourcePods]; ok {
 		r.Pods = q.Value()
@@ -34,12 +34,12 @@ func allocatableOf(node *corev1.Node) types.Resources {
 	return r
 }
 
-// podRequests is the pod's effective request as the scheduler computes it:
+// PodRequests is the pod's effective request as the scheduler computes it:
 // regular containers and sidecars (restartable init containers) run
 // together, each classic init container runs alone beside the sidecars
 // started before it, the larger of the two phases counts, then pod-level
 // requests override CPU and memory and the runtime overhead is added.
-func podRequests(pod *corev1.Pod) types.Resources {
+func PodRequests(pod *corev1.Pod) types.Resources {
 	var running, sidecars, initPeak types.Resources
 	for i := range pod.Spec.Containers {
 		running = running.Add(resourcesOf(pod.Spec.Containers[i].Resources.Requests))

@@ -75,7 +75,7 @@ func TestPodRequestsFollowSchedulerRules(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, podRequests(&corev1.Pod{Spec: tc.spec}))
+			assert.Equal(t, tc.want, PodRequests(&corev1.Pod{Spec: tc.spec}))
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/kubernetes"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -61,7 +62,7 @@ func TestGPUSizeAdvertisesGPUs(t *testing.T) {
 	f, _ := newTestFleet(t, nil)
 	createGroup(t, f, testPool("ml"), "sim-gpu", 1, "k1")
 	n := listNodes(t, f)[0]
-	q := n.Status.Allocatable[resourceGPU]
+	q := n.Status.Allocatable[kubernetes.ResourceGPU]
 	assert.Equal(t, int64(1), q.Value())
 }
 

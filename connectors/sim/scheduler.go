@@ -15,6 +15,7 @@ import (
 	apitypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
+	"github.com/hanzoai/visor-fleet/connectors/kubernetes"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -24,12 +25,13 @@ const unschedulableMessage = "no Ready, schedulable node matching the pod's node
 
 // schedule binds pending pods first-fit to Ready, uncordoned, untainted
 // nodes their selector matches and that have room (allocatable minus what
-// bound pods request); the rest are marked Unschedulable.
+// bound pods request, summed as the kubernetes connector and the real
+// scheduler do); the rest are marked Unschedulable.
 func (f *Fleet) schedule(ctx context.Context, now time.Time, nodes []corev1.Node, pods []corev1.Pod) error {
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	free := make(map[string]types.Resources, len(nodes))
 	for i := range nodes {
-		free[nodes[i].Name] = fromList(nodes[i].Status.Allocatable)
+		free[nodes[i].Name] = kubernetes.NodeAllocatable(&nodes[i])
 	}
 	var pending []*corev1.Pod
 	for i := range pods {
@@ -38,7 +40,7 @@ func (f *Fleet) schedule(ctx context.Context, now time.Time, nodes []corev1.Node
 		case p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed:
 		case p.Spec.NodeName != "":
 			if room, ok := free[p.Spec.NodeName]; ok {
-				free[p.Spec.NodeName] = room.Sub(podRequests(p))
+				free[p.Spec.NodeName] = room.Sub(kubernetes.PodRequests(p))
 			}
 		default:
 			pending = append(pending, p)
@@ -53,7 +55,7 @@ func (f *Fleet) schedule(ctx context.Context, now time.Time, nodes []corev1.Node
 	})
 	var errs []error
 	for _, p := range pending {
-		req := podRequests(p)
+		req := kubernetes.PodRequests(p)
 		node := ""
 		for i := range nodes {
 			if schedulable(&nodes[i], p) && req.Fits(free[nodes[i].Name]) {
