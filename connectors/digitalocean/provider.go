@@ -7,11 +7,9 @@ package digitalocean
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/digitalocean/godo"
-	"golang.org/x/net/http/httpguts"
 	"golang.org/x/oauth2"
 
 	"github.com/hanzoai/visor-fleet/connectors"
@@ -58,13 +56,9 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 		return nil, connectors.NewError(connectors.Permanent, ProviderName, "configure",
 			errors.New("retryMax must not be negative"))
 	}
-	token, err := cfg.Credentials.Resolve(ctx, secrets)
+	token, err := cfg.Credentials.ResolveToken(ctx, secrets, ProviderName)
 	if err != nil {
 		return nil, err
-	}
-	if !httpguts.ValidHeaderFieldValue(token) {
-		return nil, connectors.NewError(connectors.Permanent, ProviderName, "configure",
-			fmt.Errorf("the credential from %s is not an API token: it holds control characters", cfg.Credentials))
 	}
 	// godo's retrying transport wraps an oauth2 transport it finds on the
 	// client, so the token has to travel that way.

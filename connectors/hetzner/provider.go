@@ -9,11 +9,9 @@ package hetzner
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
-	"golang.org/x/net/http/httpguts"
 
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/sizing"
@@ -77,13 +75,9 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 	if err := errors.Join(problems...); err != nil {
 		return nil, connectors.NewError(connectors.Permanent, ProviderName, "configure", err)
 	}
-	token, err := cfg.Credentials.Resolve(ctx, secrets)
+	token, err := cfg.Credentials.ResolveToken(ctx, secrets, ProviderName)
 	if err != nil {
 		return nil, err
-	}
-	if !httpguts.ValidHeaderFieldValue(token) {
-		return nil, connectors.NewError(connectors.Permanent, ProviderName, "configure",
-			fmt.Errorf("the credential from %s is not an API token: it holds control characters", cfg.Credentials))
 	}
 	p := &Provider{cfg: cfg}
 	if cfg.ClusterJoin != "" {
