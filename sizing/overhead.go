@@ -11,34 +11,31 @@ const evictionHard = 100 * types.MiB
 // of every core above four. Small nodes lose proportionally more, which is
 // exactly what the HIP's sum-and-divide rule ignores.
 func kubeReservedCPU(milliCPU int64) int64 {
-	tiers := []struct{ upTo, basisPoints int64 }{
-		{1000, 600}, {2000, 100}, {4000, 50}, {1 << 62, 25},
-	}
-	var reserved, prev int64
-	for _, t := range tiers {
-		if milliCPU <= prev {
-			break
-		}
-		reserved += (min(milliCPU, t.upTo) - prev) * t.basisPoints / 10000
-		prev = t.upTo
-	}
-	return reserved
+	return tiered(milliCPU, 10000, []tier{{1000, 600}, {2000, 100}, {4000, 50}, {1 << 62, 25}})
 }
 
 // kubeReservedMemory is GKE's tiered memory reservation: 25% of the first
 // 4 GiB, 20% of the next 4, 10% of the next 8, 6% of the next 112 and 2%
 // of everything above 128 GiB.
 func kubeReservedMemory(bytes int64) int64 {
-	tiers := []struct{ upTo, percent int64 }{
+	return tiered(bytes, 100, []tier{
 		{4 * types.GiB, 25}, {8 * types.GiB, 20}, {16 * types.GiB, 10},
 		{128 * types.GiB, 6}, {1 << 62, 2},
-	}
+	})
+}
+
+// tier reserves rate/denominator of the amount between the previous tier's
+// upTo and its own.
+type tier struct{ upTo, rate int64 }
+
+// tiered sums each tier's share of amount, rounding down per tier.
+func tiered(amount, denominator int64, tiers []tier) int64 {
 	var reserved, prev int64
 	for _, t := range tiers {
-		if bytes <= prev {
+		if amount <= prev {
 			break
 		}
-		reserved += (min(bytes, t.upTo) - prev) * t.percent / 100
+		reserved += (min(amount, t.upTo) - prev) * t.rate / denominator
 		prev = t.upTo
 	}
 	return reserved
