@@ -59,7 +59,7 @@ var codeClasses = map[string]connectors.ErrorClass{
 	"VcpuLimitExceeded":              connectors.Permanent,
 }
 
-// authCodes mean AWS rejected the credential itself.
+// authCodes mean AWS rejected the credential itself; see isAuthCode.
 var authCodes = map[string]bool{
 	"UnauthorizedOperation":       true,
 	"AuthFailure":                 true,
@@ -72,13 +72,19 @@ var authCodes = map[string]bool{
 	"AccessDeniedException":       true,
 }
 
+// isAuthCode reports whether code means AWS rejected the credential or its
+// permissions.
+func isAuthCode(code string) bool {
+	return authCodes[code] || strings.HasPrefix(code, "AccessDenied")
+}
+
 // classOfCode maps one AWS error code; ok is false for codes it does not know.
 func classOfCode(code string) (class connectors.ErrorClass, ok bool) {
 	if c, found := codeClasses[code]; found {
 		return c, true
 	}
 	switch {
-	case authCodes[code] || strings.HasPrefix(code, "AccessDenied"):
+	case isAuthCode(code):
 		return connectors.Permanent, true
 	// Before Invalid*: InvalidInstanceID.NotFound is a NotFound.
 	case strings.Contains(code, "NotFound"):
@@ -93,11 +99,8 @@ func classOfCode(code string) (class connectors.ErrorClass, ok bool) {
 // code first, then by HTTP status, and Retryable for anything else (network
 // faults), bounded by the activity's retry policy.
 func ClassOf(err error) connectors.ErrorClass {
-	var apiErr smithy.APIError
-	if errors.As(err, &apiErr) {
-		if c, ok := classOfCode(apiErr.ErrorCode()); ok {
-			return c
-		}
+	if c, ok := classOfCode(errorCode(err)); ok {
+		return c
 	}
 	var respErr *awshttp.ResponseError
 	if errors.As(err, &respErr) {
@@ -123,7 +126,7 @@ func (p *Provider) classify(op string, err error) error {
 	if errors.As(err, &typed) {
 		return err
 	}
-	if code := errorCode(err); authCodes[code] || strings.HasPrefix(code, "AccessDenied") {
+	if isAuthCode(errorCode(err)) {
 		err = fmt.Errorf("AWS rejected credential %s or its permissions: %w", p.cfg.Credentials, err)
 	}
 	return connectors.NewError(ClassOf(err), ProviderName, op, err)
