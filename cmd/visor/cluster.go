@@ -20,14 +20,11 @@ import (
 	"github.com/hanzoai/visor-fleet/types"
 )
 
-// clusterCmd carries what every cluster subcommand shares.
-type clusterCmd struct {
-	g      *globalFlags
-	output string
-}
+// clusterCmd builds the cluster subcommands.
+type clusterCmd struct{ contractCmd }
 
 func newClusterCommand(g *globalFlags) *cobra.Command {
-	cl := &clusterCmd{g: g}
+	cl := &clusterCmd{contractCmd{g: g}}
 	cmd := &cobra.Command{
 		Use:   "cluster",
 		Short: "Enroll, list, inspect and operate clusters",
@@ -41,13 +38,6 @@ disabled do nothing.`,
 	cmd.AddCommand(cl.enrollCommand(), cl.listCommand(), cl.describeCommand(), cl.setPhaseCommand(),
 		cl.rotateTokenCommand(), cl.reportCommand())
 	return cmd
-}
-
-func (cl *clusterCmd) connect(ctx context.Context) (client.Client, error) {
-	if err := checkOutput(cl.output); err != nil {
-		return nil, err
-	}
-	return cl.g.dial(ctx, nil)
 }
 
 // clusterOp runs one operation on the cluster named by the first argument.

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -18,19 +16,11 @@ import (
 )
 
 // clusterCLI runs `visor cluster ARGS` in-process against the shared
-// server, through the command newClusterCommand builds.
+// server and returns its stdout.
 func clusterCLI(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	g := &globalFlags{connect: starter.ConnectOptions{Address: env.address, Namespace: env.namespace}}
-	cmd := newClusterCommand(g)
-	var out, errOut bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&errOut)
-	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(ctx)
-	return out.String(), err
+	out, _, err := visor(t, append([]string{"cluster"}, args...)...)
+	return out, err
 }
 
 func mustClusterCLI(t *testing.T, args ...string) string {

@@ -19,14 +19,11 @@ import (
 	"github.com/hanzoai/visor-fleet/types"
 )
 
-// poolCmd carries what every pool subcommand shares.
-type poolCmd struct {
-	g      *globalFlags
-	output string
-}
+// poolCmd builds the pool subcommands.
+type poolCmd struct{ contractCmd }
 
 func newPoolCommand(g *globalFlags) *cobra.Command {
-	p := &poolCmd{g: g}
+	p := &poolCmd{contractCmd{g: g}}
 	cmd := &cobra.Command{
 		Use:   "pool",
 		Short: "Register, list, inspect and operate node pools",
@@ -38,14 +35,6 @@ updates and the status query, and list pools through the Visor* search attribute
 	cmd.AddCommand(p.applyCommand(), p.listCommand(), p.describeCommand(),
 		p.scaleCommand(), p.pauseCommand(), p.resumeCommand(), p.deleteCommand())
 	return cmd
-}
-
-// connect checks the output format, then dials.
-func (p *poolCmd) connect(ctx context.Context) (client.Client, error) {
-	if err := checkOutput(p.output); err != nil {
-		return nil, err
-	}
-	return p.g.dial(ctx, nil)
 }
 
 func (p *poolCmd) listCommand() *cobra.Command {
@@ -101,30 +90,16 @@ func (p *poolCmd) listCommand() *cobra.Command {
 }
 
 func (p *poolCmd) describeCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:               "describe POOL-ID",
-		Short:             "Show a pool's full state (the status query)",
-		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: p.completePoolIDs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			key, err := types.ParsePoolID(args[0])
-			if err != nil {
-				return err
-			}
-			c, err := p.connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			st, err := starter.PoolStatus(cmd.Context(), c, key)
+	return p.poolOp("describe POOL-ID", "Show a pool's full state (the status query)",
+		func(ctx context.Context, cmd *cobra.Command, c client.Client, key types.PoolKey) error {
+			st, err := starter.PoolStatus(ctx, c, key)
 			if err != nil {
 				return explain(key, "status", err)
 			}
 			return writeOutput(cmd.OutOrStdout(), p.output, st, func(tw *tabwriter.Writer) {
 				describePool(tw, st, time.Now())
 			})
-		},
-	}
+		})
 }
 
 // describePool is the human summary: what an operator asks first.

@@ -64,31 +64,26 @@ func (p *poolCmd) scaleCommand() *cobra.Command {
 }
 
 func (p *poolCmd) pauseCommand() *cobra.Command {
-	var req contract.PauseRequest
-	cmd := p.poolOp("pause POOL-ID", "Stop the pool acting; it keeps observing",
-		func(ctx context.Context, cmd *cobra.Command, c client.Client, key types.PoolKey) error {
-			st, err := starter.PausePool(ctx, c, key, req)
-			if err != nil {
-				return explain(key, "pause", err)
-			}
-			return p.printState(cmd, st, "paused")
-		})
-	cmd.Flags().StringVar(&req.Reason, "reason", "", "why, shown in status and the Web UI")
-	cmd.Flags().StringVar(&req.RequestedBy, "requested-by", whoAmI(), "who asks")
-	return cmd
+	return p.pauseOp("pause", "Stop the pool acting; it keeps observing", "paused", "why, shown in status and the Web UI", starter.PausePool)
 }
 
 func (p *poolCmd) resumeCommand() *cobra.Command {
+	return p.pauseOp("resume", "Let a paused pool act again", "resumed", "why", starter.ResumePool)
+}
+
+// pauseOp builds pause and resume: the same request to a different update.
+func (p *poolCmd) pauseOp(what, short, did, reasonHelp string,
+	update func(context.Context, client.Client, types.PoolKey, contract.PauseRequest) (contract.PoolStatus, error)) *cobra.Command {
 	var req contract.PauseRequest
-	cmd := p.poolOp("resume POOL-ID", "Let a paused pool act again",
+	cmd := p.poolOp(what+" POOL-ID", short,
 		func(ctx context.Context, cmd *cobra.Command, c client.Client, key types.PoolKey) error {
-			st, err := starter.ResumePool(ctx, c, key, req)
+			st, err := update(ctx, c, key, req)
 			if err != nil {
-				return explain(key, "resume", err)
+				return explain(key, what, err)
 			}
-			return p.printState(cmd, st, "resumed")
+			return p.printState(cmd, st, did)
 		})
-	cmd.Flags().StringVar(&req.Reason, "reason", "", "why")
+	cmd.Flags().StringVar(&req.Reason, "reason", "", reasonHelp)
 	cmd.Flags().StringVar(&req.RequestedBy, "requested-by", whoAmI(), "who asks")
 	return cmd
 }

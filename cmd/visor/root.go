@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/hanzoai/visor-fleet/starter"
@@ -35,6 +37,21 @@ func newRootCommand() *cobra.Command {
 	f.StringVar(&g.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	root.AddCommand(newDevCommand(g), newWorkerCommand(g), newPoolCommand(g), newClusterCommand(g), newMeterCommand())
 	return root
+}
+
+// contractCmd carries what every pool and cluster subcommand shares: the
+// global flags and the -o format.
+type contractCmd struct {
+	g      *globalFlags
+	output string
+}
+
+// connect checks the output format, then dials.
+func (b *contractCmd) connect(ctx context.Context) (client.Client, error) {
+	if err := checkOutput(b.output); err != nil {
+		return nil, err
+	}
+	return b.g.dial(ctx, nil)
 }
 
 func (g *globalFlags) connectOptions() starter.ConnectOptions { return g.connect.FromEnv() }
