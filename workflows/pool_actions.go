@@ -53,7 +53,13 @@ func (p *pool) resync(ctx workflow.Context) {
 func (p *pool) scaleUp(ctx workflow.Context, d Decision) {
 	seq := p.nextSeq()
 	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(ActionScaleUp), Reason: d.Reason}
-	added, size, err := p.provision(ctx, seq, d.Pods, d.MinNewNodes, d.MaxNewNodes)
+	p.grow(ctx, rec, d.Pods, d.MinNewNodes, d.MaxNewNodes)
+}
+
+// grow provisions for the pods (at least minNew nodes, at most maxNew) and
+// records the decision with its outcome.
+func (p *pool) grow(ctx workflow.Context, rec contract.DecisionRecord, pods []types.PendingPod, minNew, maxNew int) {
+	added, size, err := p.provision(ctx, rec.Seq, pods, minNew, maxNew)
 	rec.Added, rec.Size = added, size
 	switch {
 	case err != nil:
@@ -101,7 +107,6 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 			return 0, plan.Size, err
 		}
 		p.state.TargetNodes = max(res.TotalTarget, p.state.TargetNodes+plan.NewNodes)
-		p.recordNodeCount(ctx)
 		return plan.NewNodes, plan.Size, nil
 	}
 	return 0, "", fmt.Errorf("no capacity in sizes %s", strings.Join(excluded, ", "))
@@ -175,15 +180,7 @@ func (p *pool) scaleTo(ctx workflow.Context, m ManualScale) {
 	switch {
 	case m.Target > current:
 		rec := contract.DecisionRecord{Seq: m.Seq, At: workflow.Now(ctx), Action: "manual-scale-up", Reason: reason, RequestedBy: m.RequestedBy}
-		added, size, err := p.provision(ctx, m.Seq, nil, m.Target-current, m.Target-current)
-		rec.Added, rec.Size = added, size
-		if err != nil {
-			rec.Outcome = "failed: " + err.Error()
-		} else {
-			rec.Outcome = fmt.Sprintf("asked for %d × %s", added, size)
-			p.state.LastScaleUp = workflow.Now(ctx)
-		}
-		p.state.record(rec)
+		p.grow(ctx, rec, nil, m.Target-current, m.Target-current)
 	case m.Target < current:
 		p.scaleDown(ctx, reason, p.leastUsedNodes(current-m.Target), m.RequestedBy)
 	default:
@@ -242,7 +239,6 @@ func (p *pool) deregister(ctx workflow.Context) error {
 	// runs recorded before this change metered complete hours only.
 	meterUntil := workflow.Now(ctx)
 	if workflow.GetVersion(ctx, versionMeterFinalHour, workflow.DefaultVersion, 1) >= 1 {
-		p.recordNodeCount(ctx)
 		meterUntil = meterUntil.UTC().Truncate(time.Hour).Add(time.Hour)
 	}
 	p.meterThrough(ctx, meterUntil)

@@ -28,13 +28,14 @@ type pool struct {
 	timer       workflow.Future
 	timerAt     time.Time
 	timerCancel workflow.CancelFunc
-	// last* remember what the Web UI was told, to upsert only on change.
 	// policyChanged: the cluster must hear the new idle thresholds.
 	policyChanged bool
-	lastSA        saSnapshot
-	lastDetails   string
-	last          Decision
-	metrics       poolMetrics
+	// lastSA and lastDetails remember what the Web UI was told, to upsert
+	// only on change; last is the decision they were made from.
+	lastSA      saSnapshot
+	lastDetails string
+	last        Decision
+	metrics     poolMetrics
 }
 
 // PoolWorkflow is one long-lived pool: it observes, decides and acts until
@@ -71,20 +72,20 @@ func (p *pool) run(ctx workflow.Context) error {
 		if p.state.Deregistering {
 			return p.deregister(ctx)
 		}
-		now := workflow.Now(ctx)
-		if p.needsResync(now) {
+		if p.needsResync(workflow.Now(ctx)) {
 			p.resync(ctx)
-			now = workflow.Now(ctx)
 		}
 		if p.policyChanged {
 			p.policyChanged = false
 			p.announce(ctx, false)
 		}
 		p.meter(ctx)
-		if !p.state.Paused {
-			p.act(ctx)
+		d := p.decide(workflow.Now(ctx))
+		if !p.state.Paused && p.act(ctx, d) {
+			// Acting changed the state: decide again for what comes next.
+			d = p.decide(workflow.Now(ctx))
 		}
-		p.last = p.decide(workflow.Now(ctx))
+		p.last = d
 		p.publish(ctx)
 		if p.shouldContinueAsNew(ctx) {
 			return p.continueAsNew(ctx)
@@ -110,26 +111,30 @@ func (p *pool) decide(now time.Time) Decision {
 	})
 }
 
-// act carries out a manual target if one is waiting, else what the law says.
-func (p *pool) act(ctx workflow.Context) {
+// act carries out a manual target if one is waiting, else the decision d.
+// It reports whether it changed anything.
+func (p *pool) act(ctx workflow.Context, d Decision) bool {
 	if m := p.state.ManualTarget; m != nil {
 		p.state.ManualTarget = nil
 		p.scaleTo(ctx, *m)
-		return
+		return true
 	}
-	d := p.decide(workflow.Now(ctx))
+	resynced := false
 	if d.Action == ActionScaleDown && p.observationAge(ctx) > 2*p.state.Policy.SampleInterval.D() {
 		// Look again before removing anything: destructive steps act on
 		// fresh data only.
 		p.resync(ctx)
-		d = p.decide(workflow.Now(ctx))
+		d, resynced = p.decide(workflow.Now(ctx)), true
 	}
 	switch d.Action {
 	case ActionScaleUp:
 		p.scaleUp(ctx, d)
 	case ActionScaleDown:
 		p.scaleDown(ctx, d.Reason, d.RemoveNodes, "")
+	default:
+		return resynced
 	}
+	return true
 }
 
 func (p *pool) observationAge(ctx workflow.Context) time.Duration {
@@ -233,30 +238,29 @@ func (p *pool) applyObservation(ctx workflow.Context, obs types.PoolObservation)
 	s.Observation = &obs
 	s.ReceivedAt = workflow.Now(ctx)
 	s.IdleSince = UpdateIdleSince(s.Policy, s.IdleSince, obs)
-	present := make(map[string]bool, len(obs.PendingPods))
+	// What is gone from the cluster is forgotten.
+	pods := make(map[string]bool, len(obs.PendingPods))
 	for _, pod := range obs.PendingPods {
-		present[pod.Key()] = true
+		pods[pod.Key()] = true
 	}
-	for _, key := range workflow.DeterministicKeys(s.Unplaceable) {
-		if !present[key] {
-			delete(s.Unplaceable, key)
-		}
-	}
+	keepOnly(s.Unplaceable, pods)
 	nodes := make(map[string]bool, len(obs.Nodes))
 	for _, n := range obs.Nodes {
 		nodes[n.Name] = true
 	}
-	for _, name := range workflow.DeterministicKeys(s.DrainBlocked) {
-		if !nodes[name] {
-			delete(s.DrainBlocked, name)
+	keepOnly(s.DrainBlocked, nodes)
+	// The provider's target can only be known to be at least what is seen.
+	s.TargetNodes = max(s.TargetNodes, s.observedNodes())
+	p.recordNodeCount(ctx)
+}
+
+// keepOnly deletes the entries whose key is not in present.
+func keepOnly[V any](m map[string]V, present map[string]bool) {
+	for key := range m {
+		if !present[key] {
+			delete(m, key)
 		}
 	}
-	// The provider's target can only be known to be at least what is seen.
-	s.TargetNodes = max(s.TargetNodes, 0)
-	if s.observedNodes() > s.TargetNodes {
-		s.TargetNodes = s.observedNodes()
-	}
-	p.recordNodeCount(ctx)
 }
 
 func (p *pool) applyGate(g contract.ClusterGate) {
