@@ -20,7 +20,6 @@ import (
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/internal/devfleet"
-	"github.com/hanzoai/visor-fleet/internal/metrics"
 	"github.com/hanzoai/visor-fleet/metering"
 	"github.com/hanzoai/visor-fleet/starter"
 	"github.com/hanzoai/visor-fleet/workers"
@@ -93,19 +92,14 @@ func startEnv() (stop func(), err error) {
 	stops = append(stops, stopSim)
 	env.fleet.Run(simCtx, 100*time.Millisecond)
 
-	// The worker reports through the same exporter `visor worker
-	// --metrics-addr` uses.
-	exporter, err := metrics.New()
+	// The worker reports through what `visor worker --metrics-addr` sets up.
+	ms, err := newMetrics("127.0.0.1:0")
 	if err != nil {
 		return stop, err
 	}
-	addr, stopMetrics, err := exporter.Serve("127.0.0.1:0")
-	if err != nil {
-		return stop, err
-	}
-	stops = append(stops, stopMetrics)
-	env.metricsAddr = addr
-	wc := ts.NewClientWithOptions(client.Options{Logger: quietLogger(), MetricsHandler: exporter.Handler()})
+	stops = append(stops, ms.Stop)
+	env.metricsAddr = ms.Addr
+	wc := ts.NewClientWithOptions(client.Options{Logger: quietLogger(), MetricsHandler: ms.Handler})
 	ledgerDir, err := os.MkdirTemp("", "visor-cli-test-")
 	if err != nil {
 		return stop, err
