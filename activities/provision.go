@@ -149,7 +149,7 @@ func (a *Activities) Provision(ctx context.Context, in ProvisionInput) (Provisio
 		var g connectors.NodeGroup
 		g, err = c.Provider.CreateNodeGroup(ctx, connectors.NodeGroupSpec{
 			Pool: in.Key, Name: GroupName(in.Key, in.Size), Size: in.Size, TargetSize: in.Target,
-			Labels: PoolLabels(in.Key),
+			Labels: in.Key.NodeLabels(),
 		}, in.IdempotencyKey)
 		groupID = g.ID
 	}
@@ -167,14 +167,6 @@ func (a *Activities) Provision(ctx context.Context, in ProvisionInput) (Provisio
 // GroupName is a node group's provider-side name: short, stable, DNS-safe.
 func GroupName(key types.PoolKey, size string) string {
 	return fmt.Sprintf("visor-%s-%s", key.Service, size)
-}
-
-// PoolLabels are the labels a pool's nodes carry.
-func PoolLabels(key types.PoolKey) map[string]string {
-	return map[string]string{
-		types.LabelPool: key.NodePoolLabel(), types.LabelOrg: key.Org,
-		types.LabelProject: key.Project, types.LabelService: key.Service,
-	}
 }
 
 func totalTarget(ctx context.Context, p connectors.Provider, key types.PoolKey) (int, error) {

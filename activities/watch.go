@@ -104,7 +104,9 @@ type watcher struct {
 }
 
 func (w *watcher) sample(ctx context.Context, pools map[string]contract.PoolThresholds) (int, bool, connectors.ClusterObservation, error) {
-	obs, err := w.cluster.Observer.ObserveCluster(ctx)
+	// Through the worker's short cache, so pools resyncing right now
+	// reuse this sample instead of listing the cluster again.
+	obs, err := w.a.observeCluster(ctx, w.cluster)
 	if err != nil {
 		return 0, false, obs, err
 	}

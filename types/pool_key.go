@@ -69,6 +69,13 @@ func (k PoolKey) NodePoolLabel() string {
 	return k.Org + "." + k.Project + "." + k.Service + "." + k.Provider
 }
 
+// NodeLabels are the labels a pool's nodes carry: the pool and its tenant.
+func (k PoolKey) NodeLabels() map[string]string {
+	return map[string]string{
+		LabelPool: k.NodePoolLabel(), LabelOrg: k.Org, LabelProject: k.Project, LabelService: k.Service,
+	}
+}
+
 // ParsePoolID parses a pool workflow ID back into its key, validating each part.
 func ParsePoolID(id string) (PoolKey, error) {
 	parts := strings.Split(id, "/")

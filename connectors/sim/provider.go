@@ -188,12 +188,7 @@ func (f *Fleet) groupLabels(spec connectors.NodeGroupSpec) (map[string]string, e
 			errs = append(errs, err)
 		}
 	}
-	identity := map[string]string{
-		types.LabelPool:    spec.Pool.NodePoolLabel(),
-		types.LabelOrg:     spec.Pool.Org,
-		types.LabelProject: spec.Pool.Project,
-		types.LabelService: spec.Pool.Service,
-	}
+	identity := spec.Pool.NodeLabels()
 	labels := make(map[string]string, len(spec.Labels)+len(identity))
 	for k, v := range spec.Labels {
 		if msgs := append(validation.IsQualifiedName(k), validation.IsValidLabelValue(v)...); len(msgs) > 0 {
