@@ -31,6 +31,12 @@ type ConnectOptions struct {
 	TLSCA     string // server CA file
 	TLS       bool   // TLS with system roots
 	APIKey    string // Temporal Cloud API key
+	// Logger receives the SDK's logs; nil means warnings and errors on
+	// stderr (the SDK's own default writes to stdout, where a caller's
+	// output goes).
+	Logger sdklog.Logger
+	// MetricsHandler receives the SDK's metrics; nil means none.
+	MetricsHandler client.MetricsHandler
 }
 
 // FromEnv fills empty fields from TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
@@ -58,7 +64,10 @@ func (o ConnectOptions) FromEnv() ConnectOptions {
 
 // ClientOptions builds the SDK's options, loading TLS material.
 func (o ConnectOptions) ClientOptions() (client.Options, error) {
-	opts := client.Options{HostPort: o.Address, Namespace: o.Namespace}
+	opts := client.Options{HostPort: o.Address, Namespace: o.Namespace, Logger: o.Logger, MetricsHandler: o.MetricsHandler}
+	if opts.Logger == nil {
+		opts.Logger = sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	}
 	if o.TLS || o.TLSCert != "" || o.TLSCA != "" || o.APIKey != "" {
 		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 		if o.TLSCert != "" || o.TLSKey != "" {
@@ -93,11 +102,6 @@ func Dial(ctx context.Context, o ConnectOptions) (client.Client, error) {
 	opts, err := o.ClientOptions()
 	if err != nil {
 		return nil, err
-	}
-	if opts.Logger == nil {
-		// The SDK's default logger writes to stdout, where a caller's
-		// output (JSON, tables) goes; warnings and errors go to stderr.
-		opts.Logger = sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	}
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {

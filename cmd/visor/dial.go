@@ -2,10 +2,11 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/client"
+
+	"github.com/hanzoai/visor-fleet/starter"
 )
 
 // dialTimeout bounds connecting, so a wrong --address fails fast instead
@@ -17,17 +18,8 @@ const dialTimeout = 15 * time.Second
 // and reporting SDK metrics to metrics when it is not nil.
 func (g *globalFlags) dial(ctx context.Context, metrics client.MetricsHandler) (client.Client, error) {
 	o := g.connectOptions()
-	opts, err := o.ClientOptions()
-	if err != nil {
-		return nil, err
-	}
-	opts.Logger = g.sdkLogger()
-	opts.MetricsHandler = metrics
+	o.Logger, o.MetricsHandler = g.sdkLogger(), metrics
 	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	c, err := client.DialContext(ctx, opts)
-	if err != nil {
-		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w", o.Address, o.Namespace, err)
-	}
-	return c, nil
+	return starter.Dial(ctx, o)
 }
