@@ -14,7 +14,6 @@ import (
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/starter"
 	"github.com/hanzoai/visor-fleet/testsuite"
-	"github.com/hanzoai/visor-fleet/types"
 	"github.com/hanzoai/visor-fleet/workers"
 )
 
@@ -24,7 +23,7 @@ import (
 // nothing.
 func TestRestartKeepsEveryPoolsState(t *testing.T) {
 	dir := t.TempDir()
-	sp, key := spec(starter.DemoDemand{Shape: "steady", Pods: 4, Requests: types.Resources{MilliCPU: 900, Memory: types.GiB}})
+	sp, key := spec(twoNodesOfDemand())
 	first := testsuite.StartStack(t, sp, dir)
 	before := testsuite.WaitForPool(t, first, key, 90*time.Second, "scaled up", func(st contract.PoolStatus) bool {
 		return st.PendingPods == 0 && st.Nodes >= 2
@@ -56,7 +55,7 @@ func TestRestartKeepsEveryPoolsState(t *testing.T) {
 // pool's plan, provision and observe activities must run on the worker
 // polling that queue (the one holding the tenant's credentials).
 func TestBYOTaskQueueRunsProvisioningOnTheTenantsWorker(t *testing.T) {
-	sp, key := spec(starter.DemoDemand{Shape: "steady", Pods: 4, Requests: types.Resources{MilliCPU: 900, Memory: types.GiB}})
+	sp, key := spec(twoNodesOfDemand())
 	sp.Pools[0].ProviderTaskQueue = "tenant-acme"
 	s := testsuite.StartStack(t, sp, "")
 

@@ -26,7 +26,7 @@ func spec(shape starter.DemoDemand) (starter.SpecFile, types.PoolKey) {
 // arrives, pods go unschedulable, the watcher signals, the pool sizes and
 // provisions; when demand leaves, nodes go idle and are drained and removed.
 func TestPoolScalesUpAndDownOnTheSimulatedFleet(t *testing.T) {
-	sp, key := spec(starter.DemoDemand{Shape: "steady", Pods: 8, Requests: types.Resources{MilliCPU: 900, Memory: types.GiB}})
+	sp, key := spec(twoNodesOfDemand())
 	s := testsuite.StartStack(t, sp, "")
 
 	up := testsuite.WaitForPool(t, s, key, 90*time.Second, "scaled up for 8 pods with none pending", func(st contract.PoolStatus) bool {
@@ -82,6 +82,13 @@ func TestScaleUpdateRejectedOutsideBounds(t *testing.T) {
 		t.Fatalf("accepted %+v", acc)
 	}
 	testsuite.WaitForPool(t, s, key, 60*time.Second, "three nodes", func(st contract.PoolStatus) bool { return st.Nodes == 3 })
+}
+
+// twoNodesOfDemand is more CPU (20 × 900m) than the largest plain sim size
+// allocates (15.8 CPUs), so the pool needs at least two nodes however its
+// first decisions are timed against the pods going pending.
+func twoNodesOfDemand() starter.DemoDemand {
+	return starter.DemoDemand{Shape: "steady", Pods: 20, Requests: types.Resources{MilliCPU: 900, Memory: types.GiB}}
 }
 
 func demand(pods int) sim.DemandProfile {
