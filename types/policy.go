@@ -35,7 +35,51 @@ type Policy struct {
 	// DrainTimeout is the drain deadline after which the node is uncordoned
 	// and reported.
 	DrainTimeout Duration `json:"drainTimeout,omitempty"`
+
+	// The fields below were added after pools were first recorded; zero
+	// means the default (see the Effective methods), so a policy decoded
+	// from an older history behaves as documented.
+
+	// ProvisionTimeout: a machine that has not become a Ready node this
+	// long after the provider launched it is deleted and its size backed
+	// off (cluster-autoscaler's max-node-provision-time). Default 15m.
+	ProvisionTimeout Duration `json:"provisionTimeout,omitempty"`
+	// UnreadyTimeout: a node NotReady this long is cordoned, drained as
+	// far as possible and replaced (scale-down-unready-time). Default 20m.
+	UnreadyTimeout Duration `json:"unreadyTimeout,omitempty"`
+	// MaxUnreadyFraction: when more than this share of the pool's nodes is
+	// unready at once, replacement and scale-down freeze: a mass failure
+	// is not fixed by deleting nodes. Default 0.45.
+	MaxUnreadyFraction float64 `json:"maxUnreadyFraction,omitempty"`
+	// NodeLabels and NodeTaints are what every new node of the pool
+	// carries besides the well-known labels; sizing matches pending pods'
+	// selectors and tolerations against them.
+	NodeLabels map[string]string `json:"nodeLabels,omitempty"`
+	NodeTaints []NodeTaint       `json:"nodeTaints,omitempty"`
+	// MaxNodesWithoutProgress bounds the nodes added within
+	// ProgressWindow while no pending pod got scheduled onto a new node:
+	// the runaway guard. Defaults 10 and 30m.
+	MaxNodesWithoutProgress int      `json:"maxNodesWithoutProgress,omitempty"`
+	ProgressWindow          Duration `json:"progressWindow,omitempty"`
 }
+
+// NodeTaint is a taint the pool's nodes carry (Kubernetes' key, value and
+// effect: NoSchedule, PreferNoSchedule or NoExecute).
+type NodeTaint struct {
+	Key    string `json:"key"`
+	Value  string `json:"value,omitempty"`
+	Effect string `json:"effect"`
+}
+
+// Bounds every policy must stay within, so arithmetic on them cannot
+// overflow and no typo pins a pool (a year-long resync, a billion nodes).
+const (
+	MaxPolicyNodes    = 10000
+	MaxPolicyDuration = 7 * 24 * time.Hour
+	// MaxSampleInterval bounds how rarely a cluster is sampled and a pool
+	// resynced: anything longer is a stuck pool, not a policy.
+	MaxSampleInterval = 24 * time.Hour
+)
 
 // DefaultPolicy returns the HIP's numbers.
 func DefaultPolicy() Policy {
@@ -53,6 +97,49 @@ func DefaultPolicy() Policy {
 		MaxScaleDownPerDecision: 1,
 		DrainTimeout:            Duration(10 * time.Minute),
 	}
+}
+
+// Defaults of the fields whose zero means "default".
+const (
+	DefaultProvisionTimeout        = 15 * time.Minute
+	DefaultUnreadyTimeout          = 20 * time.Minute
+	DefaultMaxUnreadyFraction      = 0.45
+	DefaultMaxNodesWithoutProgress = 10
+	DefaultProgressWindow          = 30 * time.Minute
+)
+
+// EffectiveProvisionTimeout resolves the zero default.
+func (p Policy) EffectiveProvisionTimeout() time.Duration {
+	return orDefault(p.ProvisionTimeout.D(), DefaultProvisionTimeout)
+}
+
+// EffectiveUnreadyTimeout resolves the zero default.
+func (p Policy) EffectiveUnreadyTimeout() time.Duration {
+	return orDefault(p.UnreadyTimeout.D(), DefaultUnreadyTimeout)
+}
+
+// EffectiveMaxUnreadyFraction resolves the zero default.
+func (p Policy) EffectiveMaxUnreadyFraction() float64 {
+	if p.MaxUnreadyFraction > 0 {
+		return p.MaxUnreadyFraction
+	}
+	return DefaultMaxUnreadyFraction
+}
+
+// EffectiveRunawayGuard resolves the zero defaults of the runaway guard.
+func (p Policy) EffectiveRunawayGuard() (nodes int, window time.Duration) {
+	nodes = p.MaxNodesWithoutProgress
+	if nodes <= 0 {
+		nodes = DefaultMaxNodesWithoutProgress
+	}
+	return nodes, orDefault(p.ProgressWindow.D(), DefaultProgressWindow)
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
 }
 
 // EffectiveStaleAfter resolves the zero default.
@@ -78,41 +165,60 @@ func (p Policy) Validate() error {
 	if p.MinNodes > p.MaxNodes {
 		bad("minNodes", "%d is greater than maxNodes %d", p.MinNodes, p.MaxNodes)
 	}
+	if p.MaxNodes > MaxPolicyNodes {
+		bad("maxNodes", "must be at most %d, got %d", MaxPolicyNodes, p.MaxNodes)
+	}
 	for _, d := range []struct {
-		name string
-		v    Duration
-		min  time.Duration
+		name     string
+		v        Duration
+		min, max time.Duration
 	}{
-		{"pendingThreshold", p.PendingThreshold, 0},
-		{"idleWindow", p.IdleWindow, 0},
-		{"scaleUpCooldown", p.ScaleUpCooldown, 0},
-		{"scaleDownCooldown", p.ScaleDownCooldown, 0},
-		{"sampleInterval", p.SampleInterval, time.Second},
-		{"resyncInterval", p.ResyncInterval, time.Second},
-		{"staleAfter", p.StaleAfter, 0},
-		{"drainTimeout", p.DrainTimeout, 0},
+		{"pendingThreshold", p.PendingThreshold, 0, MaxPolicyDuration},
+		{"idleWindow", p.IdleWindow, 0, MaxPolicyDuration},
+		{"scaleUpCooldown", p.ScaleUpCooldown, 0, MaxPolicyDuration},
+		{"scaleDownCooldown", p.ScaleDownCooldown, 0, MaxPolicyDuration},
+		{"sampleInterval", p.SampleInterval, time.Second, MaxSampleInterval},
+		{"resyncInterval", p.ResyncInterval, time.Second, MaxSampleInterval},
+		{"staleAfter", p.StaleAfter, 0, MaxPolicyDuration},
+		{"drainTimeout", p.DrainTimeout, 0, MaxPolicyDuration},
+		{"provisionTimeout", p.ProvisionTimeout, 0, MaxPolicyDuration},
+		{"unreadyTimeout", p.UnreadyTimeout, 0, MaxPolicyDuration},
+		{"progressWindow", p.ProgressWindow, 0, MaxPolicyDuration},
 	} {
-		if d.v.D() < 0 {
+		switch {
+		case d.v.D() < 0:
 			bad(d.name, "must not be negative, got %s", d.v.D())
-		} else if d.v.D() < d.min {
+		case d.v.D() < d.min:
 			bad(d.name, "must be at least %s, got %s", d.min, d.v.D())
+		case d.v.D() > d.max:
+			bad(d.name, "must be at most %s, got %s", d.max, d.v.D())
 		}
 	}
+	if p.MaxUnreadyFraction < 0 || p.MaxUnreadyFraction > 1 {
+		bad("maxUnreadyFraction", "must be within [0, 1], got %v", p.MaxUnreadyFraction)
+	}
+	if p.MaxNodesWithoutProgress < 0 || p.MaxNodesWithoutProgress > MaxPolicyNodes {
+		bad("maxNodesWithoutProgress", "must be within [0, %d], got %d", MaxPolicyNodes, p.MaxNodesWithoutProgress)
+	}
+	errs = append(errs, validateNodeTemplate(p.NodeLabels, p.NodeTaints)...)
 	if p.IdleCPUThreshold < 0 || p.IdleCPUThreshold > 1 {
 		bad("idleCPUThreshold", "must be within [0, 1], got %v", p.IdleCPUThreshold)
 	}
 	if p.IdleMemoryThreshold < 0 || p.IdleMemoryThreshold > 1 {
 		bad("idleMemoryThreshold", "must be within [0, 1], got %v", p.IdleMemoryThreshold)
 	}
-	if p.MaxScaleDownPerDecision < 0 {
-		bad("maxScaleDownPerDecision", "must be >= 0, got %d", p.MaxScaleDownPerDecision)
+	if p.MaxScaleDownPerDecision < 0 || p.MaxScaleDownPerDecision > MaxPolicyNodes {
+		bad("maxScaleDownPerDecision", "must be within [0, %d], got %d", MaxPolicyNodes, p.MaxScaleDownPerDecision)
 	}
 	if p.StaleAfter > 0 && p.StaleAfter.D() < p.SampleInterval.D() {
 		bad("staleAfter", "%s is shorter than sampleInterval %s: every observation would be stale", p.StaleAfter.D(), p.SampleInterval.D())
 	}
+	if len(p.AllowedSizes) > maxAllowedSizes {
+		bad("allowedSizes", "lists %d sizes, at most %d", len(p.AllowedSizes), maxAllowedSizes)
+	}
 	for i, s := range p.AllowedSizes {
-		if s == "" {
-			bad(fmt.Sprintf("allowedSizes[%d]", i), "is empty")
+		if s == "" || len(s) > 253 {
+			bad(fmt.Sprintf("allowedSizes[%d]", i), "must be a size name of 1 to 253 characters")
 		}
 	}
 	return errors.Join(errs...)
