@@ -60,6 +60,8 @@ type DeleteInput struct {
 // DeleteResult reports the pool's total target afterwards.
 type DeleteResult struct {
 	TotalTarget int `json:"totalTarget"`
+	// View is the provider's groups as read after the delete.
+	View *ProviderView `json:"view,omitempty"`
 }
 
 // DeleteNode deletes that very node, lowering its group's target so the
@@ -80,11 +82,11 @@ func (a *Activities) DeleteNode(ctx context.Context, in DeleteInput) (DeleteResu
 			return DeleteResult{}, asTemporalError(err)
 		}
 	}
-	total, err := totalTarget(ctx, c.Provider, in.Key)
+	view, err := readView(ctx, c.Provider, in.Key)
 	if err != nil {
 		return DeleteResult{}, asTemporalError(err)
 	}
-	return DeleteResult{TotalTarget: total}, nil
+	return DeleteResult{TotalTarget: view.Target(), View: &view}, nil
 }
 
 // groupOf finds the pool's node group holding the node, or NotFound.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	"go.temporal.io/sdk/activity"
 
@@ -32,6 +33,9 @@ type PlanInput struct {
 type UnplaceablePod struct {
 	Pod    string `json:"pod"`
 	Reason string `json:"reason"`
+	// Code is sizing's: only sizing.CodeNoFit and CodeInvalidRequest mean
+	// no allowed size can ever hold the pod.
+	Code string `json:"code,omitempty"`
 }
 
 // PlanResult is the chosen plan and the node group it grows.
@@ -66,10 +70,11 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 	if !slices.ContainsFunc(catalog, func(t types.InstanceType) bool { return !slices.Contains(in.ExcludeSizes, t.Name) }) {
 		return PlanResult{}, asTemporalError(connectors.NewError(connectors.InsufficientCapacity, c.Provider.Name(), "plan", fmt.Errorf("no allowed size left (excluded for capacity: %v)", in.ExcludeSizes)))
 	}
-	plan := sizing.PlanScaleUpExcluding(sizing.Request{Pending: in.Pods, Existing: in.Existing, Catalog: catalog, MaxNewNodes: in.MaxNewNodes}, in.ExcludeSizes)
+	existing := withCatalogRoom(in.Existing, catalog)
+	plan := sizing.PlanScaleUpExcluding(sizing.Request{Pending: in.Pods, Existing: existing, Catalog: catalog, MaxNewNodes: in.MaxNewNodes}, in.ExcludeSizes)
 	res := PlanResult{Size: plan.Size, NewNodes: plan.NewNodes, HourlyCost: plan.HourlyCost}
 	for _, u := range plan.Unplaceable {
-		res.Unplaceable = append(res.Unplaceable, UnplaceablePod{Pod: u.Pod, Reason: u.Reason})
+		res.Unplaceable = append(res.Unplaceable, UnplaceablePod{Pod: u.Pod, Reason: u.Reason, Code: u.Code})
 	}
 	if res.NewNodes < in.MinNewNodes {
 		if res.Size == "" {
@@ -130,6 +135,8 @@ type ProvisionInput struct {
 type ProvisionResult struct {
 	GroupID     string `json:"groupID"`
 	TotalTarget int    `json:"totalTarget"`
+	// View is the provider's groups as read after the change.
+	View *ProviderView `json:"view,omitempty"`
 }
 
 // Provision grows the pool. The target is absolute and creation is keyed,
@@ -157,11 +164,11 @@ func (a *Activities) Provision(ctx context.Context, in ProvisionInput) (Provisio
 		return ProvisionResult{}, asTemporalError(err)
 	}
 	activity.GetLogger(ctx).Info("provisioned", "pool", in.Key.WorkflowID(), "group", groupID, "size", in.Size, "target", in.Target, "key", in.IdempotencyKey)
-	total, err := totalTarget(ctx, c.Provider, in.Key)
+	view, err := readView(ctx, c.Provider, in.Key)
 	if err != nil {
 		return ProvisionResult{}, asTemporalError(err)
 	}
-	return ProvisionResult{GroupID: groupID, TotalTarget: total}, nil
+	return ProvisionResult{GroupID: groupID, TotalTarget: view.Target(), View: &view}, nil
 }
 
 // GroupName is a node group's provider-side name: short, stable, DNS-safe.
@@ -169,14 +176,12 @@ func GroupName(key types.PoolKey, size string) string {
 	return fmt.Sprintf("visor-%s-%s", key.Service, size)
 }
 
-func totalTarget(ctx context.Context, p connectors.Provider, key types.PoolKey) (int, error) {
+// readView reads the pool's groups after a change, so the workflow learns
+// the provider's answer with the change's result.
+func readView(ctx context.Context, p connectors.Provider, key types.PoolKey) (ProviderView, error) {
 	groups, err := p.NodeGroups(ctx, key)
 	if err != nil {
-		return 0, err
+		return ProviderView{}, err
 	}
-	total := 0
-	for _, g := range groups {
-		total += g.TargetSize
-	}
-	return total, nil
+	return viewOf(groups, time.Now()), nil
 }

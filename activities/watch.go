@@ -61,6 +61,10 @@ func (a *Activities) WatchCluster(ctx context.Context, in WatchInput) error {
 	var refreshedAt time.Time
 	ticker := time.NewTicker(sample)
 	defer ticker.Stop()
+	// Heartbeat between samples too, so the server notices a dead worker
+	// within WatcherHeartbeatTimeout whatever the sample interval.
+	beat := time.NewTicker(WatcherHeartbeatTimeout / 3)
+	defer beat.Stop()
 	for {
 		if pools == nil || time.Since(refreshedAt) >= refresh {
 			if p, err := a.registeredPools(ctx, in.Cluster); err == nil {
@@ -80,13 +84,23 @@ func (a *Activities) WatchCluster(ctx context.Context, in WatchInput) error {
 		}
 		w.reportObserved(ctx, reachable, progress, obs)
 		activity.RecordHeartbeat(ctx, progress)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-ticker.C:
+	wait:
+		for {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-beat.C:
+				activity.RecordHeartbeat(ctx, progress)
+			case <-ticker.C:
+				break wait
+			}
 		}
 	}
 }
+
+// WatcherHeartbeatTimeout is how long the server waits for a watcher's
+// heartbeat before it retries the watcher on another worker.
+const WatcherHeartbeatTimeout = 30 * time.Second
 
 // watcher holds what was last sent to each pool.
 type watcher struct {

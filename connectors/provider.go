@@ -31,6 +31,9 @@ type Instance struct {
 	ID    string        `json:"id"`
 	Name  string        `json:"name"`
 	State InstanceState `json:"state"`
+	// CreatedAt is when the provider launched the machine; zero if the
+	// provider does not say.
+	CreatedAt time.Time `json:"createdAt,omitempty"`
 }
 
 // NodeGroup is a set of same-size machines the provider scales as one:

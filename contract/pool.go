@@ -153,4 +153,28 @@ type PoolStatus struct {
 	Observation       *types.PoolObservation `json:"observation,omitempty"`
 	MeteredThrough    time.Time              `json:"meteredThrough,omitempty"`
 	ContinuedAsNew    int                    `json:"continuedAsNew"`
+
+	// Provider truth: the target the provider reported and when, and the
+	// machines asked for that are not nodes yet.
+	ProviderTarget int       `json:"providerTarget,omitempty"`
+	ProviderReadAt time.Time `json:"providerReadAt,omitempty"`
+	InFlight       int       `json:"inFlight"`
+	// NoHelp pods got a node that became Ready and stayed pending: they buy
+	// nothing more until they change (the runaway guard), with why.
+	NoHelp map[string]string `json:"noHelp,omitempty"`
+	// AddedWithoutProgress: nodes added in the guard's window while no pod
+	// bought for got scheduled.
+	AddedWithoutProgress int `json:"addedWithoutProgress,omitempty"`
+	// Deferred counts pods sized by the next decision (another size).
+	Deferred int `json:"deferred,omitempty"`
+	// SizeBackoff: sizes not bought before the time (machines that never joined).
+	SizeBackoff map[string]time.Time `json:"sizeBackoff,omitempty"`
+	// NotReadySince: nodes once Ready, NotReady now, since when.
+	NotReadySince map[string]time.Time `json:"notReadySince,omitempty"`
+	// Repairs are the latest corrections made from provider truth.
+	Repairs []string `json:"repairs,omitempty"`
+	// Rejected counts refused inputs by kind (observe, force-scale, ...).
+	Rejected map[string]int `json:"rejected,omitempty"`
+	// SkippedNodes are idle nodes scale-down passed over, with why.
+	SkippedNodes []string `json:"skippedNodes,omitempty"`
 }

@@ -43,6 +43,13 @@ type NodeObservation struct {
 	Requested   Resources `json:"requested"`
 	// Usage is metrics-server's measurement when it is installed.
 	Usage *Resources `json:"usage,omitempty"`
+	// DrainBlockers say why the node cannot be emptied (a pod that must not
+	// be evicted: safe-to-evict "false", do-not-disrupt, no controller;
+	// the node excluded from scale-down), at most a few; empty if it can.
+	DrainBlockers []string `json:"drainBlockers,omitempty"`
+	// LargestPod is the biggest request among the node's evictable pods:
+	// scale-down needs room for it on another node.
+	LargestPod Resources `json:"largestPod,omitempty"`
 }
 
 // CPUUtilization is requested / allocatable CPU in [0, 1+].
@@ -88,4 +95,7 @@ type PoolObservation struct {
 	PendingPods []PendingPod      `json:"pendingPods"`
 	// Reason says why the watcher sent this one ("full-state", "pod-pending", ...).
 	Reason string `json:"reason,omitempty"`
+	// Truncated counts pending pods and nodes left out to keep the
+	// observation within the pool's bounds.
+	Truncated int `json:"truncated,omitempty"`
 }

@@ -135,6 +135,12 @@ func (p Policy) EffectiveRunawayGuard() (nodes int, window time.Duration) {
 	return nodes, orDefault(p.ProgressWindow.D(), DefaultProgressWindow)
 }
 
+// EffectiveRunawayGuardWindow is the runaway guard's window alone.
+func (p Policy) EffectiveRunawayGuardWindow() time.Duration {
+	_, w := p.EffectiveRunawayGuard()
+	return w
+}
+
 func orDefault(d, def time.Duration) time.Duration {
 	if d > 0 {
 		return d

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"go.temporal.io/sdk/workflow"
+
 	"github.com/hanzoai/visor-fleet/contract"
 )
 
@@ -15,7 +17,18 @@ import (
 // no fresh agent report says the cluster is out of sync: every source can
 // only make the pools more careful, never less.
 
-func (c *cluster) applyWatcherReport(r contract.WatcherReport) {
+func (c *cluster) applyWatcherReport(ctx workflow.Context, r contract.WatcherReport) {
+	now := workflow.Now(ctx)
+	// A report dated in the future would keep the cluster from ever going
+	// stale: refuse it (the watcher's clock is the worker's, near ours).
+	if r.LastSync.After(now.Add(maxFutureSkew)) || r.At.After(now.Add(maxFutureSkew)) {
+		c.rejectSignal(ctx, fmt.Errorf("watcher-report dated %s (last sync %s), more than %s ahead of the workflow's clock",
+			r.At.UTC().Format(time.RFC3339), r.LastSync.UTC().Format(time.RFC3339), maxFutureSkew))
+		return
+	}
+	if len(r.LastError) > maxTextLen {
+		r.LastError = truncate(r.LastError, maxTextLen)
+	}
 	s := c.state
 	s.WatcherReachable = r.Reachable
 	if r.Reachable && r.LastSync.After(s.Observed.LastSyncAt) {

@@ -44,6 +44,8 @@ type ClusterState struct {
 	Frozen          string                `json:"frozen,omitempty"`
 	LastPhaseChange *contract.PhaseChange `json:"lastPhaseChange,omitempty"`
 	LastRejected    string                `json:"lastRejected,omitempty"`
+	// Rejected counts signals refused (undecodable, invalid, future-dated).
+	Rejected int `json:"rejected,omitempty"`
 }
 
 type cluster struct {
@@ -114,20 +116,28 @@ func (c *cluster) run(ctx workflow.Context) error {
 		}
 		sel := workflow.NewSelector(ctx)
 		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
+		// Raw receives: a payload that does not decode is recorded and
+		// dropped, never waited past (a typed Receive would block on it).
 		sel.AddReceive(c.report, func(ch workflow.ReceiveChannel, _ bool) {
-			var r contract.WatcherReport
-			ch.Receive(ctx, &r)
-			c.applyWatcherReport(r)
+			if r, err := receive[contract.WatcherReport](ctx, ch); err != nil {
+				c.rejectSignal(ctx, err)
+			} else {
+				c.applyWatcherReport(ctx, r)
+			}
 		})
 		sel.AddReceive(c.register, func(ch workflow.ReceiveChannel, _ bool) {
-			var r contract.PoolRegistration
-			ch.Receive(ctx, &r)
-			c.applyRegistration(ctx, r)
+			if r, err := receive[contract.PoolRegistration](ctx, ch); err != nil {
+				c.rejectSignal(ctx, err)
+			} else {
+				c.applyRegistration(ctx, r)
+			}
 		})
 		sel.AddReceive(c.leave, func(ch workflow.ReceiveChannel, _ bool) {
-			var r contract.PoolRegistration
-			ch.Receive(ctx, &r)
-			delete(c.state.Pools, r.PoolID)
+			if r, err := receive[contract.PoolRegistration](ctx, ch); err != nil {
+				c.rejectSignal(ctx, err)
+			} else {
+				delete(c.state.Pools, r.PoolID)
+			}
 		})
 		sel.AddReceive(c.wake, func(ch workflow.ReceiveChannel, _ bool) { ch.Receive(ctx, nil) })
 		if watch != nil {
@@ -223,23 +233,35 @@ func (c *cluster) refresh(ctx workflow.Context) {
 
 func (c *cluster) drainSignals(ctx workflow.Context) {
 	for {
-		var r contract.WatcherReport
-		if !c.report.ReceiveAsync(&r) {
+		r, ok, err := receiveAsync[contract.WatcherReport](c.report)
+		if !ok {
 			break
 		}
-		c.applyWatcherReport(r)
+		if err != nil {
+			c.rejectSignal(ctx, err)
+			continue
+		}
+		c.applyWatcherReport(ctx, r)
 	}
 	for {
-		var r contract.PoolRegistration
-		if !c.register.ReceiveAsync(&r) {
+		r, ok, err := receiveAsync[contract.PoolRegistration](c.register)
+		if !ok {
 			break
+		}
+		if err != nil {
+			c.rejectSignal(ctx, err)
+			continue
 		}
 		c.applyRegistration(ctx, r)
 	}
 	for {
-		var r contract.PoolRegistration
-		if !c.leave.ReceiveAsync(&r) {
+		r, ok, err := receiveAsync[contract.PoolRegistration](c.leave)
+		if !ok {
 			break
+		}
+		if err != nil {
+			c.rejectSignal(ctx, err)
+			continue
 		}
 		delete(c.state.Pools, r.PoolID)
 	}
@@ -247,17 +269,25 @@ func (c *cluster) drainSignals(ctx workflow.Context) {
 	c.refresh(ctx)
 }
 
+// watcherMaxBackoff caps the watcher's retry backoff.
+const watcherMaxBackoff = 10 * time.Second
+
 func (c *cluster) startWatcher(ctx workflow.Context) workflow.Future {
 	sample := c.sampleInterval()
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		Summary:             "watch cluster " + c.state.Declared.ID,
 		StartToCloseTimeout: 365 * 24 * time.Hour,
-		HeartbeatTimeout:    2*sample + 30*time.Second,
+		// The watcher heartbeats every few seconds whatever its sample
+		// interval, so a dead worker's watcher is noticed within
+		// watcherHeartbeatTimeout; retries back off to at most
+		// watcherMaxBackoff, never a minute per attempt, so a restarted
+		// worker samples again within a few sample intervals.
+		HeartbeatTimeout:    activities.WatcherHeartbeatTimeout,
 		WaitForCancellation: true,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:    time.Second,
 			BackoffCoefficient: 2,
-			MaximumInterval:    time.Minute,
+			MaximumInterval:    watcherMaxBackoff,
 		},
 	})
 	return workflow.ExecuteActivity(actx, a.WatchCluster, activities.WatchInput{
@@ -265,9 +295,23 @@ func (c *cluster) startWatcher(ctx workflow.Context) workflow.Future {
 	})
 }
 
+// rejectSignal records a signal that did not decode or validate.
+func (c *cluster) rejectSignal(ctx workflow.Context, err error) {
+	c.state.LastRejected = truncate(fmt.Sprintf("signal at %s: %v", workflow.Now(ctx).UTC().Format(time.RFC3339), err), maxRejectionText)
+	c.state.Rejected++
+	workflow.GetLogger(ctx).Warn("signal rejected", "error", err)
+}
+
+// maxClusterPools bounds the pools one cluster carries.
+const maxClusterPools = 20000
+
 func (c *cluster) applyRegistration(ctx workflow.Context, r contract.PoolRegistration) {
 	if _, err := types.ParsePoolID(r.PoolID); err != nil {
 		c.state.LastRejected = fmt.Sprintf("pool-registered at %s: %v", workflow.Now(ctx).UTC().Format(time.RFC3339), err)
+		return
+	}
+	if _, known := c.state.Pools[r.PoolID]; !known && len(c.state.Pools) >= maxClusterPools {
+		c.rejectSignal(ctx, fmt.Errorf("pool-registered %s: the cluster already carries %d pools", r.PoolID, maxClusterPools))
 		return
 	}
 	c.state.Pools[r.PoolID] = r.Thresholds

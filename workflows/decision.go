@@ -3,6 +3,7 @@ package workflows
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/hanzoai/visor-fleet/types"
@@ -19,6 +20,9 @@ const (
 	ActionNone      Action = "none"
 	ActionScaleUp   Action = "scale-up"
 	ActionScaleDown Action = "scale-down"
+	// ActionRepair deletes machines that never became Ready nodes and
+	// replaces nodes NotReady for too long.
+	ActionRepair Action = "repair"
 )
 
 // DecisionInput is everything Decide reads.
@@ -40,6 +44,46 @@ type DecisionInput struct {
 	InFlightNodes int
 	// Gate says what the cluster phase and reachability allow.
 	Gate Gate
+
+	// Machines are the provider's machines with their nodes' state (nil:
+	// the provider was not read, as in runs recorded before it was).
+	Machines []Machine
+	// NotReadySince: since when each node that was once Ready has been
+	// NotReady without a break.
+	NotReadySince map[string]time.Time
+	// Deferred pods were left out of the last scale-up only because it
+	// grew another size; they are sized at once, cooldown or not.
+	Deferred map[string]bool
+	// NoHelp pods got a node that became Ready and are still pending:
+	// scale-up did not help them, and they buy nothing more until they
+	// change.
+	NoHelp map[string]string
+	// AddedWithoutProgress is how many nodes the pool added within the
+	// policy's progress window while no pending pod got scheduled onto a
+	// new node (the runaway guard).
+	AddedWithoutProgress int
+	// LegacyRules reproduces the law as it was before provider truth,
+	// machine clocks, GPU-aware idleness and the runaway guard, for runs
+	// recorded before them (workflow.GetVersion).
+	LegacyRules bool
+}
+
+// Machine is one provider machine as the law sees it.
+type Machine struct {
+	Name      string    `json:"name"`
+	Size      string    `json:"size"`
+	GroupID   string    `json:"groupID"`
+	CreatedAt time.Time `json:"createdAt,omitempty"`
+	// Node is the state of the node it registered as; "" if none yet.
+	Node types.NodeState `json:"node,omitempty"`
+}
+
+// MachineAction names a machine the law wants deleted or replaced.
+type MachineAction struct {
+	Name    string `json:"name"`
+	Size    string `json:"size"`
+	GroupID string `json:"groupID"`
+	Reason  string `json:"reason"`
 }
 
 // Gate is the cluster's say over the pool, from its phase and reachability.
@@ -74,13 +118,35 @@ type Decision struct {
 	Frozen string `json:"frozen,omitempty"`
 	// Blocked lists what the law wanted but could not do, with why.
 	Blocked []string `json:"blocked,omitempty"`
+	// Repair: machines that never became Ready nodes (Expire: delete and
+	// back the size off) and nodes NotReady too long (Replace: cordon,
+	// drain as far as possible, delete, buy one of the same size).
+	Expire  []MachineAction `json:"expire,omitempty"`
+	Replace []MachineAction `json:"replace,omitempty"`
+	// Skipped idle nodes that cannot be emptied, with why.
+	Skipped []string `json:"skipped,omitempty"`
 }
 
-// IsIdle reports whether a node is below both idle thresholds.
+// IsIdle reports whether a node is idle on every resource it offers: below
+// both thresholds on CPU and memory, and no GPU in use (a GPU pod asking
+// little CPU still keeps its node busy).
 func IsIdle(p types.Policy, n types.NodeObservation) bool {
+	return isIdleOnCPUAndMemory(p, n) && n.Requested.GPUs <= 0
+}
+
+// isIdleOnCPUAndMemory is the rule before GPUs counted, kept for replay.
+func isIdleOnCPUAndMemory(p types.Policy, n types.NodeObservation) bool {
 	return n.State == types.NodeReady &&
 		n.CPUUtilization() < p.IdleCPUThreshold &&
 		n.MemoryUtilization() < p.IdleMemoryThreshold
+}
+
+// idleRule picks the idle rule the run was recorded with.
+func idleRule(legacy bool) func(types.Policy, types.NodeObservation) bool {
+	if legacy {
+		return isIdleOnCPUAndMemory
+	}
+	return IsIdle
 }
 
 // CountNodes is the pool's size as the ceiling and floor see it: every
@@ -119,6 +185,19 @@ func Decide(in DecisionInput) Decision {
 	}
 	current := CountNodes(obs, in.InFlightNodes)
 
+	// Machines that never joined and nodes gone NotReady are repaired
+	// before anything is bought around them, unless so many are unready
+	// that the failure is the cluster's, not the machines'.
+	massFailure := ""
+	if !in.LegacyRules {
+		var repair Decision
+		repair, massFailure = machineHealth(in, wake)
+		if massFailure == "" && (len(repair.Expire) > 0 || len(repair.Replace) > 0) {
+			repair.WakeAt, repair.WakeReason = d.WakeAt, d.WakeReason
+			return repair
+		}
+	}
+
 	// Floor first: a pool below its floor grows without waiting for demand.
 	if current < p.MinNodes && in.Gate.AllowScaleUp {
 		d.Action = ActionScaleUp
@@ -133,12 +212,16 @@ func Decide(in DecisionInput) Decision {
 	pods := overdue(in, wake)
 	if len(pods) > 0 {
 		upCooldownEnd := in.LastScaleUp.Add(p.ScaleUpCooldown.D())
+		guardNodes, guardWindow := p.EffectiveRunawayGuard()
 		switch {
 		case !in.Gate.AllowScaleUp:
-			d.Blocked = append(d.Blocked, fmt.Sprintf("%d pods pending but scale-up is not allowed: %s", len(pods), in.Gate.Reason))
+			d.Blocked = append(d.Blocked, fmt.Sprintf("%s pending but scale-up is not allowed: %s", plural(len(pods), "pod"), in.Gate.Reason))
 		case current >= p.MaxNodes:
-			d.Blocked = append(d.Blocked, fmt.Sprintf("%d pods pending but the pool is at its ceiling of %d nodes", len(pods), p.MaxNodes))
-		case in.Now.Before(upCooldownEnd):
+			d.Blocked = append(d.Blocked, fmt.Sprintf("%s pending but the pool is at its ceiling of %d nodes", plural(len(pods), "pod"), p.MaxNodes))
+		case !in.LegacyRules && in.AddedWithoutProgress >= guardNodes:
+			d.Blocked = append(d.Blocked, fmt.Sprintf("runaway guard: %s added within %s and no pending pod got scheduled onto a new node; %s pending buy nothing until one does",
+				plural(in.AddedWithoutProgress, "node"), guardWindow, plural(len(pods), "pod")))
+		case in.Now.Before(upCooldownEnd) && !anyDeferred(in, pods):
 			d.Blocked = append(d.Blocked, fmt.Sprintf("%d pods pending; cooldown after scale-up until %s", len(pods), upCooldownEnd.UTC().Format(time.RFC3339)))
 			wake(upCooldownEnd, "cooldown after scale-up")
 		default:
@@ -151,7 +234,13 @@ func Decide(in DecisionInput) Decision {
 	}
 
 	// Scale down: never on stale or missing data, never while pods wait.
+	if current > p.MaxNodes {
+		d.Blocked = append(d.Blocked, fmt.Sprintf("the pool has %d nodes, above its ceiling of %d: idle nodes are removed as they empty", current, p.MaxNodes))
+	}
 	switch {
+	case massFailure != "":
+		d.Frozen = massFailure
+		return d
 	case stale:
 		d.Frozen = fmt.Sprintf("observation is %s old (stale after %s): scale-down frozen", age.Round(time.Second), p.EffectiveStaleAfter())
 		return d
@@ -162,11 +251,18 @@ func Decide(in DecisionInput) Decision {
 		return d
 	}
 	var idle []string
+	isIdle := idleRule(in.LegacyRules)
+	empty := map[string]bool{}
 	for _, n := range obs.Nodes {
 		since, ok := in.IdleSince[n.Name]
-		if !ok || !IsIdle(p, n) {
+		if !ok || !isIdle(p, n) {
 			continue
 		}
+		if !in.LegacyRules && len(n.DrainBlockers) > 0 {
+			d.Skipped = append(d.Skipped, fmt.Sprintf("%s cannot be emptied: %s", n.Name, strings.Join(n.DrainBlockers, "; ")))
+			continue
+		}
+		empty[n.Name] = n.Requested.MilliCPU == 0 && n.Requested.Memory == 0
 		if until, blocked := in.DrainBlocked[n.Name]; blocked && in.Now.Before(until) {
 			wake(until, "retry drain of "+n.Name)
 			continue
@@ -182,7 +278,11 @@ func Decide(in DecisionInput) Decision {
 		return d
 	}
 	sort.Slice(idle, func(i, j int) bool {
-		// Longest idle first, then by name for determinism.
+		// Empty nodes first (nothing to evict), then longest idle, then by
+		// name for determinism.
+		if !in.LegacyRules && empty[idle[i]] != empty[idle[j]] {
+			return empty[idle[i]]
+		}
 		a, b := in.IdleSince[idle[i]], in.IdleSince[idle[j]]
 		if !a.Equal(b) {
 			return a.Before(b)
@@ -196,7 +296,7 @@ func Decide(in DecisionInput) Decision {
 		d.Blocked = append(d.Blocked, fmt.Sprintf("%d idle nodes but the pool is at its floor of %d", len(idle), p.MinNodes))
 		return d
 	case in.InFlightNodes > 0:
-		d.Blocked = append(d.Blocked, fmt.Sprintf("%d idle nodes but %d nodes are still provisioning", len(idle), in.InFlightNodes))
+		d.Blocked = append(d.Blocked, fmt.Sprintf("%s idle but %s still provisioning", plural(len(idle), "node"), plural(in.InFlightNodes, "machine")))
 		return d
 	case in.Now.Before(downCooldownEnd):
 		d.Blocked = append(d.Blocked, fmt.Sprintf("%d idle nodes; cooldown until %s", len(idle), downCooldownEnd.UTC().Format(time.RFC3339)))
@@ -207,8 +307,15 @@ func Decide(in DecisionInput) Decision {
 	if p.MaxScaleDownPerDecision > 0 {
 		limit = min(limit, p.MaxScaleDownPerDecision)
 	}
+	remove := idle[:limit]
+	if !in.LegacyRules {
+		remove = fitsElsewhere(obs, idle, limit, &d)
+		if len(remove) == 0 {
+			return d
+		}
+	}
 	d.Action = ActionScaleDown
-	d.RemoveNodes = idle[:limit]
+	d.RemoveNodes = remove
 	d.Reason = fmt.Sprintf("%d nodes idle below %.0f%% CPU and %.0f%% memory for %s", len(idle), p.IdleCPUThreshold*100, p.IdleMemoryThreshold*100, p.IdleWindow)
 	return d
 }
@@ -220,6 +327,9 @@ func overdue(in DecisionInput, wake func(time.Time, string)) []types.PendingPod 
 	var out []types.PendingPod
 	for _, pod := range in.Observation.PendingPods {
 		if _, bad := in.Unplaceable[pod.Key()]; bad {
+			continue
+		}
+		if _, hopeless := in.NoHelp[pod.Key()]; hopeless {
 			continue
 		}
 		due := pod.UnschedulableSince.Add(in.Policy.PendingThreshold.D())
@@ -246,9 +356,14 @@ func latest(a, b time.Time) time.Time {
 // idle keeps (or starts) its clock at the observation time; one seen busy,
 // not ready, or gone loses it. One busy sample breaks the window.
 func UpdateIdleSince(p types.Policy, prev map[string]time.Time, obs types.PoolObservation) map[string]time.Time {
+	return updateIdleSince(p, prev, obs, false)
+}
+
+func updateIdleSince(p types.Policy, prev map[string]time.Time, obs types.PoolObservation, legacy bool) map[string]time.Time {
+	isIdle := idleRule(legacy)
 	next := make(map[string]time.Time, len(obs.Nodes))
 	for _, n := range obs.Nodes {
-		if !IsIdle(p, n) {
+		if !isIdle(p, n) {
 			continue
 		}
 		if since, ok := prev[n.Name]; ok {

@@ -47,6 +47,9 @@ func (p *pool) resync(ctx workflow.Context) {
 		return
 	}
 	p.applyObservation(ctx, obs)
+	if p.truth {
+		p.readProvider(ctx)
+	}
 }
 
 // scaleUp sizes the overdue pods and provisions the plan.
@@ -77,18 +80,19 @@ func (p *pool) grow(ctx workflow.Context, rec contract.DecisionRecord, pods []ty
 // provider is out of capacity. It returns how many nodes were asked for.
 func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPod, minNew, maxNew int) (int, string, error) {
 	var excluded []string
+	if p.truth {
+		excluded = p.backedOffSizes(workflow.Now(ctx))
+	}
 	for attempt := 0; attempt <= maxSizeFallbacks; attempt++ {
 		var plan activities.PlanResult
 		in := activities.PlanInput{
-			Key: p.spec.Key, Pods: pods, Existing: p.existingNodes(), AllowedSizes: p.state.Policy.AllowedSizes,
+			Key: p.spec.Key, Pods: pods, Existing: p.bootingNodes(workflow.Now(ctx)), AllowedSizes: p.state.Policy.AllowedSizes,
 			PriceOverrides: p.spec.PriceOverrides, MinNewNodes: minNew, MaxNewNodes: maxNew, ExcludeSizes: excluded,
 		}
 		if err := workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "plan scale-up"), a.PlanScaleUp, in).Get(ctx, &plan); err != nil {
 			return 0, "", err
 		}
-		for _, u := range plan.Unplaceable {
-			p.state.Unplaceable[u.Pod] = u.Reason
-		}
+		p.park(plan.Unplaceable)
 		if plan.NewNodes == 0 {
 			return 0, "", nil
 		}
@@ -106,7 +110,12 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 		if err != nil {
 			return 0, plan.Size, err
 		}
-		p.state.TargetNodes = max(res.TotalTarget, p.state.TargetNodes+plan.NewNodes)
+		if p.truth {
+			p.bought(ctx, seq, plan, pods)
+			p.adoptResult(ctx, res.View, res.TotalTarget)
+		} else {
+			p.state.TargetNodes = max(res.TotalTarget, p.state.TargetNodes+plan.NewNodes)
+		}
 		return plan.NewNodes, plan.Size, nil
 	}
 	return 0, "", fmt.Errorf("no capacity in sizes %s", strings.Join(excluded, ", "))
@@ -151,6 +160,10 @@ func (p *pool) removeNode(ctx workflow.Context, seq int64, node string) error {
 		return err
 	}
 	p.state.TargetNodes = res.TotalTarget
+	if p.truth {
+		p.state.Removed[node] = workflow.Now(ctx)
+		p.adoptResult(ctx, res.View, res.TotalTarget)
+	}
 	return nil
 }
 
@@ -261,23 +274,6 @@ func (p *pool) release(ctx workflow.Context) {
 		p.state.TargetNodes = 0
 	}
 	p.state.record(rec)
-}
-
-// existingNodes are the nodes whose free room sizing may count on: only
-// those still booting. A pod pending beside a ready node's free room was
-// refused there by the scheduler (taints, affinity), so counting that room
-// would stall scale-up forever.
-func (p *pool) existingNodes() []types.NodeObservation {
-	if p.state.Observation == nil {
-		return nil
-	}
-	var out []types.NodeObservation
-	for _, n := range p.state.Observation.Nodes {
-		if n.State == types.NodeProvisioning || n.State == types.NodeNotReady {
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 func (p *pool) unplaceableSummary() string {

@@ -23,7 +23,9 @@ func (p *pool) registerHandlers(ctx workflow.Context) error {
 		{contract.UpdateSetPolicy, p.handleSetPolicy, p.validateSetPolicy},
 		{contract.UpdatePause, p.handlePause, p.validateNotDeregistering},
 		{contract.UpdateResume, p.handleResume, p.validateNotDeregistering},
-		{contract.UpdateDeregister, p.handleDeregister, func(contract.DeregisterRequest) error { return nil }},
+		{contract.UpdateDeregister, p.handleDeregister, func(req contract.DeregisterRequest) error {
+			return errors.Join(checkText("reason", req.Reason), checkText("requestedBy", req.RequestedBy))
+		}},
 	}
 	for _, h := range handlers {
 		if err := workflow.SetUpdateHandlerWithOptions(ctx, h.name, h.handler, workflow.UpdateHandlerOptions{Validator: h.validator}); err != nil {
@@ -47,6 +49,7 @@ func (p *pool) validateScale(req contract.ScaleRequest) error {
 	if strings.TrimSpace(req.Reason) == "" {
 		errs = append(errs, errors.New("reason is empty: say why the pool is scaled by hand"))
 	}
+	errs = append(errs, checkText("reason", req.Reason), checkText("requestedBy", req.RequestedBy))
 	return errors.Join(errs...)
 }
 
@@ -63,6 +66,12 @@ func (p *pool) applyForceScale(ctx workflow.Context, req contract.ScaleRequest) 
 	if p.state.Deregistering {
 		p.reject(ctx, "force-scale", errors.New("pool is deregistering"))
 		return
+	}
+	if p.truth {
+		if err := errors.Join(checkText("reason", req.Reason), checkText("requestedBy", req.RequestedBy)); err != nil {
+			p.reject(ctx, "force-scale", err)
+			return
+		}
 	}
 	pol := p.state.Policy
 	target := min(max(req.Target, pol.MinNodes), pol.MaxNodes)
@@ -86,17 +95,19 @@ func (p *pool) validateSetPolicy(pol types.Policy) error {
 func (p *pool) handleSetPolicy(ctx workflow.Context, pol types.Policy) (contract.PolicyAccepted, error) {
 	p.state.Policy = pol
 	p.policyChanged = true
-	// A pod that fit no size may fit one the new policy allows.
+	// A pod that fit no size may fit one the new policy allows, and one a
+	// purchase did not help may be helped by another.
 	p.state.Unplaceable = map[string]string{}
+	p.state.NoHelp = map[string]string{}
 	p.wake.SendAsync(true)
 	return contract.PolicyAccepted{Policy: pol}, nil
 }
 
-func (p *pool) validateNotDeregistering(contract.PauseRequest) error {
+func (p *pool) validateNotDeregistering(req contract.PauseRequest) error {
 	if p.state.Deregistering {
 		return errors.New("pool is deregistering")
 	}
-	return nil
+	return errors.Join(checkText("reason", req.Reason), checkText("requestedBy", req.RequestedBy))
 }
 
 func (p *pool) handlePause(ctx workflow.Context, req contract.PauseRequest) (contract.PoolStatus, error) {
@@ -136,6 +147,12 @@ func (p *pool) status() contract.PoolStatus {
 		NextWake: p.timerAt, NextWakeReason: p.last.WakeReason, Cluster: s.Gate, Decisions: s.Decisions,
 		LastRejected: s.LastRejected, Observation: s.Observation, MeteredThrough: s.MeterCursor,
 		ContinuedAsNew: s.ContinuedAsNew,
+		InFlight: s.inFlight(), NoHelp: s.NoHelp, Deferred: len(s.Deferred), SizeBackoff: s.SizeBackoff,
+		NotReadySince: s.NotReadySince, Repairs: s.Repairs, Rejected: s.Rejected, SkippedNodes: p.last.Skipped,
+		AddedWithoutProgress: p.addedWithoutProgress,
+	}
+	if s.Provider != nil {
+		st.ProviderTarget, st.ProviderReadAt = s.Provider.Target(), s.Provider.ReadAt
 	}
 	if s.Observation != nil {
 		st.LastObservationAt = s.Observation.ObservedAt

@@ -3,6 +3,7 @@ package workflows
 import (
 	"time"
 
+	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/metering"
 	"github.com/hanzoai/visor-fleet/types"
@@ -48,6 +49,52 @@ type PoolState struct {
 	MeterCursor time.Time         `json:"meterCursor"`
 	// ContinuedAsNew counts runs, for the status query.
 	ContinuedAsNew int `json:"continuedAsNew"`
+
+	// Provider is the provider's own account of the pool's node groups,
+	// read on every resync and before acting: the truth for the target and
+	// for machines still booting. Nil in runs recorded before it.
+	Provider *activities.ProviderView `json:"provider,omitempty"`
+	// NotReadySince: nodes that were Ready once and are NotReady now.
+	NotReadySince map[string]time.Time `json:"notReadySince,omitempty"`
+	// SeenReady are nodes observed Ready at least once, with when.
+	SeenReady map[string]time.Time `json:"seenReady,omitempty"`
+	// SizeBackoff: sizes whose machines did not join in time are not
+	// bought again before the time.
+	SizeBackoff map[string]time.Time `json:"sizeBackoff,omitempty"`
+	// Removed nodes, with when: an observation sampled before a removal
+	// must not bring the node back.
+	Removed map[string]time.Time `json:"removed,omitempty"`
+	// BoughtFor: pods a scale-up bought nodes for, with the purchase.
+	BoughtFor map[string]Purchase `json:"boughtFor,omitempty"`
+	// Deferred pods were left out of a scale-up only because it grew
+	// another size: the next decision sizes them at once.
+	Deferred map[string]bool `json:"deferred,omitempty"`
+	// NoHelp pods got a node that became Ready and are still pending.
+	NoHelp map[string]string `json:"noHelp,omitempty"`
+	// Additions are the recent scale-ups, for the runaway guard;
+	// LastProgress is when a pod bought for last got scheduled.
+	Additions    []Addition `json:"additions,omitempty"`
+	LastProgress time.Time  `json:"lastProgress,omitempty"`
+	// Rejected counts refused inputs by kind.
+	Rejected map[string]int `json:"rejected,omitempty"`
+	// Repairs keeps the most recent corrections made from provider truth.
+	Repairs []string `json:"repairs,omitempty"`
+}
+
+// Purchase is a scale-up that bought nodes for a pod.
+type Purchase struct {
+	Seq  int64     `json:"seq"`
+	At   time.Time `json:"at"`
+	Size string    `json:"size"`
+	// Since is the pod's unschedulable time then: if it changes, the pod
+	// changed and the purchase no longer speaks for it.
+	Since time.Time `json:"since"`
+}
+
+// Addition is one scale-up's node count.
+type Addition struct {
+	At    time.Time `json:"at"`
+	Nodes int       `json:"nodes"`
 }
 
 // ManualScale is an accepted explicit target.
@@ -84,6 +131,23 @@ func (s *PoolState) ensureMaps() {
 	if s.DrainBlocked == nil {
 		s.DrainBlocked = map[string]time.Time{}
 	}
+	for _, m := range []*map[string]time.Time{&s.NotReadySince, &s.SeenReady, &s.SizeBackoff, &s.Removed} {
+		if *m == nil {
+			*m = map[string]time.Time{}
+		}
+	}
+	if s.BoughtFor == nil {
+		s.BoughtFor = map[string]Purchase{}
+	}
+	if s.Deferred == nil {
+		s.Deferred = map[string]bool{}
+	}
+	if s.NoHelp == nil {
+		s.NoHelp = map[string]string{}
+	}
+	if s.Rejected == nil {
+		s.Rejected = map[string]int{}
+	}
 }
 
 func (s *PoolState) record(r contract.DecisionRecord) {
@@ -96,11 +160,47 @@ func (s *PoolState) record(r contract.DecisionRecord) {
 // observedNodes counts nodes in the last observation that are not leaving.
 func (s *PoolState) observedNodes() int { return CountNodes(s.Observation, 0) }
 
-// inFlight is nodes asked for at the provider but not yet seen in the cluster.
-func (s *PoolState) inFlight() int { return max(0, s.TargetNodes-s.observedNodes()) }
+// inFlight is nodes asked for at the provider but not yet seen in the
+// cluster. With the provider's view it is the provider's target less the
+// nodes that registered; before it, the pool's own bookkeeping.
+func (s *PoolState) inFlight() int {
+	if s.Provider != nil {
+		return max(0, s.Provider.Target()-s.registeredNodes())
+	}
+	return max(0, s.TargetNodes-s.observedNodes())
+}
 
-// nodeCount is the pool's size for floor, ceiling and manual targets.
-func (s *PoolState) nodeCount() int { return max(s.TargetNodes, s.observedNodes()) }
+// nodeCount is the pool's size for floor, ceiling and manual targets: what
+// the provider says when it was read.
+func (s *PoolState) nodeCount() int {
+	if s.Provider != nil {
+		return s.Provider.Target()
+	}
+	return max(s.TargetNodes, s.observedNodes())
+}
+
+// registeredNodes counts the provider's machines that are nodes in the
+// cluster now (not being deleted).
+func (s *PoolState) registeredNodes() int {
+	if s.Provider == nil || s.Observation == nil {
+		return 0
+	}
+	nodes := make(map[string]bool, len(s.Observation.Nodes))
+	for _, n := range s.Observation.Nodes {
+		if n.State != types.NodeDeleting {
+			nodes[n.Name] = true
+		}
+	}
+	n := 0
+	for _, g := range s.Provider.Groups {
+		for _, m := range g.Instances {
+			if nodes[m.Name] {
+				n++
+			}
+		}
+	}
+	return n
+}
 
 func (s *PoolState) pendingPods() int {
 	if s.Observation == nil {

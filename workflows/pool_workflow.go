@@ -36,7 +36,19 @@ type pool struct {
 	lastDetails string
 	last        Decision
 	metrics     poolMetrics
+	// truth: this run reads the provider and follows the trust rules
+	// (versionProviderTruth); runs recorded before replay without.
+	truth bool
+	// addedWithoutProgress is the runaway guard's count at the last decision.
+	addedWithoutProgress int
 }
+
+// maxActionsPerWake bounds how many decisions one wake-up carries out in a
+// row: enough for repair, then scale-up, then the size it deferred.
+const maxActionsPerWake = 3
+
+// maxFutureSkew is how far ahead of workflow time an input may be dated.
+const maxFutureSkew = 2 * time.Minute
 
 // PoolWorkflow is one long-lived pool: it observes, decides and acts until
 // deregistered.
@@ -62,6 +74,7 @@ func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 	if err := p.registerHandlers(ctx); err != nil {
 		return err
 	}
+	p.truth = workflow.GetVersion(ctx, versionProviderTruth, workflow.DefaultVersion, 1) >= 1
 	p.announce(ctx, false)
 	return p.run(ctx)
 }
@@ -82,8 +95,12 @@ func (p *pool) run(ctx workflow.Context) error {
 		p.meter(ctx)
 		d := p.decide(workflow.Now(ctx))
 		if !p.state.Paused && p.act(ctx, d) {
-			// Acting changed the state: decide again for what comes next.
+			// Acting changed the state: decide again for what comes next,
+			// and carry that out too rather than sleep on it.
 			d = p.decide(workflow.Now(ctx))
+			for i := 1; p.truth && i < maxActionsPerWake && d.Action != ActionNone && p.act(ctx, d); i++ {
+				d = p.decide(workflow.Now(ctx))
+			}
 		}
 		p.last = d
 		p.publish(ctx)
@@ -97,6 +114,7 @@ func (p *pool) run(ctx workflow.Context) error {
 // decide runs the pure control law over the current state.
 func (p *pool) decide(now time.Time) Decision {
 	s := p.state
+	p.addedWithoutProgress = s.addedWithoutProgress(now)
 	return Decide(DecisionInput{
 		Policy:        s.Policy,
 		Observation:   s.Observation,
@@ -108,6 +126,13 @@ func (p *pool) decide(now time.Time) Decision {
 		DrainBlocked:  s.DrainBlocked,
 		InFlightNodes: s.inFlight(),
 		Gate:          s.gate(),
+
+		Machines:             s.machines(),
+		NotReadySince:        s.NotReadySince,
+		Deferred:             s.Deferred,
+		NoHelp:               s.NoHelp,
+		AddedWithoutProgress: p.addedWithoutProgress,
+		LegacyRules:          !p.truth,
 	})
 }
 
@@ -125,12 +150,19 @@ func (p *pool) act(ctx workflow.Context, d Decision) bool {
 		// fresh data only.
 		p.resync(ctx)
 		d, resynced = p.decide(workflow.Now(ctx)), true
+	} else if p.truth && d.Action != ActionNone {
+		// Every action that adds or removes capacity starts from what the
+		// provider says now, not from the pool's last look.
+		p.readProvider(ctx)
+		d, resynced = p.decide(workflow.Now(ctx)), true
 	}
 	switch d.Action {
 	case ActionScaleUp:
 		p.scaleUp(ctx, d)
 	case ActionScaleDown:
 		p.scaleDown(ctx, d.Reason, d.RemoveNodes, "")
+	case ActionRepair:
+		p.repair(ctx, d)
 	default:
 		return resynced
 	}
@@ -196,28 +228,41 @@ func (p *pool) needsResync(now time.Time) bool {
 	return p.state.Observation == nil || !now.Before(p.state.ReceivedAt.Add(p.resyncInterval()))
 }
 
-// drainMessages applies every buffered signal without blocking.
+// drainMessages applies every buffered signal without blocking. A signal
+// that does not decode is recorded and dropped.
 func (p *pool) drainMessages(ctx workflow.Context) {
 	for {
-		var obs types.PoolObservation
-		if !p.observe.ReceiveAsync(&obs) {
+		obs, ok, err := receiveAsync[types.PoolObservation](p.observe)
+		if !ok {
 			break
+		}
+		if err != nil {
+			p.reject(ctx, "observe", err)
+			continue
 		}
 		p.applyObservation(ctx, obs)
 	}
 	for {
-		var req contract.ScaleRequest
-		if !p.force.ReceiveAsync(&req) {
+		req, ok, err := receiveAsync[contract.ScaleRequest](p.force)
+		if !ok {
 			break
+		}
+		if err != nil {
+			p.reject(ctx, "force-scale", err)
+			continue
 		}
 		p.applyForceScale(ctx, req)
 	}
 	for {
-		var g contract.ClusterGate
-		if !p.gate.ReceiveAsync(&g) {
+		g, ok, err := receiveAsync[contract.ClusterGate](p.gate)
+		if !ok {
 			break
 		}
-		p.applyGate(g)
+		if err != nil {
+			p.reject(ctx, "cluster-gate", err)
+			continue
+		}
+		p.applyGate(ctx, g)
 	}
 	for p.wake.ReceiveAsync(nil) {
 	}
@@ -230,14 +275,27 @@ func (p *pool) applyObservation(ctx workflow.Context, obs types.PoolObservation)
 		p.reject(ctx, "observe", err)
 		return
 	}
+	now := workflow.Now(ctx)
+	if p.truth && obs.ObservedAt.After(now.Add(maxFutureSkew)) {
+		p.reject(ctx, "observe", fmt.Errorf("observation is dated %s, more than %s ahead of the workflow's clock (%s)",
+			obs.ObservedAt.UTC().Format(time.RFC3339), maxFutureSkew, now.UTC().Format(time.RFC3339)))
+		return
+	}
 	if prev := p.state.Observation; prev != nil && obs.ObservedAt.Before(prev.ObservedAt) {
 		p.reject(ctx, "observe", fmt.Errorf("observation of %s is older than the one held (%s)", obs.ObservedAt.Format(time.RFC3339), prev.ObservedAt.Format(time.RFC3339)))
 		return
 	}
 	s := p.state
+	if p.truth {
+		obs = s.withoutRemoved(boundObservation(obs))
+	}
 	s.Observation = &obs
-	s.ReceivedAt = workflow.Now(ctx)
-	s.IdleSince = UpdateIdleSince(s.Policy, s.IdleSince, obs)
+	s.ReceivedAt = now
+	s.IdleSince = updateIdleSince(s.Policy, s.IdleSince, obs, !p.truth)
+	if p.truth {
+		s.trackNodes(obs)
+		s.trackPurchases(obs, now)
+	}
 	// What is gone from the cluster is forgotten.
 	pods := make(map[string]bool, len(obs.PendingPods))
 	for _, pod := range obs.PendingPods {
@@ -249,8 +307,11 @@ func (p *pool) applyObservation(ctx workflow.Context, obs types.PoolObservation)
 		nodes[n.Name] = true
 	}
 	keepOnly(s.DrainBlocked, nodes)
-	// The provider's target can only be known to be at least what is seen.
-	s.TargetNodes = max(s.TargetNodes, s.observedNodes())
+	if !p.truth {
+		// Before provider truth: the target was known to be at least what
+		// is seen. Now only the provider moves it.
+		s.TargetNodes = max(s.TargetNodes, s.observedNodes())
+	}
 	p.recordNodeCount(ctx)
 }
 
@@ -263,7 +324,11 @@ func keepOnly[V any](m map[string]V, present map[string]bool) {
 	}
 }
 
-func (p *pool) applyGate(g contract.ClusterGate) {
+func (p *pool) applyGate(ctx workflow.Context, g contract.ClusterGate) {
+	if now := workflow.Now(ctx); p.truth && g.Since.After(now.Add(maxFutureSkew)) {
+		p.reject(ctx, "cluster-gate", fmt.Errorf("gate is dated %s, more than %s ahead of the workflow's clock", g.Since.UTC().Format(time.RFC3339), maxFutureSkew))
+		return
+	}
 	if g.Since.Before(p.state.Gate.Since) {
 		return
 	}
@@ -271,7 +336,12 @@ func (p *pool) applyGate(g contract.ClusterGate) {
 }
 
 func (p *pool) reject(ctx workflow.Context, what string, err error) {
-	p.state.LastRejected = fmt.Sprintf("%s at %s: %v", what, workflow.Now(ctx).UTC().Format(time.RFC3339), err)
+	p.state.LastRejected = truncate(fmt.Sprintf("%s at %s: %v", what, workflow.Now(ctx).UTC().Format(time.RFC3339), err), maxRejectionText)
+	if p.state.Rejected != nil && len(p.state.Rejected) < maxRejectionKinds {
+		p.state.Rejected[what]++
+	} else if p.state.Rejected != nil {
+		p.state.Rejected["other"]++
+	}
 	workflow.GetLogger(ctx).Warn("rejected "+what, "error", err)
 }
 

@@ -2,6 +2,8 @@ package workflows
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/metering"
+	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -34,6 +37,28 @@ type world struct {
 	meterEvents []metering.Event
 	// report, when set, replaces the default meter sink.
 	report func(context.Context, []metering.Event) error
+	// target is the provider's group target; machines beyond the nodes
+	// are booting, launched at launchedAt.
+	target     int
+	launchedAt time.Time
+	reads      int
+	plans      []activities.PlanInput
+}
+
+// view is the provider's account: one group whose instances are the
+// nodes that joined plus the machines still booting.
+func (w *world) view() activities.ProviderView {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.reads++
+	g := activities.GroupView{ID: "g1", Size: "sim-4c8g", Target: w.target}
+	for _, n := range w.nodes {
+		g.Instances = append(g.Instances, activities.MachineState{ID: "i-" + n.Name, Name: n.Name, State: connectors.InstanceRunning, CreatedAt: n.CreatedAt})
+	}
+	for i := len(w.nodes); i < w.target; i++ {
+		g.Instances = append(g.Instances, activities.MachineState{ID: fmt.Sprintf("i-boot-%d", i), Name: fmt.Sprintf("boot-%d", i), State: connectors.InstanceCreating, CreatedAt: w.launchedAt})
+	}
+	return activities.ProviderView{ReadAt: w.env.Now(), Groups: []activities.GroupView{g}}
 }
 
 func (w *world) observation() types.PoolObservation {
@@ -41,6 +66,51 @@ func (w *world) observation() types.PoolObservation {
 	defer w.mu.Unlock()
 	w.observed++
 	return types.PoolObservation{Pool: key(), ObservedAt: w.env.Now(), Nodes: append([]types.NodeObservation(nil), w.nodes...), PendingPods: append([]types.PendingPod(nil), w.pods...)}
+}
+
+// plan stands in for the planner: one or two nodes for the pods, less the
+// booting nodes of the size that would hold them; pods named nofit-* fit
+// no size, gpu-* pods need the GPU size, which a plan with CPU pods in it
+// leaves for the next decision.
+func (w *world) plan(in activities.PlanInput) activities.PlanResult {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.plans = append(w.plans, in)
+	res := activities.PlanResult{GroupID: "g1", GroupTarget: w.target}
+	var cpu, gpu []types.PendingPod
+	for _, pod := range in.Pods {
+		switch {
+		case strings.HasPrefix(pod.Name, "nofit-"):
+			res.Unplaceable = append(res.Unplaceable, activities.UnplaceablePod{Pod: pod.Key(), Code: sizing.CodeNoFit, Reason: "nodeSelector disktype=nvme: no size in this pool has that label"})
+		case strings.HasPrefix(pod.Name, "gpu-"):
+			gpu = append(gpu, pod)
+		default:
+			cpu = append(cpu, pod)
+		}
+	}
+	pods, size := cpu, "sim-4c8g"
+	if len(cpu) == 0 && len(gpu) > 0 {
+		pods, size = gpu, "sim-gpu"
+	} else {
+		for _, pod := range gpu {
+			res.Unplaceable = append(res.Unplaceable, activities.UnplaceablePod{Pod: pod.Key(), Code: sizing.CodeOtherSize, Reason: "fits sim-gpu, not sim-4c8g"})
+		}
+	}
+	need := min(1, len(pods))
+	if len(pods) > 2 {
+		need = 2
+	}
+	booting := 0
+	for _, n := range in.Existing {
+		if n.Size == size || (size == "sim-4c8g" && n.Size == "") {
+			booting++
+		}
+	}
+	n := min(max(in.MinNewNodes, need-booting), in.MaxNewNodes)
+	if n > 0 {
+		res.Size, res.NewNodes = size, n
+	}
+	return res
 }
 
 func (w *world) signal() {
@@ -52,24 +122,29 @@ func newTestPool(t *testing.T, policy types.Policy, nodes []types.NodeObservatio
 	env := suite.NewTestWorkflowEnvironment()
 	env.RegisterWorkflow(PoolWorkflow)
 	env.RegisterActivity(&activities.Activities{})
-	w := &world{env: env, nodes: nodes}
+	w := &world{env: env, nodes: nodes, target: len(nodes)}
+	env.OnActivity(a.ReadProvider, mock.Anything, mock.Anything).Return(func(context.Context, types.PoolKey) (activities.ProviderView, error) {
+		return w.view(), nil
+	})
 	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, mock.Anything, mock.Anything, mock.Anything).Return(nil)
 	env.OnActivity(a.ObservePool, mock.Anything, mock.Anything).Return(func(context.Context, types.PoolKey) (types.PoolObservation, error) {
 		return w.observation(), nil
 	})
 	env.OnActivity(a.PlanScaleUp, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PlanInput) (activities.PlanResult, error) {
-		n := max(in.MinNewNodes, min(1, len(in.Pods)))
-		if len(in.Pods) > 2 {
-			n = 2
-		}
-		n = min(n, in.MaxNewNodes)
-		return activities.PlanResult{Size: "sim-4c8g", NewNodes: n, GroupID: "g1", GroupTarget: len(w.nodes)}, nil
+		return w.plan(in), nil
 	})
 	env.OnActivity(a.Provision, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ProvisionInput) (activities.ProvisionResult, error) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.provisions = append(w.provisions, in)
-		return activities.ProvisionResult{GroupID: "g1", TotalTarget: in.Target}, nil
+		if in.Target > w.target {
+			w.launchedAt = w.env.Now()
+		}
+		w.target = in.Target
+		w.mu.Unlock()
+		v := w.view()
+		w.mu.Lock()
+		return activities.ProvisionResult{GroupID: "g1", TotalTarget: in.Target, View: &v}, nil
 	})
 	env.OnActivity(a.DrainNode, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.DrainInput) (connectors.DrainResult, error) {
 		w.mu.Lock()
@@ -87,8 +162,14 @@ func newTestPool(t *testing.T, policy types.Policy, nodes []types.NodeObservatio
 				kept = append(kept, n)
 			}
 		}
+		if len(kept) < len(w.nodes) || w.target > len(w.nodes) {
+			w.target--
+		}
 		w.nodes = kept
-		return activities.DeleteResult{TotalTarget: len(kept)}, nil
+		w.mu.Unlock()
+		v := w.view()
+		w.mu.Lock()
+		return activities.DeleteResult{TotalTarget: v.Target(), View: &v}, nil
 	})
 	env.OnActivity(a.ReleasePool, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ReleaseInput) (activities.ReleaseResult, error) {
 		w.mu.Lock()

@@ -8,4 +8,12 @@ const (
 	// versionReleaseOnDeregister: deregistration releases every node group
 	// to zero, so machines still booting are not orphaned.
 	versionReleaseOnDeregister = "release-on-deregister"
+	// versionProviderTruth: the pool reads its node groups from the
+	// provider on every resync and before acting and takes them as the
+	// truth; it repairs machines that never join and nodes NotReady too
+	// long; it counts booting room, parks only pods no size can hold,
+	// judges idleness on every resource, guards against runaway scale-up,
+	// skips idle nodes that cannot be emptied, refuses inputs dated in the
+	// future and bounds what it carries. Checked once per run.
+	versionProviderTruth = "provider-truth"
 )

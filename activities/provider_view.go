@@ -1,0 +1,81 @@
+package activities
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// ProviderView is what the provider says the pool has: the truth for its
+// target and for the machines still booting. The pool reads it on every
+// resync and before every action that adds or removes capacity.
+type ProviderView struct {
+	ReadAt time.Time   `json:"readAt"`
+	Groups []GroupView `json:"groups"`
+}
+
+// GroupView is one node group as the provider reports it.
+type GroupView struct {
+	ID        string         `json:"id"`
+	Size      string         `json:"size"`
+	Target    int            `json:"target"`
+	Instances []MachineState `json:"instances,omitempty"`
+}
+
+// MachineState is one machine at the provider. Name is the Kubernetes node
+// name it registers as.
+type MachineState struct {
+	ID        string                   `json:"id"`
+	Name      string                   `json:"name"`
+	State     connectors.InstanceState `json:"state"`
+	CreatedAt time.Time                `json:"createdAt,omitempty"`
+}
+
+// maxViewMachines bounds what one view carries into workflow history: a
+// provider answer is input like any other.
+const maxViewMachines = 2 * types.MaxPolicyNodes
+
+// Target is the pool's target summed over its groups.
+func (v ProviderView) Target() int {
+	total := 0
+	for _, g := range v.Groups {
+		total += g.Target
+	}
+	return total
+}
+
+// ReadProvider lists the pool's node groups at the provider.
+func (a *Activities) ReadProvider(ctx context.Context, key types.PoolKey) (ProviderView, error) {
+	c, err := a.cluster(ctx, key.Cluster)
+	if err != nil {
+		return ProviderView{}, err
+	}
+	groups, err := c.Provider.NodeGroups(ctx, key)
+	if err != nil {
+		return ProviderView{}, asTemporalError(err)
+	}
+	return viewOf(groups, time.Now()), nil
+}
+
+// viewOf turns the provider's groups into a sorted, bounded view.
+func viewOf(groups []connectors.NodeGroup, at time.Time) ProviderView {
+	v := ProviderView{ReadAt: at, Groups: make([]GroupView, 0, len(groups))}
+	machines := 0
+	for _, g := range groups {
+		gv := GroupView{ID: g.ID, Size: g.Size, Target: max(g.TargetSize, 0)}
+		for _, inst := range g.Instances {
+			if machines == maxViewMachines {
+				break
+			}
+			machines++
+			gv.Instances = append(gv.Instances, MachineState{ID: inst.ID, Name: inst.Name, State: inst.State, CreatedAt: inst.CreatedAt})
+		}
+		sort.Slice(gv.Instances, func(i, j int) bool { return gv.Instances[i].Name < gv.Instances[j].Name })
+		v.Groups = append(v.Groups, gv)
+	}
+	sort.Slice(v.Groups, func(i, j int) bool { return v.Groups[i].ID < v.Groups[j].ID })
+	return v
+}

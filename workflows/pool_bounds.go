@@ -1,0 +1,72 @@
+package workflows
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// Bounds on what one pool carries in its state and across Continue-As-New,
+// whatever arrives: no message can grow it without limit.
+const (
+	maxRejectionText  = 1024
+	maxRejectionKinds = 32
+	// maxTextLen bounds reason and requestedBy on every request.
+	maxTextLen = 1024
+	// maxPendingKept bounds the pending pods an observation carries into
+	// state; beyond it the oldest are kept (they are the overdue ones) and
+	// the rest are counted in Truncated.
+	maxPendingKept = 2000
+	// maxNodesKept bounds the nodes of one observation.
+	maxNodesKept = types.MaxPolicyNodes
+)
+
+// boundObservation keeps an observation within the bounds: the oldest
+// pending pods (the ones due first), every node up to the bound.
+func boundObservation(obs types.PoolObservation) types.PoolObservation {
+	if len(obs.PendingPods) > maxPendingKept {
+		pods := append([]types.PendingPod(nil), obs.PendingPods...)
+		sort.SliceStable(pods, func(i, j int) bool {
+			if !pods[i].UnschedulableSince.Equal(pods[j].UnschedulableSince) {
+				return pods[i].UnschedulableSince.Before(pods[j].UnschedulableSince)
+			}
+			return pods[i].Key() < pods[j].Key()
+		})
+		obs.Truncated += len(pods) - maxPendingKept
+		obs.PendingPods = pods[:maxPendingKept]
+	}
+	if len(obs.Nodes) > maxNodesKept {
+		obs.Truncated += len(obs.Nodes) - maxNodesKept
+		obs.Nodes = obs.Nodes[:maxNodesKept]
+	}
+	return obs
+}
+
+// checkText refuses text that is too long or holds control characters,
+// naming the field.
+func checkText(field, v string) error {
+	if len(v) > maxTextLen {
+		return fmt.Errorf("%s is %d bytes, at most %d", field, len(v), maxTextLen)
+	}
+	if i := strings.IndexFunc(v, unicode.IsControl); i >= 0 {
+		return fmt.Errorf("%s holds a control character at byte %d", field, i)
+	}
+	return nil
+}
+
+// truncate cuts s to at most n bytes on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8Start(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,0 +1,273 @@
+package workflows
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hanzoai/visor-fleet/activities"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// The provider is the truth for capacity and the cluster for nodes: the
+// pool's target and its booting machines come from the provider's node
+// groups, read before acting, never from the pool's own tally.
+
+// maxRepairsKept bounds the corrections log carried across runs.
+const maxRepairsKept = 10
+
+// readProvider reads the pool's node groups and takes them as the truth.
+// A failed read keeps the last view and is recorded; acting on it is still
+// safe because every provider call is an absolute, keyed request.
+func (p *pool) readProvider(ctx workflow.Context) bool {
+	var view activities.ProviderView
+	err := workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "read node groups"), a.ReadProvider, p.spec.Key).Get(ctx, &view)
+	if err != nil {
+		p.reject(ctx, "provider read", err)
+		return false
+	}
+	p.adoptView(ctx, view)
+	return true
+}
+
+// adoptView replaces the pool's idea of its groups with the provider's,
+// saying what changed behind its back.
+func (p *pool) adoptView(ctx workflow.Context, view activities.ProviderView) {
+	s := p.state
+	if s.Provider != nil && s.Provider.Target() != view.Target() && s.TargetNodes != view.Target() {
+		p.noteRepair(ctx, fmt.Sprintf("provider target is %d, the pool had %d: taking the provider's", view.Target(), s.TargetNodes))
+	}
+	s.Provider = &view
+	s.TargetNodes = view.Target()
+}
+
+// adoptResult takes a provider call's answer: the groups it read after
+// the change, or at least the total target, which then stands until the
+// next read (the old view would undercount what is booting).
+func (p *pool) adoptResult(ctx workflow.Context, view *activities.ProviderView, total int) {
+	if view != nil {
+		p.adoptView(ctx, *view)
+		return
+	}
+	p.state.Provider = nil
+	p.state.TargetNodes = total
+}
+
+func (p *pool) noteRepair(ctx workflow.Context, what string) {
+	s := p.state
+	s.Repairs = append(s.Repairs, workflow.Now(ctx).UTC().Format(time.RFC3339)+" "+what)
+	if len(s.Repairs) > maxRepairsKept {
+		s.Repairs = s.Repairs[len(s.Repairs)-maxRepairsKept:]
+	}
+}
+
+// machines joins the provider's machines with their nodes' state.
+func (s *PoolState) machines() []Machine {
+	if s.Provider == nil {
+		return nil
+	}
+	nodes := map[string]types.NodeObservation{}
+	if s.Observation != nil {
+		for _, n := range s.Observation.Nodes {
+			nodes[n.Name] = n
+		}
+	}
+	var out []Machine
+	for _, g := range s.Provider.Groups {
+		for _, inst := range g.Instances {
+			m := Machine{Name: inst.Name, Size: g.Size, GroupID: g.ID, CreatedAt: inst.CreatedAt}
+			if n, ok := nodes[inst.Name]; ok {
+				m.Node = n.State
+				if m.CreatedAt.IsZero() {
+					m.CreatedAt = n.CreatedAt
+				}
+			}
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// bootingNodes is the room the planner may count on besides new nodes:
+// machines asked for that are not Ready nodes yet and still within their
+// provision timeout, registered or not, and group targets the provider has
+// not launched machines for yet. Unregistered ones carry only a name and a
+// size; the plan activity gives them their size's room.
+func (p *pool) bootingNodes(now time.Time) []types.NodeObservation {
+	s := p.state
+	if s.Provider == nil {
+		return p.legacyBootingNodes()
+	}
+	observed := map[string]types.NodeObservation{}
+	if s.Observation != nil {
+		for _, n := range s.Observation.Nodes {
+			observed[n.Name] = n
+		}
+	}
+	timeout := s.Policy.EffectiveProvisionTimeout()
+	var out []types.NodeObservation
+	for _, g := range s.Provider.Groups {
+		for _, inst := range g.Instances {
+			if !inst.CreatedAt.IsZero() && !now.Before(inst.CreatedAt.Add(timeout)) {
+				continue // expired: it is being repaired, not waited for
+			}
+			n, registered := observed[inst.Name]
+			switch {
+			case !registered:
+				out = append(out, types.NodeObservation{Name: inst.Name, Size: g.Size, State: types.NodeProvisioning, CreatedAt: inst.CreatedAt})
+			case (n.State == types.NodeProvisioning || n.State == types.NodeNotReady) && s.SeenReady[n.Name].IsZero():
+				out = append(out, n)
+			}
+		}
+		for i := len(g.Instances); i < g.Target; i++ {
+			out = append(out, types.NodeObservation{Name: fmt.Sprintf("%s-launching-%d", g.ID, i), Size: g.Size, State: types.NodeProvisioning})
+		}
+	}
+	return out
+}
+
+// legacyBootingNodes is what runs recorded before provider truth passed.
+func (p *pool) legacyBootingNodes() []types.NodeObservation {
+	if p.state.Observation == nil {
+		return nil
+	}
+	var out []types.NodeObservation
+	for _, n := range p.state.Observation.Nodes {
+		if n.State == types.NodeProvisioning || n.State == types.NodeNotReady {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// trackNodes folds an observation into the node clocks: first Ready, and
+// NotReady since (only for nodes that were Ready once; a node that never
+// was is judged by its machine's provision timeout).
+func (s *PoolState) trackNodes(obs types.PoolObservation) {
+	present := make(map[string]bool, len(obs.Nodes))
+	for _, n := range obs.Nodes {
+		present[n.Name] = true
+		switch n.State {
+		case types.NodeReady, types.NodeCordoned:
+			if s.SeenReady[n.Name].IsZero() {
+				s.SeenReady[n.Name] = obs.ObservedAt
+			}
+			delete(s.NotReadySince, n.Name)
+		case types.NodeNotReady:
+			if !s.SeenReady[n.Name].IsZero() && s.NotReadySince[n.Name].IsZero() {
+				s.NotReadySince[n.Name] = obs.ObservedAt
+			}
+		}
+	}
+	keepOnly(s.SeenReady, present)
+	keepOnly(s.NotReadySince, present)
+	for name, at := range s.Removed {
+		if !present[name] && obs.ObservedAt.After(at) {
+			delete(s.Removed, name)
+		}
+	}
+}
+
+// withoutRemoved drops nodes the pool removed after the observation was
+// sampled: a late observation must not bring them back.
+func (s *PoolState) withoutRemoved(obs types.PoolObservation) types.PoolObservation {
+	if len(s.Removed) == 0 {
+		return obs
+	}
+	kept := make([]types.NodeObservation, 0, len(obs.Nodes))
+	for _, n := range obs.Nodes {
+		if at, gone := s.Removed[n.Name]; gone && !obs.ObservedAt.After(at) {
+			continue
+		}
+		kept = append(kept, n)
+	}
+	obs.Nodes = kept
+	return obs
+}
+
+// trackPurchases judges the pods the pool bought nodes for: one scheduled
+// is progress; one still pending, unchanged, beside a node of the bought
+// size that has been Ready a while, was not helped by the purchase.
+func (s *PoolState) trackPurchases(obs types.PoolObservation, now time.Time) {
+	pending := make(map[string]types.PendingPod, len(obs.PendingPods))
+	for _, pod := range obs.PendingPods {
+		pending[pod.Key()] = pod
+	}
+	grace := max(s.Policy.PendingThreshold.D(), 2*s.Policy.SampleInterval.D())
+	for _, key := range sortedKeys(s.BoughtFor) {
+		buy := s.BoughtFor[key]
+		pod, still := pending[key]
+		switch {
+		case !still:
+			s.LastProgress = now
+			delete(s.BoughtFor, key)
+		case !pod.UnschedulableSince.Equal(buy.Since):
+			delete(s.BoughtFor, key)
+		default:
+			if n := readyNodeBoughtAfter(obs, s.SeenReady, buy, now, grace); n != "" {
+				s.NoHelp[key] = fmt.Sprintf("scale-up did not help: node %s (%s), bought at %s, has been Ready since %s and the pod is still pending",
+					n, buy.Size, buy.At.UTC().Format(time.RFC3339), s.SeenReady[n].UTC().Format(time.RFC3339))
+				delete(s.BoughtFor, key)
+			}
+		}
+	}
+	for key := range s.NoHelp {
+		if pod, ok := pending[key]; !ok || pod.UnschedulableSince.After(now) {
+			delete(s.NoHelp, key)
+		}
+	}
+	keepOnlyPending(s.Deferred, pending)
+	window := s.Policy.EffectiveRunawayGuardWindow()
+	kept := s.Additions[:0]
+	for _, add := range s.Additions {
+		if now.Sub(add.At) < window {
+			kept = append(kept, add)
+		}
+	}
+	s.Additions = kept
+}
+
+// readyNodeBoughtAfter names a node of the purchased size created at or
+// after the purchase and Ready for at least grace, or "".
+func readyNodeBoughtAfter(obs types.PoolObservation, seenReady map[string]time.Time, buy Purchase, now time.Time, grace time.Duration) string {
+	for _, n := range obs.Nodes {
+		ready := seenReady[n.Name]
+		if n.Size == buy.Size && n.State == types.NodeReady && !n.CreatedAt.Before(buy.At.Add(-time.Second)) &&
+			!ready.IsZero() && !now.Before(ready.Add(grace)) {
+			return n.Name
+		}
+	}
+	return ""
+}
+
+func keepOnlyPending[V any](m map[string]V, pending map[string]types.PendingPod) {
+	for key := range m {
+		if _, ok := pending[key]; !ok {
+			delete(m, key)
+		}
+	}
+}
+
+// addedWithoutProgress sums the nodes added within the progress window
+// since the last pod bought for got scheduled.
+func (s *PoolState) addedWithoutProgress(now time.Time) int {
+	window := s.Policy.EffectiveRunawayGuardWindow()
+	n := 0
+	for _, add := range s.Additions {
+		if now.Sub(add.At) < window && add.At.After(s.LastProgress) {
+			n += add.Nodes
+		}
+	}
+	return n
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,149 @@
+package workflows
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hanzoai/visor-fleet/activities"
+	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/sizing"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// repair deletes machines that never became Ready nodes (backing their
+// size off, so the next plan falls back to another) and replaces nodes
+// NotReady too long: cordon and drain as far as possible, delete, and buy
+// one of the same size.
+func (p *pool) repair(ctx workflow.Context, d Decision) {
+	seq := p.nextSeq()
+	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(ActionRepair), Reason: d.Reason}
+	var outcomes []string
+	for _, m := range d.Expire {
+		err := p.deleteMachine(ctx, seq, m)
+		if err == nil {
+			p.state.SizeBackoff[m.Size] = workflow.Now(ctx).Add(p.state.Policy.EffectiveProvisionTimeout())
+			rec.Removed = append(rec.Removed, m.Name)
+			p.noteRepair(ctx, m.Reason+": deleted, size "+m.Size+" backed off")
+		}
+		outcomes = append(outcomes, outcome("expired "+m.Name, err))
+	}
+	for _, m := range d.Replace {
+		// Drain as far as it goes: a NotReady node's pods may never answer.
+		drain := activities.DrainInput{Key: p.spec.Key, Node: m.Name, Timeout: p.state.Policy.DrainTimeout}
+		_ = workflow.ExecuteActivity(p.drainCtx(ctx, "drain unready "+m.Name), a.DrainNode, drain).Get(ctx, nil)
+		err := p.deleteMachine(ctx, seq, m)
+		if err == nil {
+			rec.Removed = append(rec.Removed, m.Name)
+			err = p.replaceWith(ctx, seq, m)
+			if err == nil {
+				rec.Added++
+				rec.Size = m.Size
+			}
+			p.noteRepair(ctx, m.Reason+": replaced")
+		}
+		outcomes = append(outcomes, outcome("replaced "+m.Name, err))
+	}
+	rec.Outcome = strings.Join(outcomes, "; ")
+	p.state.record(rec)
+	p.recordNodeCount(ctx)
+}
+
+func outcome(what string, err error) string {
+	if err != nil {
+		return what + " failed: " + err.Error()
+	}
+	return what
+}
+
+// deleteMachine deletes one machine by its node name at the provider.
+func (p *pool) deleteMachine(ctx workflow.Context, seq int64, m MachineAction) error {
+	del := activities.DeleteInput{Key: p.spec.Key, Node: m.Name, IdempotencyKey: p.idempotencyKey(seq, "delete-"+m.Name)}
+	var res activities.DeleteResult
+	if err := workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, "delete machine "+m.Name), a.DeleteNode, del).Get(ctx, &res); err != nil {
+		return err
+	}
+	p.state.Removed[m.Name] = workflow.Now(ctx)
+	delete(p.state.NotReadySince, m.Name)
+	p.adoptResult(ctx, res.View, res.TotalTarget)
+	return nil
+}
+
+// replaceWith raises the machine's group by one again: the deletion
+// lowered it.
+func (p *pool) replaceWith(ctx workflow.Context, seq int64, m MachineAction) error {
+	target := 1
+	groupID := ""
+	if v := p.state.Provider; v != nil {
+		for _, g := range v.Groups {
+			if g.ID == m.GroupID {
+				groupID, target = g.ID, g.Target+1
+			}
+		}
+	}
+	in := activities.ProvisionInput{Key: p.spec.Key, Size: m.Size, GroupID: groupID, Target: target,
+		IdempotencyKey: p.idempotencyKey(seq, "replace-"+m.Name)}
+	var res activities.ProvisionResult
+	if err := workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, fmt.Sprintf("replace %s with 1 × %s", m.Name, m.Size)), a.Provision, in).Get(ctx, &res); err != nil {
+		return err
+	}
+	p.adoptResult(ctx, res.View, res.TotalTarget)
+	return nil
+}
+
+// maxAdditionsKept bounds the runaway guard's record of scale-ups.
+const maxAdditionsKept = 100
+
+// backedOffSizes are the sizes not to buy now, sorted.
+func (p *pool) backedOffSizes(now time.Time) []string {
+	var out []string
+	for size, until := range p.state.SizeBackoff {
+		if now.Before(until) {
+			out = append(out, size)
+		} else {
+			delete(p.state.SizeBackoff, size)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// park records what the plan could not place. Only a pod no allowed size
+// can ever hold is parked until it, the policy or the catalog changes; a
+// pod that merely did not fit the size this plan grew is deferred to the
+// very next decision.
+func (p *pool) park(unplaceable []activities.UnplaceablePod) {
+	for _, u := range unplaceable {
+		switch {
+		case !p.truth, u.Code == sizing.CodeNoFit, u.Code == sizing.CodeInvalidRequest:
+			p.state.Unplaceable[u.Pod] = u.Reason
+		case u.Code == sizing.CodeOtherSize:
+			p.state.Deferred[u.Pod] = true
+		}
+	}
+}
+
+// bought remembers which pods a purchase was for, for the runaway guard.
+func (p *pool) bought(ctx workflow.Context, seq int64, plan activities.PlanResult, pods []types.PendingPod) {
+	now := workflow.Now(ctx)
+	left := make(map[string]bool, len(plan.Unplaceable))
+	for _, u := range plan.Unplaceable {
+		left[u.Pod] = true
+	}
+	for _, pod := range pods {
+		if left[pod.Key()] {
+			continue
+		}
+		delete(p.state.Deferred, pod.Key())
+		if _, known := p.state.BoughtFor[pod.Key()]; !known && len(p.state.BoughtFor) < maxPendingKept {
+			p.state.BoughtFor[pod.Key()] = Purchase{Seq: seq, At: now, Size: plan.Size, Since: pod.UnschedulableSince}
+		}
+	}
+	p.state.Additions = append(p.state.Additions, Addition{At: now, Nodes: plan.NewNodes})
+	if len(p.state.Additions) > maxAdditionsKept {
+		p.state.Additions = p.state.Additions[len(p.state.Additions)-maxAdditionsKept:]
+	}
+}
