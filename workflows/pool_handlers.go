@@ -147,7 +147,7 @@ func (p *pool) status() contract.PoolStatus {
 		NextWake: p.timerAt, NextWakeReason: p.last.WakeReason, Cluster: s.Gate, Decisions: s.Decisions,
 		LastRejected: s.LastRejected, Observation: s.Observation, MeteredThrough: s.MeterCursor,
 		ContinuedAsNew: s.ContinuedAsNew,
-		InFlight: s.inFlight(), NoHelp: s.NoHelp, Deferred: len(s.Deferred), SizeBackoff: s.SizeBackoff,
+		InFlight:       s.inFlight(), NoHelp: s.NoHelp, Deferred: len(s.Deferred), SizeBackoff: s.SizeBackoff,
 		NotReadySince: s.NotReadySince, Repairs: s.Repairs, Rejected: s.Rejected, SkippedNodes: p.last.Skipped,
 		AddedWithoutProgress: p.addedWithoutProgress,
 	}
