@@ -54,6 +54,9 @@ type DecisionInput struct {
 	// Deferred pods were left out of the last scale-up only because it
 	// grew another size; they are sized at once, cooldown or not.
 	Deferred map[string]bool
+	// Awaiting pods had nodes bought for them that are not judged yet
+	// (booting, or Ready too briefly): they buy nothing more meanwhile.
+	Awaiting map[string]bool
 	// NoHelp pods got a node that became Ready and are still pending:
 	// scale-up did not help them, and they buy nothing more until they
 	// change.
@@ -329,7 +332,7 @@ func overdue(in DecisionInput, wake func(time.Time, string)) []types.PendingPod 
 		if _, bad := in.Unplaceable[pod.Key()]; bad {
 			continue
 		}
-		if _, hopeless := in.NoHelp[pod.Key()]; hopeless {
+		if _, hopeless := in.NoHelp[pod.Key()]; hopeless || in.Awaiting[pod.Key()] {
 			continue
 		}
 		due := pod.UnschedulableSince.Add(in.Policy.PendingThreshold.D())

@@ -112,7 +112,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 		}
 		if p.truth {
 			p.bought(ctx, seq, plan, pods)
-			p.adoptResult(ctx, res.View, res.TotalTarget)
+			p.adoptResult(res.View, res.TotalTarget)
 		} else {
 			p.state.TargetNodes = max(res.TotalTarget, p.state.TargetNodes+plan.NewNodes)
 		}
@@ -162,7 +162,7 @@ func (p *pool) removeNode(ctx workflow.Context, seq int64, node string) error {
 	p.state.TargetNodes = res.TotalTarget
 	if p.truth {
 		p.state.Removed[node] = workflow.Now(ctx)
-		p.adoptResult(ctx, res.View, res.TotalTarget)
+		p.adoptResult(res.View, res.TotalTarget)
 	}
 	return nil
 }

@@ -28,17 +28,16 @@ func (p *pool) readProvider(ctx workflow.Context) bool {
 		p.reject(ctx, "provider read", err)
 		return false
 	}
-	p.adoptView(ctx, view)
+	if s := p.state; s.Provider != nil && s.Provider.Target() != view.Target() {
+		p.noteRepair(ctx, fmt.Sprintf("provider target is %d, the pool's last reading was %d: taking the provider's", view.Target(), s.Provider.Target()))
+	}
+	p.adoptView(view)
 	return true
 }
 
-// adoptView replaces the pool's idea of its groups with the provider's,
-// saying what changed behind its back.
-func (p *pool) adoptView(ctx workflow.Context, view activities.ProviderView) {
+// adoptView replaces the pool's idea of its groups with the provider's.
+func (p *pool) adoptView(view activities.ProviderView) {
 	s := p.state
-	if s.Provider != nil && s.Provider.Target() != view.Target() && s.TargetNodes != view.Target() {
-		p.noteRepair(ctx, fmt.Sprintf("provider target is %d, the pool had %d: taking the provider's", view.Target(), s.TargetNodes))
-	}
 	s.Provider = &view
 	s.TargetNodes = view.Target()
 }
@@ -46,9 +45,9 @@ func (p *pool) adoptView(ctx workflow.Context, view activities.ProviderView) {
 // adoptResult takes a provider call's answer: the groups it read after
 // the change, or at least the total target, which then stands until the
 // next read (the old view would undercount what is booting).
-func (p *pool) adoptResult(ctx workflow.Context, view *activities.ProviderView, total int) {
+func (p *pool) adoptResult(view *activities.ProviderView, total int) {
 	if view != nil {
-		p.adoptView(ctx, *view)
+		p.adoptView(*view)
 		return
 	}
 	p.state.Provider = nil
@@ -246,6 +245,25 @@ func keepOnlyPending[V any](m map[string]V, pending map[string]types.PendingPod)
 	for key := range m {
 		if _, ok := pending[key]; !ok {
 			delete(m, key)
+		}
+	}
+}
+
+// awaiting are the pods whose purchase is not judged yet.
+func (s *PoolState) awaiting() map[string]bool {
+	out := make(map[string]bool, len(s.BoughtFor))
+	for key := range s.BoughtFor {
+		out[key] = true
+	}
+	return out
+}
+
+// forgetPurchasesOf releases the pods a size's machines were bought for:
+// those machines are gone, so the pods may buy again (another size).
+func (s *PoolState) forgetPurchasesOf(size string) {
+	for key, buy := range s.BoughtFor {
+		if buy.Size == size {
+			delete(s.BoughtFor, key)
 		}
 	}
 }

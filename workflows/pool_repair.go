@@ -26,6 +26,7 @@ func (p *pool) repair(ctx workflow.Context, d Decision) {
 		err := p.deleteMachine(ctx, seq, m)
 		if err == nil {
 			p.state.SizeBackoff[m.Size] = workflow.Now(ctx).Add(p.state.Policy.EffectiveProvisionTimeout())
+			p.state.forgetPurchasesOf(m.Size)
 			rec.Removed = append(rec.Removed, m.Name)
 			p.noteRepair(ctx, m.Reason+": deleted, size "+m.Size+" backed off")
 		}
@@ -68,7 +69,7 @@ func (p *pool) deleteMachine(ctx workflow.Context, seq int64, m MachineAction) e
 	}
 	p.state.Removed[m.Name] = workflow.Now(ctx)
 	delete(p.state.NotReadySince, m.Name)
-	p.adoptResult(ctx, res.View, res.TotalTarget)
+	p.adoptResult(res.View, res.TotalTarget)
 	return nil
 }
 
@@ -90,7 +91,7 @@ func (p *pool) replaceWith(ctx workflow.Context, seq int64, m MachineAction) err
 	if err := workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, fmt.Sprintf("replace %s with 1 × %s", m.Name, m.Size)), a.Provision, in).Get(ctx, &res); err != nil {
 		return err
 	}
-	p.adoptResult(ctx, res.View, res.TotalTarget)
+	p.adoptResult(res.View, res.TotalTarget)
 	return nil
 }
 

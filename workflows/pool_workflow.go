@@ -131,6 +131,7 @@ func (p *pool) decide(now time.Time) Decision {
 		NotReadySince:        s.NotReadySince,
 		Deferred:             s.Deferred,
 		NoHelp:               s.NoHelp,
+		Awaiting:             s.awaiting(),
 		AddedWithoutProgress: p.addedWithoutProgress,
 		LegacyRules:          !p.truth,
 	})

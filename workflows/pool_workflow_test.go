@@ -88,25 +88,28 @@ func (w *world) plan(in activities.PlanInput) activities.PlanResult {
 			cpu = append(cpu, pod)
 		}
 	}
-	pods, size := cpu, "sim-4c8g"
-	if len(cpu) == 0 && len(gpu) > 0 {
-		pods, size = gpu, "sim-gpu"
-	} else {
+	need := func(pods []types.PendingPod, size string) int {
+		n := min(1, len(pods))
+		if len(pods) > 2 {
+			n = 2
+		}
+		for _, b := range in.Existing {
+			if b.Size == size {
+				n--
+			}
+		}
+		return max(n, 0)
+	}
+	cpuNeed, gpuNeed := need(cpu, "sim-4c8g"), need(gpu, "sim-gpu")
+	n, size := cpuNeed, "sim-4c8g"
+	if cpuNeed == 0 && gpuNeed > 0 {
+		n, size = gpuNeed, "sim-gpu"
+	} else if gpuNeed > 0 {
 		for _, pod := range gpu {
 			res.Unplaceable = append(res.Unplaceable, activities.UnplaceablePod{Pod: pod.Key(), Code: sizing.CodeOtherSize, Reason: "fits sim-gpu, not sim-4c8g"})
 		}
 	}
-	need := min(1, len(pods))
-	if len(pods) > 2 {
-		need = 2
-	}
-	booting := 0
-	for _, n := range in.Existing {
-		if n.Size == size || (size == "sim-4c8g" && n.Size == "") {
-			booting++
-		}
-	}
-	n := min(max(in.MinNewNodes, need-booting), in.MaxNewNodes)
+	n = min(max(in.MinNewNodes, n), in.MaxNewNodes)
 	if n > 0 {
 		res.Size, res.NewNodes = size, n
 	}

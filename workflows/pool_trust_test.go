@@ -1,0 +1,269 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// These tests run the pool against the world's provider: a target, the
+// nodes that joined and the machines still booting.
+
+func TestUnsatisfiablePodBuysNothingForAnHour(t *testing.T) {
+	p := types.DefaultPolicy()
+	env, w := newTestPool(t, p, busyNodes())
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		w.pods = []types.PendingPod{pending("nofit-db", env.Now().Add(-time.Hour))}
+		w.mu.Unlock()
+		w.signal()
+	}, time.Second)
+	env.RegisterDelayedCallback(func() {
+		st := status(t, env)
+		require.Contains(t, st.Unplaceable["default/nofit-db"], "nodeSelector disktype=nvme: no size in this pool has that label")
+	}, 2*time.Minute)
+	finish(env, time.Hour)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+	require.Empty(t, w.provisions, "a pod no size can hold bought nodes")
+}
+
+func TestSlowBootOnePodBuysOneNodeAcrossContinueAsNew(t *testing.T) {
+	p := types.DefaultPolicy()
+	p.ScaleUpCooldown = types.Duration(time.Minute)
+	env, w := newTestPool(t, p, busyNodes())
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		w.pods = []types.PendingPod{pending("p1", env.Now().Add(-2*time.Minute))}
+		w.mu.Unlock()
+		w.signal()
+	}, time.Second)
+	// The machine takes 12 minutes to boot, far past the cooldown, with
+	// observations arriving meanwhile and the server asking for a new run.
+	for i := 1; i <= 10; i++ {
+		env.RegisterDelayedCallback(w.signal, time.Duration(i)*time.Minute)
+	}
+	env.RegisterDelayedCallback(func() { env.SetContinueAsNewSuggested(true); w.signal() }, 11*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &can)
+	require.Len(t, w.provisions, 1, "one pod bought more than one node while its node booted")
+
+	// The next run carries the booting machine in its provider view and
+	// still buys nothing more for the pod.
+	var next PoolInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	require.NotNil(t, next.State.Provider, "provider view lost at Continue-As-New")
+	env2, w2 := newTestPool(t, p, busyNodes())
+	w2.target, w2.pods, w2.launchedAt = 3, w.pods, env2.Now().Add(-11*time.Minute)
+	for i := 1; i <= 3; i++ {
+		env2.RegisterDelayedCallback(w2.signal, time.Duration(i)*time.Minute)
+	}
+	finish(env2, 3*time.Minute+30*time.Second)
+	env2.ExecuteWorkflow(PoolWorkflow, next)
+	require.NoError(t, env2.GetWorkflowError())
+	require.Empty(t, w2.provisions, "the new run bought again for a pod whose node is booting")
+}
+
+func TestMixedGPUAndCPUPodsAreSizedInConsecutiveDecisions(t *testing.T) {
+	p := types.DefaultPolicy()
+	env, w := newTestPool(t, p, busyNodes())
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		w.pods = []types.PendingPod{pending("gpu-train", env.Now().Add(-2*time.Minute)), pending("web", env.Now().Add(-2*time.Minute))}
+		w.mu.Unlock()
+		w.signal()
+	}, time.Second)
+	finish(env, 30*time.Second)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, w.provisions, 2, "the GPU pod waited for a cooldown (or forever)")
+	require.Equal(t, "sim-4c8g", w.provisions[0].Size)
+	require.Equal(t, "sim-gpu", w.provisions[1].Size)
+}
+
+func TestStaleObservationAfterDeleteDoesNotMoveTheTarget(t *testing.T) {
+	p := types.DefaultPolicy()
+	p.MinNodes = 2
+	nodes := []types.NodeObservation{node("n1", 0.8, 0.8), node("n2", 0.8, 0.8), node("n3", 0.1, 0.1)}
+	env, w := newTestPool(t, p, nodes)
+	// The pool holds an observation from 9m50s; another is sampled at
+	// 9m55s, before n3 is removed at 10m, and arrives only at 12m.
+	var before types.PoolObservation
+	env.RegisterDelayedCallback(w.signal, 9*time.Minute+50*time.Second)
+	env.RegisterDelayedCallback(func() { before = w.observation() }, 9*time.Minute+55*time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, []string{"n3"}, w.deleted, "idle node not removed")
+		// An observation sampled before the delete arrives after it.
+		env.SignalWorkflow(contract.SignalObserve, before)
+	}, 12*time.Minute)
+	env.RegisterDelayedCallback(func() {
+		st := status(t, env)
+		require.Equal(t, 2, st.TargetNodes, "a stale observation moved the target")
+		require.Equal(t, 2, st.Nodes, "a stale observation brought the removed node back")
+		require.Equal(t, 0, st.InFlight)
+	}, 12*time.Minute+time.Second)
+	finish(env, 13*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, before.Nodes, 3, "the late observation did hold the removed node")
+}
+
+func TestMachineThatNeverJoinsIsDeletedAndItsSizeBackedOff(t *testing.T) {
+	p := types.DefaultPolicy()
+	env, w := newTestPool(t, p, busyNodes())
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		w.pods = []types.PendingPod{pending("p1", env.Now().Add(-2*time.Minute))}
+		w.mu.Unlock()
+		w.signal()
+	}, time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Len(t, w.provisions, 1)
+		require.Empty(t, w.deleted, "deleted before the provision timeout")
+	}, 15*time.Minute)
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, []string{"boot-2"}, w.deleted, "a machine that never joined was kept past the provision timeout")
+		st := status(t, env)
+		require.Contains(t, st.SizeBackoff, "sim-4c8g")
+		require.NotEmpty(t, st.Repairs)
+		require.Contains(t, st.Repairs[len(st.Repairs)-1], "never registered as a node within provisionTimeout 15m0s")
+	}, 21*time.Minute)
+	finish(env, 22*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+	// The pod is still pending: the next plan excluded the backed-off size.
+	last := w.plans[len(w.plans)-1]
+	require.Contains(t, last.ExcludeSizes, "sim-4c8g")
+}
+
+func TestNodeNotReadyTooLongIsReplaced(t *testing.T) {
+	p := types.DefaultPolicy()
+	nodes := []types.NodeObservation{node("n1", 0.8, 0.8), node("n2", 0.8, 0.8), node("n3", 0.8, 0.8)}
+	env, w := newTestPool(t, p, nodes)
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		w.nodes[2].State = types.NodeNotReady
+		w.mu.Unlock()
+		w.signal()
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() {
+		require.Empty(t, w.deleted, "replaced before the unready timeout")
+	}, 20*time.Minute)
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, []string{"n3"}, w.deleted)
+		require.Contains(t, w.drained, "n3", "not drained before deletion")
+		require.Len(t, w.provisions, 1, "not replaced")
+		require.Equal(t, 3, w.provisions[0].Target, "replacement restores the group's target")
+	}, 27*time.Minute)
+	finish(env, 28*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+}
+
+func TestMassUnreadinessFreezesRepair(t *testing.T) {
+	p := types.DefaultPolicy()
+	nodes := []types.NodeObservation{node("n1", 0.8, 0.8), node("n2", 0.8, 0.8), node("n3", 0.8, 0.8)}
+	env, w := newTestPool(t, p, nodes)
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		w.nodes[1].State, w.nodes[2].State = types.NodeNotReady, types.NodeNotReady
+		w.mu.Unlock()
+		w.signal()
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() {
+		st := status(t, env)
+		require.Contains(t, st.Frozen, "2 of 3 nodes are unready")
+		require.Empty(t, w.deleted, "a mass failure was answered by deleting nodes")
+	}, 30*time.Minute)
+	finish(env, 31*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+}
+
+func TestScaleUpThatDidNotHelpBuysNothingMore(t *testing.T) {
+	p := types.DefaultPolicy()
+	p.ScaleUpCooldown = types.Duration(time.Minute)
+	env, w := newTestPool(t, p, busyNodes())
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		w.pods = []types.PendingPod{pending("picky", env.Now().Add(-2*time.Minute))}
+		w.mu.Unlock()
+		w.signal()
+	}, time.Second)
+	// The node bought for it joins and is Ready, but the pod stays pending.
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		n := node("n3", 0, 0)
+		n.CreatedAt = env.Now()
+		w.nodes = append(w.nodes, n)
+		w.mu.Unlock()
+		w.signal()
+	}, 2*time.Minute)
+	for i := 3; i <= 20; i++ {
+		env.RegisterDelayedCallback(w.signal, time.Duration(i)*time.Minute)
+	}
+	env.RegisterDelayedCallback(func() {
+		st := status(t, env)
+		require.Contains(t, st.NoHelp["default/picky"], "scale-up did not help: node n3")
+	}, 10*time.Minute)
+	finish(env, 21*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, w.provisions, 1, "bought again for a pod a new Ready node did not help")
+}
+
+func TestRunawayGuardStopsBuyingWithoutProgress(t *testing.T) {
+	p := types.DefaultPolicy()
+	p.ScaleUpCooldown = types.Duration(time.Minute)
+	p.MaxNodesWithoutProgress = 2
+	env, w := newTestPool(t, p, busyNodes())
+	// A new pod every two minutes, each bought for and none ever scheduled
+	// (their nodes never join, so no-help cannot judge them).
+	for i := 0; i < 6; i++ {
+		i := i
+		env.RegisterDelayedCallback(func() {
+			w.mu.Lock()
+			w.pods = append(w.pods, pending(fmt.Sprintf("p%d", i), env.Now().Add(-2*time.Minute)))
+			w.mu.Unlock()
+			w.signal()
+		}, time.Duration(1+2*i)*time.Minute)
+	}
+	env.RegisterDelayedCallback(func() {
+		st := status(t, env)
+		require.Equal(t, 2, st.AddedWithoutProgress)
+		require.True(t, strings.Contains(strings.Join(st.Blocked, "\n"), "runaway guard: 2 nodes added"), "blocked: %v", st.Blocked)
+	}, 13*time.Minute)
+	finish(env, 14*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, w.provisions, 2, "the runaway guard let the pool keep buying")
+}
+
+func TestProtectedIdleNodeDoesNotStarveTheOthers(t *testing.T) {
+	p := types.DefaultPolicy()
+	p.MinNodes = 1
+	p.ScaleDownCooldown = types.Duration(time.Minute)
+	protected := node("n1", 0.1, 0.1)
+	protected.DrainBlockers = []string{"pod default/db: cluster-autoscaler.kubernetes.io/safe-to-evict=false"}
+	nodes := []types.NodeObservation{protected, node("n2", 0.1, 0.1), node("n3", 0, 0), node("n4", 0.8, 0.8)}
+	env, w := newTestPool(t, p, nodes)
+	env.RegisterDelayedCallback(func() {
+		st := status(t, env)
+		require.NotEmpty(t, st.SkippedNodes)
+		require.Contains(t, st.SkippedNodes[0], "n1 cannot be emptied: pod default/db")
+	}, 11*time.Minute)
+	finish(env, 20*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+	require.Equal(t, []string{"n3", "n2"}, w.deleted[:2], "empty node first, then the other idle one; the protected one never")
+	require.NotContains(t, w.deleted[:2], "n1")
+}
