@@ -115,6 +115,7 @@ func (o *Observer) ObserveCluster(ctx context.Context) (connectors.ClusterObserv
 		p.PendingPods = append(p.PendingPods, pending)
 	}
 
+	blockers, largest := drainBlockers(nodes, pods)
 	var malformed []string
 	for i := range nodes {
 		node := &nodes[i]
@@ -124,6 +125,7 @@ func (o *Observer) ObserveCluster(ctx context.Context) (connectors.ClusterObserv
 			continue
 		}
 		n := nodeObservation(node, requested[node.Name])
+		n.DrainBlockers, n.LargestPod = blockers[node.Name], largest[node.Name]
 		if u, ok := usage[node.Name]; ok {
 			n.Usage = &u
 		}

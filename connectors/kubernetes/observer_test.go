@@ -112,6 +112,8 @@ func TestObserveClusterAttributesPodsAndMeasuresNodes(t *testing.T) {
 		// app + the bound, still-starting pod; not the DaemonSet, mirror or finished pods.
 		Requested: types.Resources{MilliCPU: 1250, Memory: 2*types.GiB + 256*types.MiB, Pods: 2},
 		Usage:     &types.Resources{MilliCPU: 300, Memory: types.GiB},
+		// The biggest pod a drain would move (the app), for scale-down's room check.
+		LargestPod: types.Resources{MilliCPU: 1000, Memory: 2 * types.GiB, Pods: 1},
 	}, n1)
 	assert.InDelta(t, 1250.0/4000, n1.CPUUtilization(), 1e-9)
 	assert.Equal(t, types.NodeCordoned, n2.State)

@@ -1,0 +1,65 @@
+package kubernetes
+
+import (
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// Annotations that keep a node from being scaled down.
+const (
+	// AnnotationDoNotDisrupt is Karpenter's pod opt-out, honoured like
+	// safe-to-evict "false".
+	AnnotationDoNotDisrupt = "karpenter.sh/do-not-disrupt"
+	// AnnotationScaleDownDisabled is cluster-autoscaler's node opt-out.
+	AnnotationScaleDownDisabled = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
+)
+
+// maxBlockersPerNode bounds what one node reports: the first few reasons
+// are enough to say why, and the observation stays small.
+const maxBlockersPerNode = 3
+
+// drainBlockers finds, per node, why it cannot be emptied (pods that must
+// not be evicted, a node excluded from scale-down) and the largest request
+// among the pods a drain would move, so the pool simulates a drain before
+// it starts one.
+func drainBlockers(nodes []corev1.Node, pods []corev1.Pod) (map[string][]string, map[string]types.Resources) {
+	blockers := map[string][]string{}
+	largest := map[string]types.Resources{}
+	add := func(node, why string) {
+		if len(blockers[node]) < maxBlockersPerNode {
+			blockers[node] = append(blockers[node], why)
+		}
+	}
+	for i := range nodes {
+		if nodes[i].Annotations[AnnotationScaleDownDisabled] == "true" {
+			add(nodes[i].Name, "node annotated "+AnnotationScaleDownDisabled+"=true")
+		}
+	}
+	for i := range pods {
+		pod := &pods[i]
+		node := pod.Spec.NodeName
+		if node == "" || isTerminal(pod) || isTerminating(pod) || isNodeLocal(pod) {
+			continue
+		}
+		why := evictionBlocker(pod)
+		if why == "" && pod.Annotations[AnnotationDoNotDisrupt] == "true" {
+			why = AnnotationDoNotDisrupt + "=true"
+		}
+		if why != "" {
+			add(node, fmt.Sprintf("pod %s: %s", podKey(pod), why))
+			continue
+		}
+		req := PodRequests(pod)
+		if l := largest[node]; req.MilliCPU > l.MilliCPU || (req.MilliCPU == l.MilliCPU && req.Memory > l.Memory) {
+			largest[node] = req
+		}
+	}
+	for _, list := range blockers {
+		sort.Strings(list)
+	}
+	return blockers, largest
+}
