@@ -23,6 +23,13 @@ const (
 	// its outcome being recorded: planning and provisioning for scale-up,
 	// drain and delete for scale-down.
 	MetricDecisionLatency = "visor_pool_decision_latency"
+	// MetricNoHelpPods is how many pending pods a purchase did not help
+	// (they buy nothing more until they change).
+	MetricNoHelpPods = "visor_pool_no_help_pods"
+	// MetricRunawayGuard is 1 while the runaway guard blocks scale-up.
+	MetricRunawayGuard = "visor_pool_runaway_guard"
+	// MetricInFlight is machines asked for at the provider, not yet nodes.
+	MetricInFlight = "visor_pool_in_flight_machines"
 )
 
 // poolMetrics remembers which decisions were already counted in this run.
@@ -44,6 +51,13 @@ func (p *pool) emitMetrics(ctx workflow.Context) {
 	h.Gauge(MetricPoolNodes).Update(float64(s.observedNodes()))
 	h.Gauge(MetricPoolTargetNodes).Update(float64(s.nodeCount()))
 	h.Gauge(MetricPoolPendingPods).Update(float64(s.pendingPods()))
+	h.Gauge(MetricNoHelpPods).Update(float64(len(s.NoHelp)))
+	h.Gauge(MetricInFlight).Update(float64(s.inFlight()))
+	guard := 0.0
+	if limit, _ := s.Policy.EffectiveRunawayGuard(); p.truth && p.addedWithoutProgress >= limit {
+		guard = 1
+	}
+	h.Gauge(MetricRunawayGuard).Update(guard)
 
 	// Decisions carried over by Continue-As-New were counted by the run
 	// that made them.

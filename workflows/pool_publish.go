@@ -89,6 +89,18 @@ func (p *pool) details() string {
 	for _, bl := range p.last.Blocked {
 		fmt.Fprintf(&b, "blocked: %s\n\n", bl)
 	}
+	if n := s.inFlight(); n > 0 {
+		fmt.Fprintf(&b, "booting: %s asked for, not Ready nodes yet\n\n", plural(n, "machine"))
+	}
+	for _, key := range workflow.DeterministicKeys(s.NoHelp) {
+		fmt.Fprintf(&b, "no help: %s: %s\n\n", key, s.NoHelp[key])
+	}
+	for _, sk := range p.last.Skipped {
+		fmt.Fprintf(&b, "not removed: %s\n\n", sk)
+	}
+	if n := len(s.Repairs); n > 0 {
+		fmt.Fprintf(&b, "last correction: %s\n\n", s.Repairs[n-1])
+	}
 	if n := len(s.Decisions); n > 0 {
 		d := s.Decisions[n-1]
 		fmt.Fprintf(&b, "last decision #%d %s: %s → %s\n\n", d.Seq, d.Action, d.Reason, d.Outcome)
