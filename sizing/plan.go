@@ -12,14 +12,20 @@ type Request struct {
 	// Allocatable.Pods is 0 did not report pod slots, and its slots are
 	// then not limited.
 	//
-	// Sizing sees requests only, not taints, affinity or spread rules. A
-	// pod still pending beside a ready node's free room was refused there
-	// by the scheduler, and would be "placed" there again in every plan:
-	// callers that cannot rule that out should pass only provisioning
-	// nodes.
+	// A node's Labels and Taints (those it will keep: the startup taints
+	// not-ready, unreachable and uninitialized are ignored) decide which
+	// pods it may take; a node without labels has not registered yet and
+	// is judged by its size's template. Sizing does not know which pods
+	// run on a node, so a pending pod whose anti-affinity or host ports
+	// clash with a running one may still be "placed" on a ready node's
+	// free room: callers that cannot rule that out should pass only
+	// booting nodes.
 	Existing []types.NodeObservation
 	// Catalog is the sizes the pool may buy (already restricted and priced).
 	Catalog []types.InstanceType
+	// Template is what the pool adds to every new node: declared labels
+	// and taints, region and identity labels (see Templates).
+	Template TemplateOptions
 	// MaxNewNodes is the ceiling headroom: 0 means unlimited, a positive
 	// number caps the new nodes, and a negative number means none may be
 	// added (the pool is at its ceiling; 0 cannot say that).
