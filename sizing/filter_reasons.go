@@ -42,7 +42,7 @@ func (in *input) filterReason(f int32) string {
 	var repelling []string
 	tolerated := false
 	for _, node := range nodes {
-		if t, ok := nf.untolerated(node.Spec.Taints); ok {
+		if t, ok := nf.untolerated(node.named.Spec.Taints); ok {
 			repelling = append(repelling, types.TaintOf(t).String())
 		} else {
 			tolerated = true
@@ -59,9 +59,9 @@ func (in *input) filterReason(f int32) string {
 	return "nodeSelector, required node affinity and tolerations together: no size in this pool satisfies all of them"
 }
 
-func matchesAffinity(a nodeaffinity.RequiredNodeAffinity) func(*corev1.Node) bool {
-	return func(n *corev1.Node) bool {
-		ok, err := a.Match(n)
+func matchesAffinity(a nodeaffinity.RequiredNodeAffinity) func(filterNode) bool {
+	return func(n filterNode) bool {
+		ok, err := a.Match(n.named)
 		return err == nil && ok
 	}
 }

@@ -18,6 +18,24 @@ import (
 type nodeFilter struct {
 	sched    *types.PodScheduling // nil: the pod constrains nothing
 	affinity nodeaffinity.RequiredNodeAffinity
+	// selects: the pod has a nodeSelector or required node affinity;
+	// byName: some term has matchFields (metadata.name), so the node's
+	// name must be shown to the matcher.
+	selects, byName bool
+}
+
+// filterNode is a node as the filters see it, twice: the matcher builds a
+// field set from a node's name on every call, and a node shown without its
+// name skips that (and matchFields, which only name-reading filters have).
+// That keeps thousands of filters × hundreds of templates cheap.
+type filterNode struct {
+	named, anonymous *corev1.Node
+}
+
+func newFilterNode(n *corev1.Node) filterNode {
+	anonymous := *n
+	anonymous.Name = ""
+	return filterNode{named: n, anonymous: &anonymous}
 }
 
 // unconstrained is the filter of pods without nodeSelector, affinity or
@@ -28,7 +46,14 @@ func newNodeFilter(s *types.PodScheduling) nodeFilter {
 	if s == nil {
 		return nodeFilter{}
 	}
-	return nodeFilter{sched: s, affinity: nodeaffinity.NewRequiredNodeAffinity(s.NodeSelector, affinityOf(s.NodeAffinity))}
+	f := nodeFilter{sched: s, affinity: nodeaffinity.NewRequiredNodeAffinity(s.NodeSelector, affinityOf(s.NodeAffinity)),
+		selects: len(s.NodeSelector) > 0 || s.NodeAffinity != nil}
+	if s.NodeAffinity != nil {
+		for _, t := range s.NodeAffinity.NodeSelectorTerms {
+			f.byName = f.byName || len(t.MatchFields) > 0
+		}
+	}
+	return f
 }
 
 func affinityOf(ns *corev1.NodeSelector) *corev1.Affinity {
@@ -43,14 +68,23 @@ func affinityOf(ns *corev1.NodeSelector) *corev1.Affinity {
 var quiet = logr.Discard()
 
 // admits is the kube-scheduler's NodeAffinity and TaintToleration filters.
-func (f *nodeFilter) admits(node *corev1.Node) bool {
-	if f.sched != nil {
-		if ok, err := f.affinity.Match(node); err != nil || !ok {
-			return false
-		}
+func (f *nodeFilter) admits(node filterNode) bool {
+	_, untolerated := f.untolerated(node.named.Spec.Taints)
+	return !untolerated && f.matches(node)
+}
+
+// matches is the NodeAffinity filter alone (nodeSelector and required
+// node affinity).
+func (f *nodeFilter) matches(node filterNode) bool {
+	if !f.selects {
+		return true
 	}
-	_, untolerated := f.untolerated(node.Spec.Taints)
-	return !untolerated
+	shown := node.anonymous
+	if f.byName {
+		shown = node.named
+	}
+	ok, err := f.affinity.Match(shown)
+	return err == nil && ok
 }
 
 // untolerated is the first taint that repels the pod from scheduling
@@ -94,10 +128,10 @@ var startupTaints = map[string]bool{
 // size and evaluates each node filter against them once.
 func (in *input) prepareTemplates(opts TemplateOptions) {
 	all := append(append([]size(nil), in.sizes...), in.excluded...)
-	in.templates = make([][]*corev1.Node, len(all))
+	in.templates = make([][]filterNode, len(all))
 	for i, z := range all {
 		for _, nt := range Templates(z.t, opts) {
-			in.templates[i] = append(in.templates[i], nt.Node())
+			in.templates[i] = append(in.templates[i], newFilterNode(nt.Node()))
 		}
 	}
 	for i := range in.sizes {
@@ -108,11 +142,16 @@ func (in *input) prepareTemplates(opts TemplateOptions) {
 	}
 	n := len(all)
 	in.admitZones = make([]int32, len(in.filters)*n)
+	taints := coreTaints(opts.Taints)
 	for f := range in.filters {
+		// Every template carries the pool's taints: tolerated once, for all.
+		if _, repelled := in.filters[f].untolerated(taints); repelled {
+			continue
+		}
 		for i, nodes := range in.templates {
 			zones := int32(0)
 			for _, node := range nodes {
-				if in.filters[f].admits(node) {
+				if in.filters[f].matches(node) {
 					zones++
 				}
 			}
@@ -129,14 +168,14 @@ func (in *input) zonesAdmitting(f int32, z size) int32 {
 
 // existingNodeObject is the node as the filters see it: its own labels and
 // lasting taints once registered, its size's template before that.
-func existingNodeObject(n types.NodeObservation, catalog []types.InstanceType, opts TemplateOptions) *corev1.Node {
+func existingNodeObject(n types.NodeObservation, catalog []types.InstanceType, opts TemplateOptions) filterNode {
 	if len(n.Labels) == 0 {
 		for _, t := range catalog {
 			if t.Name == n.Size {
-				return NodeTemplate{Size: t.Name, Labels: templateLabels(t, "", opts), Taints: opts.Taints}.Node()
+				return newFilterNode(NodeTemplate{Size: t.Name, Labels: templateLabels(t, "", opts), Taints: opts.Taints}.Node())
 			}
 		}
-		return &corev1.Node{}
+		return newFilterNode(&corev1.Node{})
 	}
 	node := &corev1.Node{}
 	node.Name, node.Labels = n.Name, n.Labels
@@ -145,7 +184,7 @@ func existingNodeObject(n types.NodeObservation, catalog []types.InstanceType, o
 			node.Spec.Taints = append(node.Spec.Taints, t.Core())
 		}
 	}
-	return node
+	return newFilterNode(node)
 }
 
 // existingAdmits says whether existing node i takes pods with filter f,

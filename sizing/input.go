@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -92,7 +90,7 @@ type existingNode struct {
 	free   types.Resources
 	gpus   int64
 	model  string
-	node   *corev1.Node // labels and lasting taints, for the filters
+	node   filterNode // labels and lasting taints, for the filters
 	// used: this plan put pods here; closed: an isolated shape did, so
 	// no other shape may.
 	used, closed bool
@@ -118,7 +116,7 @@ type input struct {
 	filters   []nodeFilter
 	// templates[size.index] are the size's template nodes, one per zone;
 	// admitZones[filter*len(templates)+size.index] how many admit the filter.
-	templates    [][]*corev1.Node
+	templates    [][]filterNode
 	admitZones   []int32
 	existingMemo []int8 // per (filter, existing node): 0 unknown, 1 admits, 2 refuses
 }

@@ -66,6 +66,7 @@ type outcome struct {
 type packer struct {
 	order  []int32
 	share  []float64
+	most   []int64 // per shape: pods one new node takes (input.holds)
 	runs   fitTree
 	runLen []int // per node index: nodes in the run starting there, else 0
 	record bool
@@ -81,11 +82,12 @@ func (p *packer) pack(in *input, remaining []int64, z size, limit int) outcome {
 	var out outcome
 	p.order = p.order[:0]
 	p.share = slices.Grow(p.share[:0], len(in.shapes))[:len(in.shapes)]
+	p.most = slices.Grow(p.most[:0], len(in.shapes))[:len(in.shapes)]
 	for s, sh := range in.shapes {
 		if remaining[s] == 0 {
 			continue
 		}
-		if in.holds(z, sh) == 0 {
+		if p.most[s] = in.holds(z, sh); p.most[s] == 0 {
 			out.unfit += remaining[s]
 			continue
 		}
@@ -105,7 +107,7 @@ func (p *packer) pack(in *input, remaining []int64, z size, limit int) outcome {
 	p.runLen, p.fills = p.runLen[:0], p.fills[:0]
 	for _, s := range p.order {
 		sh := in.shapes[s]
-		req, r, most := sh.req, remaining[s], in.holds(z, sh)
+		req, r, most := sh.req, remaining[s], p.most[s]
 		if !sh.isolated {
 			r = p.firstFit(s, req, r, most)
 		}
