@@ -19,7 +19,17 @@ func plan(req Request, excluded []string) Plan {
 	// shape across families and generations (4 vCPU / 16 GiB comes in a
 	// dozen names), so each look is packed once and only priced per size.
 	packed := make(map[string]outcome, len(in.sizes))
-	for i, z := range in.sizes {
+	// On big inputs, sizes are tried most promising first and a size whose
+	// lower bound already loses to the best packing so far is not packed
+	// (see bound.go); small inputs pack every size exactly.
+	order, bounds := in.packOrder(remaining)
+	var best *Alternative
+	for _, i := range order {
+		z := in.sizes[i]
+		if b := bounds; b != nil && best != nil && b[i].loses(*best, z.t.HourlyPrice) {
+			alts[i] = b[i].alternative(z)
+			continue
+		}
 		look := in.lookOf(z)
 		o, ok := packed[look]
 		if !ok {
@@ -29,6 +39,9 @@ func plan(req Request, excluded []string) Plan {
 		alts[i] = Alternative{
 			Size: z.t.Name, NewNodes: o.nodes, HourlyCost: float64(o.nodes) * z.t.HourlyPrice,
 			Placed: int(o.placed), Left: int(o.unfit + o.ceiling),
+		}
+		if best == nil || compareAlternatives(alts[i], *best) < 0 {
+			best = &alts[i]
 		}
 	}
 	// Names are unique among usable sizes, so this order is total.

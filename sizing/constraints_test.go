@@ -2,6 +2,8 @@ package sizing
 
 import (
 	"fmt"
+	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -315,4 +317,67 @@ func TestConstraintsSplitShapesOnlyWhenTheyMatter(t *testing.T) {
 	if len(in.shapes) != 1 {
 		t.Fatalf("labels alone, with no selector about, must not split shapes: got %d", len(in.shapes))
 	}
+}
+
+// Bounding hopeless sizes must never change the plan: the same request
+// planned exhaustively gives the same choice, placements and reasons, and
+// every estimate is at most the exact packing.
+func TestBoundedPlanEqualsExhaustive(t *testing.T) {
+	catalog := benchCatalog400()[:120]
+	for _, tc := range []struct {
+		name  string
+		pods  []types.PendingPod
+		limit int
+	}{
+		{"constrained", benchConstrainedPending(3000, 60, true), 0},
+		{"constrained with a ceiling", benchConstrainedPending(3000, 60, true), 40},
+		{"requests only, all distinct", jittered(benchPending(3000)), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := Request{Pending: tc.pods, Catalog: catalog, Template: benchTemplate, MaxNewNodes: tc.limit}
+			if n := len(prepare(req, nil).shapes) * len(catalog); n <= pruneAbove {
+				t.Fatalf("work %d does not reach pruneAbove %d: the test would compare exhaustive with itself", n, pruneAbove)
+			}
+			bounded := PlanScaleUp(req)
+			saved := pruneAbove
+			pruneAbove = math.MaxInt
+			exact := PlanScaleUp(req)
+			pruneAbove = saved
+			if bounded.Size != exact.Size || bounded.NewNodes != exact.NewNodes || bounded.HourlyCost != exact.HourlyCost ||
+				!reflect.DeepEqual(bounded.Placements, exact.Placements) || !reflect.DeepEqual(bounded.Unplaceable, exact.Unplaceable) {
+				t.Fatalf("bounded plan %s × %d ($%.2f) differs from exhaustive %s × %d ($%.2f)",
+					bounded.Size, bounded.NewNodes, bounded.HourlyCost, exact.Size, exact.NewNodes, exact.HourlyCost)
+			}
+			exactBySize := map[string]Alternative{}
+			for _, a := range exact.Alternatives {
+				exactBySize[a.Size] = a
+			}
+			estimated := 0
+			for _, a := range bounded.Alternatives {
+				e := exactBySize[a.Size]
+				switch {
+				case !a.Estimated && a != e:
+					t.Errorf("%s: packed alternative %+v differs from exhaustive %+v", a.Size, a, e)
+				case a.Estimated && (a.NewNodes > e.NewNodes && e.Left == a.Left || a.Left > e.Left):
+					t.Errorf("%s: estimate %+v is not a lower bound of %+v", a.Size, a, e)
+				case a.Estimated:
+					estimated++
+				}
+			}
+			if estimated == 0 {
+				t.Error("no size was bounded: the test does not exercise pruning")
+			}
+		})
+	}
+}
+
+// jittered makes every CPU pod's requests differ.
+func jittered(pods []types.PendingPod) []types.PendingPod {
+	for i := range pods {
+		if pods[i].Requests.GPUs == 0 {
+			pods[i].Requests.MilliCPU += int64(i % 211)
+			pods[i].Requests.Memory += int64(i%13) * types.MiB
+		}
+	}
+	return pods
 }

@@ -22,6 +22,9 @@ type nodeFilter struct {
 	// byName: some term has matchFields (metadata.name), so the node's
 	// name must be shown to the matcher.
 	selects, byName bool
+	// readsZone: the filter reads the zone label, so a size's zone
+	// templates may differ for it; otherwise they all answer alike.
+	readsZone bool
 }
 
 // filterNode is a node as the filters see it, twice: the matcher builds a
@@ -48,9 +51,13 @@ func newNodeFilter(s *types.PodScheduling) nodeFilter {
 	}
 	f := nodeFilter{sched: s, affinity: nodeaffinity.NewRequiredNodeAffinity(s.NodeSelector, affinityOf(s.NodeAffinity)),
 		selects: len(s.NodeSelector) > 0 || s.NodeAffinity != nil}
+	_, f.readsZone = s.NodeSelector[corev1.LabelTopologyZone]
 	if s.NodeAffinity != nil {
 		for _, t := range s.NodeAffinity.NodeSelectorTerms {
 			f.byName = f.byName || len(t.MatchFields) > 0
+			for _, r := range t.MatchExpressions {
+				f.readsZone = f.readsZone || r.Key == corev1.LabelTopologyZone
+			}
 		}
 	}
 	return f
@@ -150,9 +157,15 @@ func (in *input) prepareTemplates(opts TemplateOptions) {
 		}
 		for i, nodes := range in.templates {
 			zones := int32(0)
-			for _, node := range nodes {
-				if in.filters[f].matches(node) {
-					zones++
+			if !in.filters[f].readsZone {
+				if in.filters[f].matches(nodes[0]) {
+					zones = int32(len(nodes))
+				}
+			} else {
+				for _, node := range nodes {
+					if in.filters[f].matches(node) {
+						zones++
+					}
 				}
 			}
 			in.admitZones[f*n+i] = zones

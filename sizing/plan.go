@@ -99,6 +99,11 @@ type Alternative struct {
 	// Skipped says why the size was not considered (bad catalog entry,
 	// excluded for lack of capacity); empty when it was.
 	Skipped string `json:"skipped,omitempty"`
+	// Estimated: on a large request this size could not beat the chosen
+	// one even at its lower bound, so it was not packed; NewNodes and
+	// HourlyCost are that lower bound, Left and Placed those pods this
+	// size cannot hold at all and the rest.
+	Estimated bool `json:"estimated,omitempty"`
 }
 
 // PlanScaleUp chooses the size and node count for the pending pods: it
