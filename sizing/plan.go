@@ -62,10 +62,19 @@ const (
 	NewNodePrefix      = "new:"
 )
 
-// Why a pod is unplaceable.
+// Why a pod is unplaceable. Only CodeNoFit (and CodeInvalidRequest) say
+// the pool can never run the pod as it stands: a caller may park such a
+// pod until the pod, the policy or the catalog changes. Every other code
+// is about this decision only.
 const (
-	// CodeNoFit: no allowed size can ever hold the pod; Reason names the
-	// dimension. Retrying cannot help; the pool's sizes must change.
+	// CodeNoFit: no allowed size can ever hold the pod, whatever else is
+	// pending. Reason names the exact failing constraint: a nodeSelector
+	// pair no template carries ("nodeSelector disktype=nvme: no size in
+	// this pool has that label"), a required node affinity no template
+	// matches, a taint no toleration covers ("untolerated taint
+	// gpu=true:NoSchedule on every size"), or the resource no size has
+	// enough of ("needs 8 GPUs, largest allowed size g4 allocates 4").
+	// Buying cannot help until the pool's sizes, labels or taints change.
 	CodeNoFit = "no-fit"
 	// CodeOutOfCapacity: only sizes the provider reported out of capacity
 	// (see PlanScaleUpExcluding) could hold the pod.
@@ -73,8 +82,9 @@ const (
 	// CodeCeiling: the pod fits the chosen size but the pool's ceiling
 	// (MaxNewNodes) cut the plan short.
 	CodeCeiling = "ceiling"
-	// CodeOtherSize: the pod fits an allowed size but not the one this
-	// decision grows; a later decision sizes for it.
+	// CodeOtherSize: the pod fits an allowed size, but not the one this
+	// decision grows (a plan buys one size). It is not parked: the very
+	// next decision sizes for it, without waiting for a cooldown.
 	CodeOtherSize = "other-size"
 	// CodeInvalidRequest: the pod asks for a negative amount.
 	CodeInvalidRequest = "invalid-request"
