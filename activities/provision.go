@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -27,15 +28,22 @@ type PlanInput struct {
 	MaxNewNodes int `json:"maxNewNodes"`
 	// ExcludeSizes ran out of capacity at the provider.
 	ExcludeSizes []string `json:"excludeSizes,omitempty"`
+	// NodeLabels and NodeTaints are what the pool's policy puts on every
+	// node it buys; with Region (the cluster's, "" when unknown) and the
+	// pool's identity labels they make the node templates pods are
+	// matched against.
+	NodeLabels map[string]string `json:"nodeLabels,omitempty"`
+	NodeTaints []types.Taint     `json:"nodeTaints,omitempty"`
+	Region     string            `json:"region,omitempty"`
 }
 
-// UnplaceablePod is a pod that fits no allowed size, with why.
+// UnplaceablePod is a pod the plan leaves out, with why. Code is one of
+// sizing's Code* constants: only sizing.CodeNoFit means no allowed size can
+// ever hold it; sizing.CodeOtherSize pods are for the next decision.
 type UnplaceablePod struct {
 	Pod    string `json:"pod"`
+	Code   string `json:"code,omitempty"`
 	Reason string `json:"reason"`
-	// Code is sizing's: only sizing.CodeNoFit and CodeInvalidRequest mean
-	// no allowed size can ever hold the pod.
-	Code string `json:"code,omitempty"`
 }
 
 // PlanResult is the chosen plan and the node group it grows.
@@ -57,6 +65,9 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 	if err != nil {
 		return PlanResult{}, err
 	}
+	if err := errors.Join(types.ValidateNodeLabels("nodeLabels", in.NodeLabels), types.ValidateTaints("nodeTaints", in.NodeTaints)); err != nil {
+		return PlanResult{}, asTemporalError(connectors.NewError(connectors.Permanent, c.Provider.Name(), "plan", err))
+	}
 	catalog, err := c.Provider.Catalog(ctx)
 	if err != nil {
 		return PlanResult{}, asTemporalError(err)
@@ -70,11 +81,13 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 	if !slices.ContainsFunc(catalog, func(t types.InstanceType) bool { return !slices.Contains(in.ExcludeSizes, t.Name) }) {
 		return PlanResult{}, asTemporalError(connectors.NewError(connectors.InsufficientCapacity, c.Provider.Name(), "plan", fmt.Errorf("no allowed size left (excluded for capacity: %v)", in.ExcludeSizes)))
 	}
-	existing := withCatalogRoom(in.Existing, catalog)
-	plan := sizing.PlanScaleUpExcluding(sizing.Request{Pending: in.Pods, Existing: existing, Catalog: catalog, MaxNewNodes: in.MaxNewNodes}, in.ExcludeSizes)
+	template := sizing.TemplateOptions{Labels: in.NodeLabels, Taints: in.NodeTaints, Region: in.Region, PoolLabels: in.Key.NodeLabels()}
+	plan := sizing.PlanScaleUpExcluding(sizing.Request{
+		Pending: in.Pods, Existing: withCatalogRoom(in.Existing, catalog), Catalog: catalog, Template: template, MaxNewNodes: in.MaxNewNodes,
+	}, in.ExcludeSizes)
 	res := PlanResult{Size: plan.Size, NewNodes: plan.NewNodes, HourlyCost: plan.HourlyCost}
 	for _, u := range plan.Unplaceable {
-		res.Unplaceable = append(res.Unplaceable, UnplaceablePod{Pod: u.Pod, Reason: u.Reason, Code: u.Code})
+		res.Unplaceable = append(res.Unplaceable, UnplaceablePod{Pod: u.Pod, Code: u.Code, Reason: u.Reason})
 	}
 	if res.NewNodes < in.MinNewNodes {
 		if res.Size == "" {

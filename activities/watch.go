@@ -258,7 +258,7 @@ func Fingerprint(po types.PoolObservation, t contract.PoolThresholds) string {
 	b.WriteString("|")
 	nodes := make([]string, 0, len(po.Nodes))
 	for _, n := range po.Nodes {
-		idle := n.CPUUtilization() < t.IdleCPU && n.MemoryUtilization() < t.IdleMemory
+		idle := n.IdleBelow(t.IdleCPU, t.IdleMemory)
 		nodes = append(nodes, fmt.Sprintf("%s:%s:%t", n.Name, n.State, idle))
 	}
 	sort.Strings(nodes)

@@ -2,6 +2,7 @@ package sizing
 
 import (
 	"cmp"
+	"encoding/binary"
 	"math"
 	"slices"
 	"strconv"
@@ -14,11 +15,33 @@ func plan(req Request, excluded []string) Plan {
 
 	var p packer
 	alts := make([]Alternative, len(in.sizes), len(in.sizes)+len(in.skipped))
-	for i, z := range in.sizes {
-		o := p.pack(in, remaining, z, in.limit)
+	// Sizes that look alike to every pod pack alike: catalogs repeat one
+	// shape across families and generations (4 vCPU / 16 GiB comes in a
+	// dozen names), so each look is packed once and only priced per size.
+	packed := make(map[string]outcome, len(in.sizes))
+	// On big inputs, sizes are tried most promising first and a size whose
+	// lower bound already loses to the best packing so far is not packed
+	// (see bound.go); small inputs pack every size exactly.
+	order, bounds := in.packOrder(remaining)
+	var best *Alternative
+	for _, i := range order {
+		z := in.sizes[i]
+		if b := bounds; b != nil && best != nil && b[i].loses(*best, z.t.HourlyPrice) {
+			alts[i] = b[i].alternative(z)
+			continue
+		}
+		look := in.lookOf(z)
+		o, ok := packed[look]
+		if !ok {
+			o = p.pack(in, remaining, z, in.limit)
+			packed[look] = o
+		}
 		alts[i] = Alternative{
 			Size: z.t.Name, NewNodes: o.nodes, HourlyCost: float64(o.nodes) * z.t.HourlyPrice,
 			Placed: int(o.placed), Left: int(o.unfit + o.ceiling),
+		}
+		if best == nil || compareAlternatives(alts[i], *best) < 0 {
+			best = &alts[i]
 		}
 	}
 	// Names are unique among usable sizes, so this order is total.
@@ -156,4 +179,19 @@ func nodeNames(n int) []string {
 		start = end
 	}
 	return names
+}
+
+// lookOf is everything packing reads from a size: its room, its GPUs and
+// model, and how many of its zone templates each node filter admits.
+func (in *input) lookOf(z size) string {
+	b := make([]byte, 0, 48+len(z.t.GPUModel)+2*len(in.filters))
+	for _, v := range [5]int64{z.alloc.MilliCPU, z.alloc.Memory, z.alloc.GPUs, z.alloc.Pods, z.t.GPUs} {
+		b = binary.AppendVarint(b, v)
+	}
+	b = append(b, z.t.GPUModel...)
+	b = append(b, 0)
+	for f := range in.filters {
+		b = binary.AppendUvarint(b, uint64(in.zonesAdmitting(int32(f), z)))
+	}
+	return string(b)
 }

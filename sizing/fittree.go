@@ -68,21 +68,27 @@ func (t *fitTree) grow(n int) {
 func (t *fitTree) free(i int) types.Resources { return t.max[t.leaves+i] }
 
 // first returns the lowest slot whose free room fits req, or -1.
-func (t *fitTree) first(req types.Resources) int {
-	return t.search(1, req)
+func (t *fitTree) first(req types.Resources) int { return t.firstFrom(0, req) }
+
+// firstFrom returns the lowest slot at or after lo whose free room fits
+// req, or -1.
+func (t *fitTree) firstFrom(lo int, req types.Resources) int {
+	return t.search(1, 0, t.leaves, lo, req)
 }
 
-func (t *fitTree) search(n int, req types.Resources) int {
-	if !req.Fits(t.max[n]) {
+// search looks in node n, which covers slots [from, to).
+func (t *fitTree) search(n, from, to, lo int, req types.Resources) int {
+	if to <= lo || !req.Fits(t.max[n]) {
 		return -1
 	}
 	if n >= t.leaves {
 		return n - t.leaves
 	}
-	if i := t.search(2*n, req); i >= 0 {
+	mid := (from + to) / 2
+	if i := t.search(2*n, from, mid, lo, req); i >= 0 {
 		return i
 	}
-	return t.search(2*n+1, req)
+	return t.search(2*n+1, mid, to, lo, req)
 }
 
 func maxResources(a, b types.Resources) types.Resources {

@@ -21,6 +21,21 @@ type shape struct {
 	// offGPU: the pods ask for no GPU and some usable size without GPUs
 	// holds them, so they stay off GPU nodes (see admits).
 	offGPU bool
+
+	// Scheduling constraints, the same for every pod of the shape:
+	// sched and namespace are the first pod's, filterSig and podSig their
+	// canonical text (see filterSignature, podSignature).
+	sched             *types.PodScheduling
+	namespace         string
+	filterSig, podSig string
+	// filter indexes input.filters.
+	filter int32
+	// cap is how many of its pods one node takes at most (0: no limit
+	// beyond room); isolated shapes share no node with other shapes;
+	// zoneSpread deals the pods evenly over a size's zones (see capOn).
+	cap        int64
+	isolated   bool
+	zoneSpread bool
 }
 
 func (s shape) count() int64 { return int64(s.end - s.first) }
@@ -28,20 +43,33 @@ func (s shape) count() int64 { return int64(s.end - s.first) }
 type shapeKey struct {
 	cpu, mem, gpus, slots int64
 	model                 string
+	filterSig, podSig     string
 }
 
 // size is a catalog entry that can hold pods.
 type size struct {
 	t     types.InstanceType
 	alloc types.Resources
+	// index is the size's row in input.templates.
+	index int
 }
 
-// holds reports how many pods of shape s one empty node of this size holds.
-func (z size) holds(s shape) int64 {
+// holds reports how many pods of shape s one empty node of size z holds:
+// none when a filter refuses every template of the size, else what room
+// and the shape's per-node cap allow.
+func (in *input) holds(z size, s shape) int64 {
 	if !admits(s, z.t.GPUs, z.t.GPUModel) {
 		return 0
 	}
-	return fitCount(z.alloc, s.req)
+	zones := in.zonesAdmitting(s.filter, z)
+	if zones == 0 {
+		return 0
+	}
+	n := fitCount(z.alloc, s.req)
+	if c := s.capOn(zones); c > 0 {
+		n = min(n, c)
+	}
+	return n
 }
 
 // admits reports whether a node with these GPUs may take pods of shape s at
@@ -62,6 +90,10 @@ type existingNode struct {
 	free   types.Resources
 	gpus   int64
 	model  string
+	node   filterNode // labels and lasting taints, for the filters
+	// used: this plan put pods here; closed: an isolated shape did, so
+	// no other shape may.
+	used, closed bool
 }
 
 // input is a Request normalized once: pods sorted and grouped by shape,
@@ -78,6 +110,15 @@ type input struct {
 	skipped  []Alternative
 	excluded []size // usable sizes struck off by the caller, for reasons
 	limit    int    // MaxNewNodes
+
+	// selectors: some pod has anti-affinity or spread selectors.
+	selectors bool
+	filters   []nodeFilter
+	// templates[size.index] are the size's template nodes, one per zone;
+	// admitZones[filter*len(templates)+size.index] how many admit the filter.
+	templates    [][]filterNode
+	admitZones   []int32
+	existingMemo []int8 // per (filter, existing node): 0 unknown, 1 admits, 2 refuses
 }
 
 const invalidPod = -1
@@ -86,12 +127,14 @@ const invalidPod = -1
 const unlimitedSlots = math.MaxInt64
 
 func prepare(req Request, excluded []string) *input {
-	in := &input{pods: req.Pending, limit: req.MaxNewNodes}
+	in := &input{pods: req.Pending, limit: req.MaxNewNodes, selectors: anySelectors(req.Pending)}
 	in.indexPods()
 	in.groupShapes()
+	in.resolveConstraints()
 	in.checkSizes(req.Catalog, excluded)
+	in.prepareTemplates(req.Template)
 	in.markOffGPU()
-	in.eligibleNodes(req.Existing, req.Catalog)
+	in.eligibleNodes(req.Existing, req.Catalog, req.Template)
 	return in
 }
 
@@ -145,10 +188,13 @@ func compareRequests(a, b types.PendingPod) int {
 		cmp.Compare(ra.GPUs, rb.GPUs), cmp.Compare(ra.Pods, rb.Pods), strings.Compare(a.GPUModel, b.GPUModel))
 }
 
-func podShapeKey(p *types.PendingPod) shapeKey {
+func podShapeKey(p *types.PendingPod, withLabels bool) shapeKey {
 	k := shapeKey{cpu: p.Requests.MilliCPU, mem: p.Requests.Memory, gpus: p.Requests.GPUs, slots: max(p.Requests.Pods, 1)}
 	if k.gpus > 0 {
 		k.model = p.GPUModel
+	}
+	if p.Scheduling != nil {
+		k.filterSig, k.podSig = filterSignature(p.Scheduling), podSignature(p, withLabels)
 	}
 	return k
 }
@@ -170,7 +216,7 @@ func (in *input) groupShapes() {
 			in.podShape[i] = invalidPod
 			continue
 		}
-		k := podShapeKey(p)
+		k := podShapeKey(p, in.selectors)
 		if lastID >= 0 && k == last {
 			in.podShape[i] = lastID
 			counts[lastID]++
@@ -180,10 +226,14 @@ func (in *input) groupShapes() {
 		if !ok {
 			id = int32(len(in.shapes))
 			ids[k] = id
-			in.shapes = append(in.shapes, shape{
+			sh := shape{
 				req:   types.Resources{MilliCPU: k.cpu, Memory: k.mem, GPUs: k.gpus, Pods: k.slots},
-				model: k.model,
-			})
+				model: k.model, filterSig: k.filterSig, podSig: k.podSig, namespace: p.Namespace,
+			}
+			if k.filterSig != "" || k.podSig != "" {
+				sh.sched = p.Scheduling
+			}
+			in.shapes = append(in.shapes, sh)
 			counts = append(counts, 0)
 		}
 		in.podShape[i] = id
@@ -221,10 +271,11 @@ func (in *input) groupShapes() {
 }
 
 // compareShapes is the canonical order: bigger first on GPUs, CPU, memory,
-// slots, then GPU model by name.
+// slots, then GPU model by name, then constraints by their text.
 func compareShapes(a, b shape) int {
 	return cmp.Or(cmp.Compare(b.req.GPUs, a.req.GPUs), cmp.Compare(b.req.MilliCPU, a.req.MilliCPU),
-		cmp.Compare(b.req.Memory, a.req.Memory), cmp.Compare(b.req.Pods, a.req.Pods), strings.Compare(a.model, b.model))
+		cmp.Compare(b.req.Memory, a.req.Memory), cmp.Compare(b.req.Pods, a.req.Pods), strings.Compare(a.model, b.model),
+		strings.Compare(a.filterSig, b.filterSig), strings.Compare(a.podSig, b.podSig))
 }
 
 // checkSizes keeps the catalog entries that can hold a pod and records why
@@ -243,14 +294,14 @@ func (in *input) checkSizes(catalog []types.InstanceType, excluded []string) {
 			why = "repeats an earlier catalog entry of the same name"
 		case why == "" && strike[t.Name]:
 			why = "excluded: the provider reported insufficient capacity"
-			in.excluded = append(in.excluded, size{t, t.Allocatable()})
+			in.excluded = append(in.excluded, size{t: t, alloc: t.Allocatable()})
 		}
 		seen[t.Name] = true
 		if why != "" {
 			in.skipped = append(in.skipped, Alternative{Size: t.Name, Skipped: why})
 			continue
 		}
-		in.sizes = append(in.sizes, size{t, t.Allocatable()})
+		in.sizes = append(in.sizes, size{t: t, alloc: t.Allocatable()})
 	}
 	slices.SortStableFunc(in.skipped, func(a, b Alternative) int { return strings.Compare(a.Size, b.Size) })
 }
@@ -264,7 +315,7 @@ func (in *input) markOffGPU() {
 			continue
 		}
 		for _, z := range in.sizes {
-			if z.t.GPUs == 0 && fitCount(z.alloc, s.req) > 0 {
+			if z.t.GPUs == 0 && in.zonesAdmitting(s.filter, z) > 0 && fitCount(z.alloc, s.req) > 0 {
 				s.offGPU = true
 				break
 			}
@@ -293,7 +344,7 @@ func unusable(t types.InstanceType) string {
 // eligibleNodes keeps ready and provisioning nodes with a sane
 // observation, sorted by name. Duplicate names are dropped altogether: an
 // observation that names one node twice cannot be trusted for either.
-func (in *input) eligibleNodes(nodes []types.NodeObservation, catalog []types.InstanceType) {
+func (in *input) eligibleNodes(nodes []types.NodeObservation, catalog []types.InstanceType, opts TemplateOptions) {
 	models := make(map[string]string, len(catalog))
 	for _, t := range catalog {
 		if _, ok := models[t.Name]; !ok {
@@ -321,8 +372,10 @@ func (in *input) eligibleNodes(nodes []types.NodeObservation, catalog []types.In
 		}
 		in.existing[i] = existingNode{
 			target: ExistingNodePrefix + n.Name, free: free, gpus: n.Allocatable.GPUs, model: models[n.Size],
+			node: existingNodeObject(n, catalog, opts),
 		}
 	}
+	in.existingMemo = make([]int8, len(in.filters)*len(in.existing))
 }
 
 // fitCount is how many pods of request req fit in free room. req.Pods is

@@ -28,11 +28,16 @@ func (in *input) fillExisting() (remaining []int64, fills []fill) {
 				break
 			}
 			n := &in.existing[i]
-			if !admits(sh, n.gpus, n.model) {
+			if !admits(sh, n.gpus, n.model) || n.closed || (sh.isolated && n.used) || !in.existingAdmits(sh.filter, i) {
 				continue
 			}
-			if k := min(fitCount(n.free, sh.req), r); k > 0 {
+			k := min(fitCount(n.free, sh.req), r)
+			if sh.cap > 0 {
+				k = min(k, sh.cap)
+			}
+			if k > 0 {
 				n.free = n.free.Sub(times(sh.req, k))
+				n.used, n.closed = true, sh.isolated
 				fills = append(fills, fill{shape: int32(s), node: i, nodes: 1, perNode: k})
 				r -= k
 			}
@@ -61,6 +66,7 @@ type outcome struct {
 type packer struct {
 	order  []int32
 	share  []float64
+	most   []int64 // per shape: pods one new node takes (input.holds)
 	runs   fitTree
 	runLen []int // per node index: nodes in the run starting there, else 0
 	record bool
@@ -76,11 +82,12 @@ func (p *packer) pack(in *input, remaining []int64, z size, limit int) outcome {
 	var out outcome
 	p.order = p.order[:0]
 	p.share = slices.Grow(p.share[:0], len(in.shapes))[:len(in.shapes)]
+	p.most = slices.Grow(p.most[:0], len(in.shapes))[:len(in.shapes)]
 	for s, sh := range in.shapes {
 		if remaining[s] == 0 {
 			continue
 		}
-		if z.holds(sh) == 0 {
+		if p.most[s] = in.holds(z, sh); p.most[s] == 0 {
 			out.unfit += remaining[s]
 			continue
 		}
@@ -99,13 +106,16 @@ func (p *packer) pack(in *input, remaining []int64, z size, limit int) outcome {
 	p.runs.reset(64)
 	p.runLen, p.fills = p.runLen[:0], p.fills[:0]
 	for _, s := range p.order {
-		req := in.shapes[s].req
-		r := p.firstFit(s, req, remaining[s])
+		sh := in.shapes[s]
+		req, r, most := sh.req, remaining[s], p.most[s]
+		if !sh.isolated {
+			r = p.firstFit(s, req, r, most)
+		}
 		if r == 0 {
 			continue
 		}
 		// Open new nodes for what is left, within the limit.
-		perNode := min(z.holds(in.shapes[s]), r)
+		perNode, opened := min(most, r), out.nodes
 		allowed := int64(0)
 		switch {
 		case limit == 0:
@@ -124,6 +134,11 @@ func (p *packer) pack(in *input, remaining []int64, z size, limit int) outcome {
 			out.nodes++
 			r = 0
 		}
+		if sh.isolated { // no other shape may use these nodes
+			for first := opened; first < out.nodes; first += p.runLen[first] {
+				p.runs.set(first, emptySlot)
+			}
+		}
 		out.ceiling += r
 	}
 	for _, s := range p.order {
@@ -134,19 +149,22 @@ func (p *packer) pack(in *input, remaining []int64, z size, limit int) outcome {
 }
 
 // firstFit puts up to r pods of shape s on the open runs, lowest node
-// first, and returns how many are left.
-func (p *packer) firstFit(s int32, req types.Resources, r int64) int64 {
+// first and at most most per node, and returns how many are left. Each
+// node is visited once, so the cap holds.
+func (p *packer) firstFit(s int32, req types.Resources, r, most int64) int64 {
+	lo := 0
 	for r > 0 {
-		first := p.runs.first(req)
+		first := p.runs.firstFrom(lo, req)
 		if first < 0 {
 			break
 		}
 		free, n := p.runs.free(first), p.runLen[first]
-		k := min(fitCount(free, req), r)
+		k := min(fitCount(free, req), r, most)
 		if r >= k*int64(n) { // every node of the run takes k
 			p.note(s, first, n, k)
 			p.runs.set(first, free.Sub(times(req, k)))
 			r -= k * int64(n)
+			lo = first + n
 			continue
 		}
 		// The run splits: full nodes take k, one node the rest, the others

@@ -12,14 +12,20 @@ type Request struct {
 	// Allocatable.Pods is 0 did not report pod slots, and its slots are
 	// then not limited.
 	//
-	// Sizing sees requests only, not taints, affinity or spread rules. A
-	// pod still pending beside a ready node's free room was refused there
-	// by the scheduler, and would be "placed" there again in every plan:
-	// callers that cannot rule that out should pass only provisioning
-	// nodes.
+	// A node's Labels and Taints (those it will keep: the startup taints
+	// not-ready, unreachable and uninitialized are ignored) decide which
+	// pods it may take; a node without labels has not registered yet and
+	// is judged by its size's template. Sizing does not know which pods
+	// run on a node, so a pending pod whose anti-affinity or host ports
+	// clash with a running one may still be "placed" on a ready node's
+	// free room: callers that cannot rule that out should pass only
+	// booting nodes.
 	Existing []types.NodeObservation
 	// Catalog is the sizes the pool may buy (already restricted and priced).
 	Catalog []types.InstanceType
+	// Template is what the pool adds to every new node: declared labels
+	// and taints, region and identity labels (see Templates).
+	Template TemplateOptions
 	// MaxNewNodes is the ceiling headroom: 0 means unlimited, a positive
 	// number caps the new nodes, and a negative number means none may be
 	// added (the pool is at its ceiling; 0 cannot say that).
@@ -56,10 +62,19 @@ const (
 	NewNodePrefix      = "new:"
 )
 
-// Why a pod is unplaceable.
+// Why a pod is unplaceable. Only CodeNoFit (and CodeInvalidRequest) say
+// the pool can never run the pod as it stands: a caller may park such a
+// pod until the pod, the policy or the catalog changes. Every other code
+// is about this decision only.
 const (
-	// CodeNoFit: no allowed size can ever hold the pod; Reason names the
-	// dimension. Retrying cannot help; the pool's sizes must change.
+	// CodeNoFit: no allowed size can ever hold the pod, whatever else is
+	// pending. Reason names the exact failing constraint: a nodeSelector
+	// pair no template carries ("nodeSelector disktype=nvme: no size in
+	// this pool has that label"), a required node affinity no template
+	// matches, a taint no toleration covers ("untolerated taint
+	// gpu=true:NoSchedule on every size"), or the resource no size has
+	// enough of ("needs 8 GPUs, largest allowed size g4 allocates 4").
+	// Buying cannot help until the pool's sizes, labels or taints change.
 	CodeNoFit = "no-fit"
 	// CodeOutOfCapacity: only sizes the provider reported out of capacity
 	// (see PlanScaleUpExcluding) could hold the pod.
@@ -67,8 +82,9 @@ const (
 	// CodeCeiling: the pod fits the chosen size but the pool's ceiling
 	// (MaxNewNodes) cut the plan short.
 	CodeCeiling = "ceiling"
-	// CodeOtherSize: the pod fits an allowed size but not the one this
-	// decision grows; a later decision sizes for it.
+	// CodeOtherSize: the pod fits an allowed size, but not the one this
+	// decision grows (a plan buys one size). It is not parked: the very
+	// next decision sizes for it, without waiting for a cooldown.
 	CodeOtherSize = "other-size"
 	// CodeInvalidRequest: the pod asks for a negative amount.
 	CodeInvalidRequest = "invalid-request"
@@ -93,6 +109,11 @@ type Alternative struct {
 	// Skipped says why the size was not considered (bad catalog entry,
 	// excluded for lack of capacity); empty when it was.
 	Skipped string `json:"skipped,omitempty"`
+	// Estimated: on a large request this size could not beat the chosen
+	// one even at its lower bound, so it was not packed; NewNodes and
+	// HourlyCost are that lower bound, Left and Placed those pods this
+	// size cannot hold at all and the rest.
+	Estimated bool `json:"estimated,omitempty"`
 }
 
 // PlanScaleUp chooses the size and node count for the pending pods: it

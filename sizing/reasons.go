@@ -12,17 +12,21 @@ import (
 
 // whyUnplaced explains why pods of shape s were left out of the plan.
 func (in *input) whyUnplaced(s shape, winner *size, out *Plan) *Unplaceable {
-	fitting := fittingSizes(in.sizes, s)
+	fitting := in.fittingSizes(in.sizes, s)
 	switch {
 	case len(fitting) == 0:
-		if ex := fittingSizes(in.excluded, s); len(ex) > 0 {
+		if ex := in.fittingSizes(in.excluded, s); len(ex) > 0 {
 			return &Unplaceable{Code: CodeOutOfCapacity, Reason: fmt.Sprintf(
 				"only %s could hold it, and the provider reported insufficient capacity for them", sizeList(ex))}
 		}
-		return &Unplaceable{Code: CodeNoFit, Reason: noFitReason(s, in.sizes)}
+		admitting := in.admittingSizes(s.filter)
+		if len(admitting) == 0 && len(in.sizes) > 0 {
+			return &Unplaceable{Code: CodeNoFit, Reason: in.filterReason(s.filter)}
+		}
+		return &Unplaceable{Code: CodeNoFit, Reason: noFitReason(s, admitting)}
 	case in.limit < 0:
 		return &Unplaceable{Code: CodeCeiling, Reason: "the pool is at its ceiling: no new node may be added"}
-	case winner != nil && winner.holds(s) > 0:
+	case winner != nil && in.holds(*winner, s) > 0:
 		return &Unplaceable{Code: CodeCeiling, Reason: fmt.Sprintf(
 			"the pool's ceiling allows %d more node(s) and the plan's %d %s nodes are full",
 			in.limit, out.NewNodes, winner.t.Name)}
@@ -30,7 +34,7 @@ func (in *input) whyUnplaced(s shape, winner *size, out *Plan) *Unplaceable {
 		// Name the best-ranked alternative that would hold it.
 		holder := fitting[0].t.Name
 		for _, a := range out.Alternatives {
-			if a.Skipped == "" && in.sizeNamed(a.Size).holds(s) > 0 {
+			if a.Skipped == "" && in.holds(*in.sizeNamed(a.Size), s) > 0 {
 				holder = a.Size
 				break
 			}
@@ -44,10 +48,10 @@ func (in *input) whyUnplaced(s shape, winner *size, out *Plan) *Unplaceable {
 	}
 }
 
-func fittingSizes(sizes []size, s shape) []size {
+func (in *input) fittingSizes(sizes []size, s shape) []size {
 	var out []size
 	for _, z := range sizes {
-		if z.holds(s) > 0 {
+		if in.holds(z, s) > 0 {
 			out = append(out, z)
 		}
 	}

@@ -11,6 +11,9 @@ type PendingPod struct {
 	Service   string    `json:"service"`
 	Requests  Resources `json:"requests"`
 	GPUModel  string    `json:"gpuModel,omitempty"`
+	// Scheduling is what the kube-scheduler's filters read from the pod
+	// besides its requests; nil when the observer did not capture it.
+	Scheduling *PodScheduling `json:"scheduling,omitempty"`
 	// UnschedulableSince is the PodScheduled=False condition's transition
 	// time: pending time counts from here, not from when we first saw it.
 	UnschedulableSince time.Time `json:"unschedulableSince"`
@@ -50,6 +53,19 @@ type NodeObservation struct {
 	// LargestPod is the biggest request among the node's evictable pods:
 	// scale-down needs room for it on another node.
 	LargestPod Resources `json:"largestPod,omitempty"`
+	// Labels and Taints are the node's own, once it has registered; a
+	// node the provider is still booting has none, and sizing then
+	// assumes its size's template.
+	Labels map[string]string `json:"labels,omitempty"`
+	Taints []Taint           `json:"taints,omitempty"`
+}
+
+// IdleBelow reports whether the node is idle on every resource it offers:
+// requested CPU and memory below these fractions of allocatable, and no
+// GPU requested at all. A node whose GPUs are in use is busy however little
+// CPU its pods ask for: draining it would evict the GPU work.
+func (n NodeObservation) IdleBelow(cpu, mem float64) bool {
+	return n.Requested.GPUs <= 0 && n.CPUUtilization() < cpu && n.MemoryUtilization() < mem
 }
 
 // CPUUtilization is requested / allocatable CPU in [0, 1+].

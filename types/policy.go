@@ -55,20 +55,12 @@ type Policy struct {
 	// carries besides the well-known labels; sizing matches pending pods'
 	// selectors and tolerations against them.
 	NodeLabels map[string]string `json:"nodeLabels,omitempty"`
-	NodeTaints []NodeTaint       `json:"nodeTaints,omitempty"`
+	NodeTaints []Taint           `json:"nodeTaints,omitempty"`
 	// MaxNodesWithoutProgress bounds the nodes added within
 	// ProgressWindow while no pending pod got scheduled onto a new node:
 	// the runaway guard. Defaults 10 and 30m.
 	MaxNodesWithoutProgress int      `json:"maxNodesWithoutProgress,omitempty"`
 	ProgressWindow          Duration `json:"progressWindow,omitempty"`
-}
-
-// NodeTaint is a taint the pool's nodes carry (Kubernetes' key, value and
-// effect: NoSchedule, PreferNoSchedule or NoExecute).
-type NodeTaint struct {
-	Key    string `json:"key"`
-	Value  string `json:"value,omitempty"`
-	Effect string `json:"effect"`
 }
 
 // Bounds every policy must stay within, so arithmetic on them cannot

@@ -19,7 +19,7 @@ func TestPolicyBoundsRefuseOverflowAndRunaways(t *testing.T) {
 		"negative provision":   {func(p *Policy) { p.ProvisionTimeout = Duration(-time.Second) }, "policy.provisionTimeout: must not be negative"},
 		"identity label":       {func(p *Policy) { p.NodeLabels = map[string]string{LabelOrg: "evil"} }, `policy.nodeLabels["hanzo.ai/org"]: is the pool's identity label`},
 		"bad label":            {func(p *Policy) { p.NodeLabels = map[string]string{"disk type": "nvme"} }, `policy.nodeLabels["disk type"]`},
-		"bad taint effect":     {func(p *Policy) { p.NodeTaints = []NodeTaint{{Key: "gpu", Effect: "Sometimes"}} }, `policy.nodeTaints[0].effect: "Sometimes"`},
+		"bad taint effect":     {func(p *Policy) { p.NodeTaints = []Taint{{Key: "gpu", Effect: "Sometimes"}} }, `policy.nodeTaints[0].effect "Sometimes"`},
 	} {
 		p := DefaultPolicy()
 		tc.mutate(&p)
@@ -30,7 +30,7 @@ func TestPolicyBoundsRefuseOverflowAndRunaways(t *testing.T) {
 	}
 	ok := DefaultPolicy()
 	ok.NodeLabels = map[string]string{"disktype": "nvme"}
-	ok.NodeTaints = []NodeTaint{{Key: "dedicated", Value: "gpu", Effect: "NoSchedule"}}
+	ok.NodeTaints = []Taint{{Key: "dedicated", Value: "gpu", Effect: "NoSchedule"}}
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("a sane template is valid: %v", err)
 	}

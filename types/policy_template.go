@@ -2,10 +2,7 @@ package types
 
 import (
 	"fmt"
-	"sort"
-	"strings"
-
-	"k8s.io/apimachinery/pkg/util/validation"
+	"slices"
 )
 
 // Bounds on what a policy may declare for its nodes.
@@ -16,48 +13,20 @@ const (
 )
 
 // validateNodeTemplate checks the labels and taints a pool declares for
-// its nodes with Kubernetes' own syntax rules; the pool's identity labels
-// are set by Visor and may not be declared.
-func validateNodeTemplate(labels map[string]string, taints []NodeTaint) []error {
-	var errs []error
-	bad := func(field, format string, a ...any) {
-		errs = append(errs, fmt.Errorf("policy.%s: %s", field, fmt.Sprintf(format, a...)))
-	}
+// its nodes with Kubernetes' own syntax rules and bounds their number; the
+// pool's identity labels are set by Visor and may not be declared.
+func validateNodeTemplate(labels map[string]string, taints []Taint) []error {
+	errs := []error{ValidateNodeLabels("policy.nodeLabels", labels), ValidateTaints("policy.nodeTaints", taints)}
 	if len(labels) > maxTemplateLabels {
-		bad("nodeLabels", "has %d labels, at most %d", len(labels), maxTemplateLabels)
-	}
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if msgs := append(validation.IsQualifiedName(k), validation.IsValidLabelValue(labels[k])...); len(msgs) > 0 {
-			bad(fmt.Sprintf("nodeLabels[%q]", k), "%s", strings.Join(msgs, "; "))
-		}
-		switch k {
-		case LabelPool, LabelOrg, LabelProject, LabelService:
-			bad(fmt.Sprintf("nodeLabels[%q]", k), "is the pool's identity label, set by Visor")
-		}
+		errs = append(errs, fmt.Errorf("policy.nodeLabels: has %d labels, at most %d", len(labels), maxTemplateLabels))
 	}
 	if len(taints) > maxTemplateTaints {
-		bad("nodeTaints", "has %d taints, at most %d", len(taints), maxTemplateTaints)
+		errs = append(errs, fmt.Errorf("policy.nodeTaints: has %d taints, at most %d", len(taints), maxTemplateTaints))
 	}
-	for i, t := range taints {
-		field := fmt.Sprintf("nodeTaints[%d]", i)
-		if msgs := validation.IsQualifiedName(t.Key); len(msgs) > 0 {
-			bad(field+".key", "%q: %s", t.Key, strings.Join(msgs, "; "))
-		}
-		if t.Value != "" {
-			if msgs := validation.IsValidLabelValue(t.Value); len(msgs) > 0 {
-				bad(field+".value", "%q: %s", t.Value, strings.Join(msgs, "; "))
-			}
-		}
-		switch t.Effect {
-		case "NoSchedule", "PreferNoSchedule", "NoExecute":
-		default:
-			bad(field+".effect", "%q is not NoSchedule, PreferNoSchedule or NoExecute", t.Effect)
+	for _, k := range []string{LabelPool, LabelOrg, LabelProject, LabelService} {
+		if _, ok := labels[k]; ok {
+			errs = append(errs, fmt.Errorf("policy.nodeLabels[%q]: is the pool's identity label, set by Visor", k))
 		}
 	}
-	return errs
+	return slices.DeleteFunc(errs, func(e error) bool { return e == nil })
 }

@@ -56,6 +56,12 @@ type InstanceType struct {
 	GPUs     int64  `json:"gpus,omitempty"`
 	GPUModel string `json:"gpuModel,omitempty"`
 	MaxPods  int64  `json:"maxPods"`
+	// Arch is the CPU architecture as kubernetes.io/arch spells it; empty
+	// means amd64 (see Architecture).
+	Arch string `json:"arch,omitempty"`
+	// Zones are where the provider can place nodes of this size, when it
+	// says; nodes of a size without zones are known only by region.
+	Zones []string `json:"zones,omitempty"`
 	// HourlyPrice is in US dollars; PriceDate says when it was taken.
 	HourlyPrice float64 `json:"hourlyPrice"`
 	PriceDate   string  `json:"priceDate,omitempty"`
@@ -67,4 +73,15 @@ type InstanceType struct {
 // Allocatable is the capacity pods can use on one node of this size.
 func (t InstanceType) Allocatable() Resources {
 	return Resources{MilliCPU: t.MilliCPU, Memory: t.Memory, GPUs: t.GPUs, Pods: t.MaxPods}.Sub(t.Overhead)
+}
+
+// DefaultArch is the architecture of a catalog entry that names none.
+const DefaultArch = "amd64"
+
+// Architecture is Arch, or DefaultArch when the entry names none.
+func (t InstanceType) Architecture() string {
+	if t.Arch == "" {
+		return DefaultArch
+	}
+	return t.Arch
 }

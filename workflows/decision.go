@@ -134,11 +134,12 @@ type Decision struct {
 // both thresholds on CPU and memory, and no GPU in use (a GPU pod asking
 // little CPU still keeps its node busy).
 func IsIdle(p types.Policy, n types.NodeObservation) bool {
-	return isIdleOnCPUAndMemory(p, n) && n.Requested.GPUs <= 0
+	return n.State == types.NodeReady && n.IdleBelow(p.IdleCPUThreshold, p.IdleMemoryThreshold)
 }
 
 // isIdleOnCPUAndMemory is the rule before GPUs counted, kept for replay.
 func isIdleOnCPUAndMemory(p types.Policy, n types.NodeObservation) bool {
+	// Kept as written then: replay of recorded runs depends on it.
 	return n.State == types.NodeReady &&
 		n.CPUUtilization() < p.IdleCPUThreshold &&
 		n.MemoryUtilization() < p.IdleMemoryThreshold

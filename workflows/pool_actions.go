@@ -89,6 +89,9 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 			Key: p.spec.Key, Pods: pods, Existing: p.bootingNodes(workflow.Now(ctx)), AllowedSizes: p.state.Policy.AllowedSizes,
 			PriceOverrides: p.spec.PriceOverrides, MinNewNodes: minNew, MaxNewNodes: maxNew, ExcludeSizes: excluded,
 		}
+		if p.truth {
+			in.NodeLabels, in.NodeTaints, in.Region = p.state.Policy.NodeLabels, p.state.Policy.NodeTaints, p.state.Gate.Region
+		}
 		if err := workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "plan scale-up"), a.PlanScaleUp, in).Get(ctx, &plan); err != nil {
 			return 0, "", err
 		}
