@@ -48,6 +48,39 @@ type FaultConfig struct {
 	// applied and then answer a Retryable error, as a timeout after the
 	// request reached the provider does.
 	CreateSucceedsButErrorsRate float64 `json:"createSucceedsButErrorsRate,omitempty"`
+
+	// The machine fates below are drawn once per launched machine, so
+	// their sum must not exceed 1.
+
+	// NeverJoinsRate is the share of launched machines whose Node never
+	// registers: the machine runs (and bills) at the provider, the
+	// cluster never sees it.
+	NeverJoinsRate float64 `json:"neverJoinsRate,omitempty"`
+	// GoesNotReadyRate is the share of launched machines whose node turns
+	// Ready and then, FaultAfter later, NotReady for good (kubelet stops
+	// posting status; the machine stays running at the provider).
+	GoesNotReadyRate float64 `json:"goesNotReadyRate,omitempty"`
+	// TerminatedRate is the share of launched machines terminated out of
+	// band FaultAfter after turning Ready. The group keeps its target and
+	// its controller launches a replacement at the next Step, as an ASG,
+	// an EKS managed node group or a DOKS node pool does.
+	TerminatedRate float64 `json:"terminatedRate,omitempty"`
+	// FaultAfter is how long after turning Ready a machine goes NotReady
+	// or is terminated; zero: at the next Step.
+	FaultAfter time.Duration `json:"faultAfter,omitempty"`
+
+	// LeakRate is the share of machine launches that also start a second
+	// machine tagged for the pool but recorded in no group, as a crash
+	// between "launched" and "recorded" leaves behind. Leaked machines
+	// never join the cluster; LeakedInstances finds them.
+	LeakRate float64 `json:"leakRate,omitempty"`
+
+	// CallLatency is added to every provider call, half before it takes
+	// effect and half after (outside the fleet's lock), so a crash can
+	// land inside a call whose change was already applied.
+	CallLatency time.Duration `json:"callLatency,omitempty"`
+	// CallLatencyJitter adds up to this much more, drawn per call.
+	CallLatencyJitter time.Duration `json:"callLatencyJitter,omitempty"`
 }
 
 func (c Config) withDefaults() Config {
@@ -104,6 +137,10 @@ func (f FaultConfig) validate(sizes map[string]bool) error {
 		{"RetryableRate", f.RetryableRate},
 		{"RateLimitRate", f.RateLimitRate},
 		{"CreateSucceedsButErrorsRate", f.CreateSucceedsButErrorsRate},
+		{"NeverJoinsRate", f.NeverJoinsRate},
+		{"GoesNotReadyRate", f.GoesNotReadyRate},
+		{"TerminatedRate", f.TerminatedRate},
+		{"LeakRate", f.LeakRate},
 	} {
 		if r.v < 0 || r.v > 1 {
 			errs = append(errs, fmt.Errorf("faults.%s must be within [0, 1], got %v", r.name, r.v))
@@ -112,8 +149,21 @@ func (f FaultConfig) validate(sizes map[string]bool) error {
 	if f.RetryableRate+f.RateLimitRate > 1 {
 		errs = append(errs, fmt.Errorf("faults.RetryableRate + faults.RateLimitRate must not exceed 1, got %v", f.RetryableRate+f.RateLimitRate))
 	}
-	if f.RetryAfter < 0 {
-		errs = append(errs, fmt.Errorf("faults.RetryAfter must not be negative, got %s", f.RetryAfter))
+	if sum := f.NeverJoinsRate + f.GoesNotReadyRate + f.TerminatedRate; sum > 1 {
+		errs = append(errs, fmt.Errorf("faults.NeverJoinsRate + faults.GoesNotReadyRate + faults.TerminatedRate must not exceed 1, got %v", sum))
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"RetryAfter", f.RetryAfter},
+		{"FaultAfter", f.FaultAfter},
+		{"CallLatency", f.CallLatency},
+		{"CallLatencyJitter", f.CallLatencyJitter},
+	} {
+		if d.v < 0 {
+			errs = append(errs, fmt.Errorf("faults.%s must not be negative, got %s", d.name, d.v))
+		}
 	}
 	for _, s := range f.InsufficientCapacitySizes {
 		if !sizes[s] {
