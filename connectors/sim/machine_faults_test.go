@@ -82,7 +82,7 @@ func TestTerminatedOutOfBandMachineIsReplacedByItsGroup(t *testing.T) {
 	require.NoError(t, f.ForceFault(TerminatedOutOfBand, 1))
 	g := createGroup(t, f, testPool("web"), "sim-small", 2, "k1")
 	doomed := g.Instances[0]
-	step(t, f, clock.Now()) // both boot
+	step(t, f, clock.Now())                // both boot
 	step(t, f, clock.Advance(time.Second)) // FaultAfter 0: the doomed one vanishes
 	require.Len(t, onlyGroup(t, f).Instances, 1)
 	step(t, f, clock.Advance(time.Second)) // its group notices
