@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/hanzoai/visor-fleet/types"
@@ -130,9 +131,33 @@ func (c Config) validate() error {
 
 func (f FaultConfig) validate(sizes map[string]bool) error {
 	var errs []error
+	for _, p := range f.problems(sizes, false) {
+		errs = append(errs, fmt.Errorf("faults.%s: %s", p.Field, p.Message))
+	}
+	return errors.Join(errs...)
+}
+
+// FieldProblem is one bad fault setting: the field as spelt (Go or JSON
+// name) and what is wrong with it.
+type FieldProblem struct{ Field, Message string }
+
+// problems checks every setting, naming fields by their JSON names when
+// jsonNames is set (spec files), by their Go names otherwise. A nil sizes
+// map skips the catalog check (the catalog is not known yet).
+func (f FaultConfig) problems(sizes map[string]bool, jsonNames bool) []FieldProblem {
+	name := func(goName string) string {
+		if jsonNames {
+			return strings.ToLower(goName[:1]) + goName[1:]
+		}
+		return goName
+	}
+	var out []FieldProblem
+	add := func(goName, format string, args ...any) {
+		out = append(out, FieldProblem{Field: name(goName), Message: fmt.Sprintf(format, args...)})
+	}
 	for _, r := range []struct {
-		name string
-		v    float64
+		field string
+		v     float64
 	}{
 		{"RetryableRate", f.RetryableRate},
 		{"RateLimitRate", f.RateLimitRate},
@@ -143,18 +168,19 @@ func (f FaultConfig) validate(sizes map[string]bool) error {
 		{"LeakRate", f.LeakRate},
 	} {
 		if r.v < 0 || r.v > 1 {
-			errs = append(errs, fmt.Errorf("faults.%s must be within [0, 1], got %v", r.name, r.v))
+			add(r.field, "must be within [0, 1], got %v", r.v)
 		}
 	}
-	if f.RetryableRate+f.RateLimitRate > 1 {
-		errs = append(errs, fmt.Errorf("faults.RetryableRate + faults.RateLimitRate must not exceed 1, got %v", f.RetryableRate+f.RateLimitRate))
+	if sum := f.RetryableRate + f.RateLimitRate; sum > 1 {
+		add("RetryableRate", "%s + %s must not exceed 1, got %v", name("RetryableRate"), name("RateLimitRate"), sum)
 	}
 	if sum := f.NeverJoinsRate + f.GoesNotReadyRate + f.TerminatedRate; sum > 1 {
-		errs = append(errs, fmt.Errorf("faults.NeverJoinsRate + faults.GoesNotReadyRate + faults.TerminatedRate must not exceed 1, got %v", sum))
+		add("NeverJoinsRate", "%s + %s + %s must not exceed 1 (one fate per machine), got %v",
+			name("NeverJoinsRate"), name("GoesNotReadyRate"), name("TerminatedRate"), sum)
 	}
 	for _, d := range []struct {
-		name string
-		v    time.Duration
+		field string
+		v     time.Duration
 	}{
 		{"RetryAfter", f.RetryAfter},
 		{"FaultAfter", f.FaultAfter},
@@ -162,13 +188,15 @@ func (f FaultConfig) validate(sizes map[string]bool) error {
 		{"CallLatencyJitter", f.CallLatencyJitter},
 	} {
 		if d.v < 0 {
-			errs = append(errs, fmt.Errorf("faults.%s must not be negative, got %s", d.name, d.v))
+			add(d.field, "must not be negative, got %s", d.v)
 		}
 	}
-	for _, s := range f.InsufficientCapacitySizes {
-		if !sizes[s] {
-			errs = append(errs, fmt.Errorf("faults.InsufficientCapacitySizes: %q is not in the catalog", s))
+	if sizes != nil {
+		for _, sz := range f.InsufficientCapacitySizes {
+			if !sizes[sz] {
+				add("InsufficientCapacitySizes", "%q is not in the catalog", sz)
+			}
 		}
 	}
-	return errors.Join(errs...)
+	return out
 }

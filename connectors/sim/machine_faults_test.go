@@ -252,7 +252,7 @@ func TestNewFaultSettingsAreValidatedByName(t *testing.T) {
 		"faults.LeakRate":          {LeakRate: -0.1},
 		"must not exceed 1":        {NeverJoinsRate: 0.5, GoesNotReadyRate: 0.4, TerminatedRate: 0.2},
 		"faults.FaultAfter":        {FaultAfter: -time.Second},
-		"faults.CallLatency ":      {CallLatency: -time.Second},
+		"faults.CallLatency:":      {CallLatency: -time.Second},
 		"faults.CallLatencyJitter": {CallLatencyJitter: -time.Second},
 	}
 	for want, faults := range cases {
