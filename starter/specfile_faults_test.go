@@ -1,12 +1,15 @@
 package starter_test
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hanzoai/visor-fleet/examples"
 	"github.com/hanzoai/visor-fleet/starter"
 )
 
@@ -61,4 +64,25 @@ faults:
 `))
 	require.Error(t, err, "a misspelt field is refused, not ignored")
 	assert.Contains(t, err.Error(), "neverJoinRate")
+}
+
+// The commented example in examples/pools.yaml is off as shipped and a
+// valid faults section once uncommented, so the docs cannot rot.
+func TestExampleFaultsAreOffAndValidWhenUncommented(t *testing.T) {
+	shipped, err := starter.ParseSpecFile("examples/pools.yaml", examples.Pools)
+	require.NoError(t, err)
+	assert.Empty(t, shipped.Faults)
+
+	lines := strings.Split(string(examples.Pools), "\n")
+	start := slices.Index(lines, "# faults:")
+	require.Positive(t, start, "the example keeps its commented faults section")
+	for i := start; i < len(lines); i++ {
+		lines[i] = strings.TrimPrefix(strings.TrimPrefix(lines[i], "#"), " ")
+	}
+	on, err := starter.ParseSpecFile("examples/pools.yaml", []byte(strings.Join(lines, "\n")))
+	require.NoError(t, err)
+	east := on.Faults["sim-east"].Config()
+	assert.Equal(t, 0.05, east.NeverJoinsRate)
+	assert.Equal(t, 0.02, east.LeakRate)
+	assert.Equal(t, 500*time.Millisecond, east.CallLatency)
 }

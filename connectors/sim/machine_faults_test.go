@@ -127,6 +127,12 @@ func TestLeakedMachineIsInNoGroupAndCollectable(t *testing.T) {
 	// It survives a restart: the leak is at the provider, not in memory.
 	require.NoError(t, f.Save())
 	f, _ = newTestFleet(t, func(cfg *Config) { cfg.StatePath = path })
+	inv := f.Inventory()
+	require.Len(t, inv.Groups, 1)
+	assert.Equal(t, pool, inv.Groups[0].Pool)
+	require.Len(t, inv.Leaked, 1)
+	assert.Equal(t, pool, inv.Leaked[0].Pool)
+	assert.Equal(t, "sim-small", inv.Leaked[0].Size)
 	leaks, err = f.LeakedInstances(ctx, pool)
 	require.NoError(t, err)
 	require.Len(t, leaks, 1)
