@@ -105,7 +105,7 @@ func groupOf(ctx context.Context, p connectors.Provider, key types.PoolKey, node
 	return connectors.NodeGroup{}, connectors.NewError(connectors.NotFound, p.Name(), "find node", fmt.Errorf("node %s is in none of pool %s's node groups", node, key.WorkflowID()))
 }
 
-// ReleaseInput asks for every node group of a pool to go to zero.
+// ReleaseInput asks for every node group of a pool to be deleted.
 type ReleaseInput struct {
 	Key            types.PoolKey             `json:"key"`
 	IdempotencyKey connectors.IdempotencyKey `json:"idempotencyKey"`
@@ -117,9 +117,14 @@ type ReleaseResult struct {
 	Released int `json:"released"`
 }
 
-// ReleasePool sets every group of the pool to target zero: the last step of
-// deregistration, after the observed nodes were drained, so machines still
-// booting are not left running (and billed) at the provider.
+// ReleasePool deletes every node group of the pool with its machines: the
+// last step of deregistration, after the observed nodes were drained, so
+// nothing of the pool is left running (and billed) at the provider. Group
+// deletion rather than target zero, because DOKS refuses a fixed pool of
+// zero nodes. Each group has its own key derived from the caller's, so a
+// retry repeats exactly the deletions that did not finish; a group already
+// gone is success. It ends by listing again and fails (Retryable) while a
+// group still shows, so the workflow cannot complete over a leftover.
 func (a *Activities) ReleasePool(ctx context.Context, in ReleaseInput) (ReleaseResult, error) {
 	c, err := a.cluster(ctx, in.Key.Cluster)
 	if err != nil {
@@ -131,15 +136,36 @@ func (a *Activities) ReleasePool(ctx context.Context, in ReleaseInput) (ReleaseR
 	}
 	var res ReleaseResult
 	for _, g := range groups {
-		if g.TargetSize == 0 && len(g.Instances) == 0 {
-			continue
-		}
 		key := connectors.IdempotencyKey(string(in.IdempotencyKey) + "/" + g.ID)
-		if err := c.Provider.SetTargetSize(ctx, g.ID, 0, key); err != nil && !connectors.IsNotFound(err) {
+		if err := c.Provider.DeleteNodeGroup(ctx, g.ID, key); err != nil && !connectors.IsNotFound(err) {
 			return res, asTemporalError(err)
 		}
 		res.Groups++
 		res.Released += max(g.TargetSize, len(g.Instances))
 	}
+	left, err := c.Provider.NodeGroups(ctx, in.Key)
+	if err != nil {
+		return res, asTemporalError(err)
+	}
+	for _, g := range left {
+		if !beingDeleted(g) {
+			return res, asTemporalError(connectors.NewError(connectors.Retryable, c.Provider.Name(), "release pool",
+				fmt.Errorf("node group %s of pool %s is still listed with target %d after its deletion", g.ID, in.Key.WorkflowID(), g.TargetSize)))
+		}
+	}
 	return res, nil
+}
+
+// beingDeleted: a group some providers keep listing while its machines
+// shut down (Hetzner servers in "deleting", an EKS nodegroup in DELETING).
+func beingDeleted(g connectors.NodeGroup) bool {
+	if g.TargetSize > 0 {
+		return false
+	}
+	for _, inst := range g.Instances {
+		if inst.State != connectors.InstanceDeleting {
+			return false
+		}
+	}
+	return true
 }

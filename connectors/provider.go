@@ -32,8 +32,8 @@ type Instance struct {
 	Name  string        `json:"name"`
 	State InstanceState `json:"state"`
 	// CreatedAt is when the provider launched the machine; zero if the
-	// provider does not say.
-	CreatedAt time.Time `json:"createdAt,omitempty"`
+	// provider does not say. A registration timeout counts from it.
+	CreatedAt time.Time `json:"createdAt,omitzero"`
 }
 
 // NodeGroup is a set of same-size machines the provider scales as one:
@@ -70,12 +70,31 @@ type Provider interface {
 	// CreateNodeGroup creates a group; a repeat with the same key returns
 	// the group the first call created instead of a second one.
 	CreateNodeGroup(ctx context.Context, spec NodeGroupSpec, key IdempotencyKey) (NodeGroup, error)
-	// DeleteNodes deletes the named nodes (Kubernetes node names) and
-	// lowers the target by as many, so the provider never replaces them.
-	// A node already gone is success.
+	// DeleteNodes deletes the named nodes and lowers the target by as
+	// many, so the provider never replaces them. A name matches an
+	// Instance's Name (the Kubernetes node name) or its ID, so a machine
+	// that never registered as a node can be deleted too. A node already
+	// gone is success.
 	DeleteNodes(ctx context.Context, groupID string, nodeNames []string, key IdempotencyKey) error
+	// DeleteNodeGroup deletes the group and every machine in it. A group
+	// already gone is success, which makes it retry-safe.
+	DeleteNodeGroup(ctx context.Context, groupID string, key IdempotencyKey) error
 	// Catalog describes the sizes this provider offers.
 	Catalog(ctx context.Context) ([]types.InstanceType, error)
+}
+
+// LeakFinder is implemented by providers that can tell which machines
+// carry a pool's identity (tags, labels, name prefix) but belong to none of
+// the pool's node groups: machines left behind by a crash between
+// "launched" and "recorded", for garbage collection.
+type LeakFinder interface {
+	// LeakedInstances lists the pool's machines outside all its groups.
+	LeakedInstances(ctx context.Context, pool types.PoolKey) ([]Instance, error)
+	// DeleteInstances terminates the given leaked machines (by Instance
+	// ID). It refuses, before changing anything, an ID that is not a
+	// leaked machine of the pool, so it can never delete a group member.
+	// An ID already gone is success.
+	DeleteInstances(ctx context.Context, pool types.PoolKey, ids []string, key IdempotencyKey) error
 }
 
 // Observer samples one cluster: every pool's nodes and pending pods.

@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/hanzoai/visor-fleet/connectors/sim"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -18,6 +21,16 @@ import (
 type SpecFile struct {
 	Clusters []contract.ClusterDeclared `json:"clusters,omitempty"`
 	Pools    []PoolEntry                `json:"pools"`
+	// Faults turns on provider fault injection in simulated clusters, by
+	// cluster ID; read only by `visor dev`. Off when absent.
+	Faults map[string]SimFaults `json:"faults,omitempty"`
+}
+
+// SimFaults are the faults one simulated cluster injects (see
+// docs/faults.md), with the seed that makes their draws reproducible.
+type SimFaults struct {
+	sim.FaultSpec `json:",inline"`
+	Seed          int64 `json:"seed,omitempty"`
 }
 
 // PoolEntry is one pool in a spec file.
@@ -88,6 +101,9 @@ func ParseSpecFile(path string, raw []byte) (SpecFile, error) {
 			labels[c.MetricsLabel] = c.ID
 		}
 	}
+	for _, id := range slices.Sorted(maps.Keys(f.Faults)) {
+		errs = append(errs, faultProblems(path, id, f.Faults[id], f.Clusters)...)
+	}
 	seen := map[string]int{}
 	for i := range f.Pools {
 		e := &f.Pools[i]
@@ -119,6 +135,23 @@ func ParseSpecFile(path string, raw []byte) (SpecFile, error) {
 		return SpecFile{}, err
 	}
 	return f, nil
+}
+
+// faultProblems checks one cluster's faults section: the cluster must be a
+// declared sim cluster, and every bad field is named as written.
+func faultProblems(path, id string, faults SimFaults, clusters []contract.ClusterDeclared) []error {
+	i := slices.IndexFunc(clusters, func(c contract.ClusterDeclared) bool { return c.ID == id })
+	switch {
+	case i < 0:
+		return []error{fmt.Errorf("%s: faults.%s: no cluster %q is declared under clusters", path, id, id)}
+	case clusters[i].Provider != "sim":
+		return []error{fmt.Errorf("%s: faults.%s: cluster %s has provider %q; faults are injected only into simulated (sim) clusters", path, id, id, clusters[i].Provider)}
+	}
+	var errs []error
+	for _, p := range faults.Problems() {
+		errs = append(errs, fmt.Errorf("%s: faults.%s.%s: %s", path, id, p.Field, p.Message))
+	}
+	return errs
 }
 
 func (d DemoDemand) validate() error {

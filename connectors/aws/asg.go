@@ -52,12 +52,42 @@ func (m *asgMode) nodeGroup(ctx context.Context, op string, g asgtypes.AutoScali
 		}
 	}
 	name := aws.ToString(g.AutoScalingGroupName)
-	return connectors.NodeGroup{
+	ng := connectors.NodeGroup{
 		ID: name, Name: name, Size: size,
 		TargetSize: int(aws.ToInt32(g.DesiredCapacity)),
 		Instances:  instances,
 		Labels:     labelsFromTags(tags),
-	}, nil
+	}
+	if g.Status != nil { // "Delete in progress": nothing of it stays
+		markDeleting(&ng)
+	}
+	return ng, nil
+}
+
+// deleteNodeGroup deletes the group with ForceDelete, which terminates its
+// instances without waiting for them to leave first. A group another pool
+// owns is refused.
+func (m *asgMode) deleteNodeGroup(ctx context.Context, groupID string, _ connectors.IdempotencyKey) error {
+	const op = "DeleteNodeGroup"
+	g, err := m.p.describeASG(ctx, op, groupID)
+	if err != nil {
+		return err
+	}
+	if asgTagMap(g.Tags)[tagPool] == "" {
+		return connectors.NewError(connectors.Permanent, ProviderName, op,
+			fmt.Errorf("auto scaling group %s has no %s tag: Visor does not manage it", groupID, tagPool))
+	}
+	if g.Status != nil {
+		return nil // already being deleted
+	}
+	_, err = m.p.asg.DeleteAutoScalingGroup(ctx, &autoscaling.DeleteAutoScalingGroupInput{
+		AutoScalingGroupName: aws.String(groupID),
+		ForceDelete:          aws.Bool(true),
+	})
+	if errorCode(err) == "ValidationError" && strings.Contains(err.Error(), "not found") {
+		return nil
+	}
+	return m.p.classify(op+": autoscaling:DeleteAutoScalingGroup", err)
 }
 
 // setTargetSize sets an absolute desired capacity, which is idempotent by

@@ -48,6 +48,7 @@ func (p *Provider) asgInstances(ctx context.Context, op string, g asgtypes.AutoS
 		inst := connectors.Instance{ID: id, Name: id, State: lifecycleState(m.LifecycleState)}
 		if i, ok := byID[id]; ok {
 			inst.Name = nodeName(i)
+			inst.CreatedAt = aws.ToTime(i.LaunchTime)
 		}
 		out = append(out, inst)
 	}

@@ -214,6 +214,41 @@ func (m *ec2Mode) createTemplate(ctx context.Context, op string, spec connectors
 	return m.template(ctx, op, name)
 }
 
+// deleteNodeGroup terminates every live member, then deletes the launch
+// template: in that order, so a retry after a failure in between still
+// finds the group by its template.
+func (m *ec2Mode) deleteNodeGroup(ctx context.Context, groupID string, _ connectors.IdempotencyKey) error {
+	const op = "DeleteNodeGroup"
+	lt, err := m.template(ctx, op, groupID)
+	if err != nil {
+		return err
+	}
+	if ec2TagMap(lt.Tags)[tagPool] == "" {
+		return connectors.NewError(connectors.Permanent, ProviderName, op,
+			fmt.Errorf("launch template %s has no %s tag: Visor does not manage it", groupID, tagPool))
+	}
+	all, err := m.members(ctx, op, groupID)
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for _, i := range all {
+		if !isGone(i) {
+			ids = append(ids, aws.ToString(i.InstanceId))
+		}
+	}
+	if len(ids) > 0 {
+		if _, err := m.p.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: ids}); err != nil {
+			return m.p.classify(op+": ec2:TerminateInstances", err)
+		}
+	}
+	_, err = m.p.ec2.DeleteLaunchTemplate(ctx, &ec2.DeleteLaunchTemplateInput{LaunchTemplateName: aws.String(groupID)})
+	if errorCode(err) == "InvalidLaunchTemplateName.NotFoundException" {
+		return nil
+	}
+	return m.p.classify(op+": ec2:DeleteLaunchTemplate", err)
+}
+
 func (m *ec2Mode) deleteNodes(ctx context.Context, groupID string, nodeNames []string) error {
 	const op = "DeleteNodes"
 	found, err := m.p.instancesByNodeName(ctx, op, nodeNames)

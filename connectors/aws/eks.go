@@ -83,6 +83,9 @@ func (m *eksMode) nodeGroup(ctx context.Context, op string, ng *ekstypes.Nodegro
 		}
 		group.Instances = append(group.Instances, instances...)
 	}
+	if ng.Status == ekstypes.NodegroupStatusDeleting {
+		markDeleting(&group)
+	}
 	return group, nil
 }
 
@@ -172,6 +175,26 @@ func (m *eksMode) owned(ctx context.Context, op string, ng *ekstypes.Nodegroup, 
 			fmt.Errorf("node group %s exists with label %s=%q, not %q", aws.ToString(ng.NodegroupName), tagPool, got, pool.NodePoolLabel()))
 	}
 	return m.nodeGroup(ctx, op, ng)
+}
+
+// deleteNodeGroup deletes the managed node group; EKS drains nothing (the
+// pool did) and terminates its instances. One without the pool label is
+// refused: it is not Visor's.
+func (m *eksMode) deleteNodeGroup(ctx context.Context, groupID string, _ connectors.IdempotencyKey) error {
+	const op = "DeleteNodeGroup"
+	ng, err := m.describe(ctx, op, groupID)
+	if err != nil {
+		return err
+	}
+	if ng.Labels[tagPool] == "" {
+		return connectors.NewError(connectors.Permanent, ProviderName, op,
+			fmt.Errorf("node group %s has no %s label: Visor does not manage it", groupID, tagPool))
+	}
+	if ng.Status == ekstypes.NodegroupStatusDeleting {
+		return nil
+	}
+	_, err = m.p.eks.DeleteNodegroup(ctx, &eks.DeleteNodegroupInput{ClusterName: m.cluster(), NodegroupName: aws.String(groupID)})
+	return m.p.classify(op+": eks:DeleteNodegroup", err)
 }
 
 // deleteNodes terminates the nodes in the node group's Auto Scaling group

@@ -120,7 +120,7 @@ func instanceOf(i ec2types.Instance) connectors.Instance {
 	case ec2types.InstanceStateNameShuttingDown, ec2types.InstanceStateNameTerminated:
 		state = connectors.InstanceDeleting
 	}
-	return connectors.Instance{ID: aws.ToString(i.InstanceId), Name: nodeName(i), State: state}
+	return connectors.Instance{ID: aws.ToString(i.InstanceId), Name: nodeName(i), State: state, CreatedAt: aws.ToTime(i.LaunchTime)}
 }
 
 // nodeName is the name kubelet registers: the private DNS name, or the

@@ -72,7 +72,10 @@ type Provider struct {
 	mode    backend
 }
 
-var _ connectors.Provider = (*Provider)(nil)
+var (
+	_ connectors.Provider   = (*Provider)(nil)
+	_ connectors.LeakFinder = (*Provider)(nil)
+)
 
 // backend is one mode's implementation; Provider validates arguments first.
 type backend interface {
@@ -80,6 +83,8 @@ type backend interface {
 	setTargetSize(ctx context.Context, groupID string, target int, key connectors.IdempotencyKey) error
 	createNodeGroup(ctx context.Context, spec connectors.NodeGroupSpec, name string, key connectors.IdempotencyKey) (connectors.NodeGroup, error)
 	deleteNodes(ctx context.Context, groupID string, nodeNames []string) error
+	// deleteNodeGroup deletes the group and its instances; gone is nil.
+	deleteNodeGroup(ctx context.Context, groupID string, key connectors.IdempotencyKey) error
 }
 
 // New checks cfg, resolves the credential reference and builds the clients.
@@ -222,6 +227,24 @@ func (p *Provider) DeleteNodes(ctx context.Context, groupID string, nodeNames []
 		return nil
 	}
 	return p.mode.deleteNodes(ctx, groupID, nodeNames)
+}
+
+// DeleteNodeGroup implements connectors.Provider: EKS deletes the managed
+// node group, ASG deletes the group with ForceDelete (its instances go
+// with it), EC2 terminates the group's instances and deletes its launch
+// template. A group already gone is success.
+func (p *Provider) DeleteNodeGroup(ctx context.Context, groupID string, key connectors.IdempotencyKey) error {
+	switch {
+	case groupID == "":
+		return invalid("DeleteNodeGroup", errors.New("group ID is empty"))
+	case key == "":
+		return invalid("DeleteNodeGroup", errors.New("idempotency key is empty"))
+	}
+	err := p.mode.deleteNodeGroup(ctx, groupID, key)
+	if connectors.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 func invalid(op string, err error) error {

@@ -110,7 +110,7 @@ func toNodeGroup(np *godo.KubernetesNodePool) connectors.NodeGroup {
 		Labels: maps.Clone(np.Labels),
 	}
 	for _, n := range np.Nodes {
-		g.Instances = append(g.Instances, connectors.Instance{ID: n.ID, Name: n.Name, State: instanceState(n)})
+		g.Instances = append(g.Instances, connectors.Instance{ID: n.ID, Name: n.Name, State: instanceState(n), CreatedAt: n.CreatedAt})
 	}
 	return g
 }

@@ -28,8 +28,9 @@ func (p *Provider) NodeGroups(ctx context.Context, pool types.PoolKey) ([]connec
 	}
 	bySize := map[string][]*hcloud.Server{}
 	for _, s := range servers {
-		size := s.Labels[LabelSize]
-		bySize[size] = append(bySize[size], s)
+		if size, ok := groupSize(s); ok {
+			bySize[size] = append(bySize[size], s)
+		}
 	}
 	var groups []connectors.NodeGroup
 	for _, size := range slices.Sorted(maps.Keys(bySize)) {
@@ -72,10 +73,24 @@ func toNodeGroup(g group, servers []*hcloud.Server) connectors.NodeGroup {
 	}
 	for _, s := range servers {
 		ng.Instances = append(ng.Instances, connectors.Instance{
-			ID: fmt.Sprint(s.ID), Name: s.Name, State: instanceState(s.Status),
+			ID: fmt.Sprint(s.ID), Name: s.Name, State: instanceState(s.Status), CreatedAt: s.Created,
 		})
 	}
 	return ng
+}
+
+// groupSize is the group a pool-labelled server belongs to: its size
+// label, when that is a valid server type and the server really is of that
+// type. A server failing this belongs to no group (see LeakedInstances).
+func groupSize(s *hcloud.Server) (string, bool) {
+	size := s.Labels[LabelSize]
+	if !serverTypeRE.MatchString(size) || size == "" {
+		return "", false
+	}
+	if s.ServerType != nil && s.ServerType.Name != "" && s.ServerType.Name != size {
+		return "", false
+	}
+	return size, true
 }
 
 // alive drops servers already being deleted.

@@ -128,8 +128,8 @@ func TestNodeGroupsGroupsThePoolsServersByType(t *testing.T) {
 		return map[string]string{hetzner.LabelPool: "acme.shop.api.hetzner", hetzner.LabelSize: size}
 	}
 	srv.AddServer("a1", "cx32", ours("cx32"))
-	srv.AddServer("b1", "cx22", ours("cx22"))
-	srv.AddServer("b2", "cx22", ours("cx22"))
+	b1 := srv.AddServer("b1", "cx22", ours("cx22"))
+	b2 := srv.AddServer("b2", "cx22", ours("cx22"))
 	srv.AddServer("other", "cx22", map[string]string{hetzner.LabelPool: "acme.shop.web.hetzner", hetzner.LabelSize: "cx22"})
 	srv.AddServer("bastion", "cx22", nil)
 	srv.SetStatus("b2", "deleting")
@@ -140,8 +140,8 @@ func TestNodeGroupsGroupsThePoolsServersByType(t *testing.T) {
 	assert.Equal(t, groupID, groups[0].ID)
 	assert.Equal(t, 1, groups[0].TargetSize, "a server being deleted is not part of the target")
 	assert.Equal(t, []connectors.Instance{
-		{ID: "2", Name: "b1", State: connectors.InstanceRunning},
-		{ID: "3", Name: "b2", State: connectors.InstanceDeleting},
+		{ID: "2", Name: "b1", State: connectors.InstanceRunning, CreatedAt: b1.Created},
+		{ID: "3", Name: "b2", State: connectors.InstanceDeleting, CreatedAt: b2.Created},
 	}, groups[0].Instances)
 	assert.Equal(t, "acme.shop.api.hetzner/cx32", groups[1].ID)
 	assert.Equal(t, 1, groups[1].TargetSize)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/hanzoai/visor-fleet/types"
@@ -48,6 +49,39 @@ type FaultConfig struct {
 	// applied and then answer a Retryable error, as a timeout after the
 	// request reached the provider does.
 	CreateSucceedsButErrorsRate float64 `json:"createSucceedsButErrorsRate,omitempty"`
+
+	// The machine fates below are drawn once per launched machine, so
+	// their sum must not exceed 1.
+
+	// NeverJoinsRate is the share of launched machines whose Node never
+	// registers: the machine runs (and bills) at the provider, the
+	// cluster never sees it.
+	NeverJoinsRate float64 `json:"neverJoinsRate,omitempty"`
+	// GoesNotReadyRate is the share of launched machines whose node turns
+	// Ready and then, FaultAfter later, NotReady for good (kubelet stops
+	// posting status; the machine stays running at the provider).
+	GoesNotReadyRate float64 `json:"goesNotReadyRate,omitempty"`
+	// TerminatedRate is the share of launched machines terminated out of
+	// band FaultAfter after turning Ready. The group keeps its target and
+	// its controller launches a replacement at the next Step, as an ASG,
+	// an EKS managed node group or a DOKS node pool does.
+	TerminatedRate float64 `json:"terminatedRate,omitempty"`
+	// FaultAfter is how long after turning Ready a machine goes NotReady
+	// or is terminated; zero: at the next Step.
+	FaultAfter time.Duration `json:"faultAfter,omitempty"`
+
+	// LeakRate is the share of machine launches that also start a second
+	// machine tagged for the pool but recorded in no group, as a crash
+	// between "launched" and "recorded" leaves behind. Leaked machines
+	// never join the cluster; LeakedInstances finds them.
+	LeakRate float64 `json:"leakRate,omitempty"`
+
+	// CallLatency is added to every provider call, half before it takes
+	// effect and half after (outside the fleet's lock), so a crash can
+	// land inside a call whose change was already applied.
+	CallLatency time.Duration `json:"callLatency,omitempty"`
+	// CallLatencyJitter adds up to this much more, drawn per call.
+	CallLatencyJitter time.Duration `json:"callLatencyJitter,omitempty"`
 }
 
 func (c Config) withDefaults() Config {
@@ -97,28 +131,72 @@ func (c Config) validate() error {
 
 func (f FaultConfig) validate(sizes map[string]bool) error {
 	var errs []error
+	for _, p := range f.problems(sizes, false) {
+		errs = append(errs, fmt.Errorf("faults.%s: %s", p.Field, p.Message))
+	}
+	return errors.Join(errs...)
+}
+
+// FieldProblem is one bad fault setting: the field as spelt (Go or JSON
+// name) and what is wrong with it.
+type FieldProblem struct{ Field, Message string }
+
+// problems checks every setting, naming fields by their JSON names when
+// jsonNames is set (spec files), by their Go names otherwise. A nil sizes
+// map skips the catalog check (the catalog is not known yet).
+func (f FaultConfig) problems(sizes map[string]bool, jsonNames bool) []FieldProblem {
+	name := func(goName string) string {
+		if jsonNames {
+			return strings.ToLower(goName[:1]) + goName[1:]
+		}
+		return goName
+	}
+	var out []FieldProblem
+	add := func(goName, format string, args ...any) {
+		out = append(out, FieldProblem{Field: name(goName), Message: fmt.Sprintf(format, args...)})
+	}
 	for _, r := range []struct {
-		name string
-		v    float64
+		field string
+		v     float64
 	}{
 		{"RetryableRate", f.RetryableRate},
 		{"RateLimitRate", f.RateLimitRate},
 		{"CreateSucceedsButErrorsRate", f.CreateSucceedsButErrorsRate},
+		{"NeverJoinsRate", f.NeverJoinsRate},
+		{"GoesNotReadyRate", f.GoesNotReadyRate},
+		{"TerminatedRate", f.TerminatedRate},
+		{"LeakRate", f.LeakRate},
 	} {
 		if r.v < 0 || r.v > 1 {
-			errs = append(errs, fmt.Errorf("faults.%s must be within [0, 1], got %v", r.name, r.v))
+			add(r.field, "must be within [0, 1], got %v", r.v)
 		}
 	}
-	if f.RetryableRate+f.RateLimitRate > 1 {
-		errs = append(errs, fmt.Errorf("faults.RetryableRate + faults.RateLimitRate must not exceed 1, got %v", f.RetryableRate+f.RateLimitRate))
+	if sum := f.RetryableRate + f.RateLimitRate; sum > 1 {
+		add("RetryableRate", "%s + %s must not exceed 1, got %v", name("RetryableRate"), name("RateLimitRate"), sum)
 	}
-	if f.RetryAfter < 0 {
-		errs = append(errs, fmt.Errorf("faults.RetryAfter must not be negative, got %s", f.RetryAfter))
+	if sum := f.NeverJoinsRate + f.GoesNotReadyRate + f.TerminatedRate; sum > 1 {
+		add("NeverJoinsRate", "%s + %s + %s must not exceed 1 (one fate per machine), got %v",
+			name("NeverJoinsRate"), name("GoesNotReadyRate"), name("TerminatedRate"), sum)
 	}
-	for _, s := range f.InsufficientCapacitySizes {
-		if !sizes[s] {
-			errs = append(errs, fmt.Errorf("faults.InsufficientCapacitySizes: %q is not in the catalog", s))
+	for _, d := range []struct {
+		field string
+		v     time.Duration
+	}{
+		{"RetryAfter", f.RetryAfter},
+		{"FaultAfter", f.FaultAfter},
+		{"CallLatency", f.CallLatency},
+		{"CallLatencyJitter", f.CallLatencyJitter},
+	} {
+		if d.v < 0 {
+			add(d.field, "must not be negative, got %s", d.v)
 		}
 	}
-	return errors.Join(errs...)
+	if sizes != nil {
+		for _, sz := range f.InsufficientCapacitySizes {
+			if !sizes[sz] {
+				add("InsufficientCapacitySizes", "%q is not in the catalog", sz)
+			}
+		}
+	}
+	return out
 }

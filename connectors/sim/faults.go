@@ -3,7 +3,9 @@ package sim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"time"
 
 	"github.com/hanzoai/visor-fleet/connectors"
 )
@@ -45,4 +47,83 @@ func (f *Fleet) lostAnswer(op string) error {
 			errors.New("simulated timeout: the request was applied but its answer was lost"))
 	}
 	return nil
+}
+
+// MachineFault is what befalls one launched machine.
+type MachineFault string
+
+const (
+	// NeverJoins: the machine runs but its Node never registers.
+	NeverJoins MachineFault = "never-joins"
+	// GoesNotReady: the node turns Ready, then NotReady for good.
+	GoesNotReady MachineFault = "goes-not-ready"
+	// TerminatedOutOfBand: the machine vanishes at the provider after it
+	// turned Ready; its group launches a replacement.
+	TerminatedOutOfBand MachineFault = "terminated"
+	// Leaked: a launch also starts a machine tagged for the pool that no
+	// group records.
+	Leaked MachineFault = "leaked"
+)
+
+var machineFaults = []MachineFault{NeverJoins, GoesNotReady, TerminatedOutOfBand, Leaked}
+
+// ForceFault makes the next n machine launches meet fault, whatever the
+// rates say, so a test can stage each mode deterministically. Forced
+// fates are not persisted.
+func (f *Fleet) ForceFault(fault MachineFault, n int) error {
+	if !slices.Contains(machineFaults, fault) {
+		return fmt.Errorf("sim: unknown machine fault %q; known: %v", fault, machineFaults)
+	}
+	if n < 0 {
+		return fmt.Errorf("sim: ForceFault %s: count %d is negative", fault, n)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.forced[fault] = n
+	return nil
+}
+
+// takeForced consumes one forced occurrence of fault. Called with f.mu held.
+func (f *Fleet) takeForced(fault MachineFault) bool {
+	if f.forced[fault] > 0 {
+		f.forced[fault]--
+		return true
+	}
+	return false
+}
+
+// machineFate draws what befalls a machine being launched: one draw over
+// the three fates, so their rates add up as configured. Called with f.mu held.
+func (f *Fleet) machineFate() MachineFault {
+	for _, fault := range []MachineFault{NeverJoins, GoesNotReady, TerminatedOutOfBand} {
+		if f.takeForced(fault) {
+			return fault
+		}
+	}
+	nj, nr, term := f.faults.NeverJoinsRate, f.faults.GoesNotReadyRate, f.faults.TerminatedRate
+	if nj+nr+term == 0 {
+		return ""
+	}
+	switch r := f.rng.Float64(); {
+	case r < nj:
+		return NeverJoins
+	case r < nj+nr:
+		return GoesNotReady
+	case r < nj+nr+term:
+		return TerminatedOutOfBand
+	}
+	return ""
+}
+
+// leaksOnLaunch draws whether a launch also leaks a machine. Called with f.mu held.
+func (f *Fleet) leaksOnLaunch() bool {
+	if f.takeForced(Leaked) {
+		return true
+	}
+	return f.faults.LeakRate > 0 && f.rng.Float64() < f.faults.LeakRate
+}
+
+// faultDue reports whether a Ready machine's delayed fault fires now.
+func (f *Fleet) faultDue(m *machine, now time.Time) bool {
+	return m.Ready && !now.Before(m.ReadyAt.Add(f.faults.FaultAfter))
 }

@@ -35,13 +35,18 @@ type Fleet struct {
 	st          simState
 	faults      FaultConfig
 	rng         *rand.Rand
+	forced      map[MachineFault]int
+	latency     *latency
 	savedWrites uint64
 	// budgetsSynced is the write count PDB statuses were computed at.
 	budgetsSynced uint64
 	cache         listCache
 }
 
-var _ connectors.Provider = (*Fleet)(nil)
+var (
+	_ connectors.Provider   = (*Fleet)(nil)
+	_ connectors.LeakFinder = (*Fleet)(nil)
+)
 
 // New builds a fleet, resuming from cfg.StatePath when that file exists.
 func New(cfg Config) (*Fleet, error) {
@@ -55,6 +60,8 @@ func New(cfg Config) (*Fleet, error) {
 		st:      newSimState(),
 		faults:  cfg.Faults,
 		rng:     rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed)),
+		forced:  map[MachineFault]int{},
+		latency: newLatency(cfg.Seed),
 	}
 	for _, t := range cfg.Catalog {
 		f.catalog[t.Name] = t
@@ -81,6 +88,8 @@ func (f *Fleet) Cluster() string { return f.cfg.Cluster }
 
 // Catalog returns the sizes this fleet offers.
 func (f *Fleet) Catalog(ctx context.Context) ([]types.InstanceType, error) {
+	f.callDelay(ctx)
+	defer f.callDelay(ctx)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.callFault(ctx, "Catalog"); err != nil {

@@ -22,6 +22,8 @@ type simState struct {
 	Groups map[string]*nodeGroup  `json:"groups"`
 	Keys   map[string]appliedKey  `json:"appliedKeys"`
 	Demand map[string]*poolDemand `json:"demand"` // by pool node label
+	// Leaked are machines tagged for a pool that no group records.
+	Leaked []*leakedMachine `json:"leaked,omitempty"`
 }
 
 func newSimState() simState {
@@ -43,7 +45,28 @@ type machine struct {
 	ID        string    `json:"id"`
 	Node      string    `json:"node"`
 	CreatedAt time.Time `json:"createdAt"`
-	Ready     bool      `json:"ready"`
+	// Ready: the machine has booted (its node turned Ready at ReadyAt);
+	// a node that later goes NotReady still has a running machine.
+	Ready   bool      `json:"ready"`
+	ReadyAt time.Time `json:"readyAt,omitzero"`
+	// Fault is what was drawn for it at launch, persisted so a restarted
+	// fleet keeps its promises.
+	Fault MachineFault `json:"fault,omitempty"`
+}
+
+// leakedMachine was launched for a pool's group but never recorded in it.
+type leakedMachine struct {
+	Pool    types.PoolKey `json:"pool"`
+	Size    string        `json:"size"`
+	Machine *machine      `json:"machine"`
+}
+
+func (m *machine) instance() connectors.Instance {
+	state := connectors.InstanceCreating
+	if m.Ready {
+		state = connectors.InstanceRunning
+	}
+	return connectors.Instance{ID: m.ID, Name: m.Node, State: state, CreatedAt: m.CreatedAt}
 }
 
 func (g *nodeGroup) view() connectors.NodeGroup {
@@ -56,18 +79,16 @@ func (g *nodeGroup) view() connectors.NodeGroup {
 		v.Labels[k] = val
 	}
 	for _, m := range g.Machines {
-		state := connectors.InstanceCreating
-		if m.Ready {
-			state = connectors.InstanceRunning
-		}
-		v.Instances = append(v.Instances, connectors.Instance{ID: m.ID, Name: m.Node, State: state})
+		v.Instances = append(v.Instances, m.instance())
 	}
 	return v
 }
 
+// machineIndex finds a machine by node name or instance ID: a machine that
+// never registered is known by either.
 func (g *nodeGroup) machineIndex(node string) int {
 	for i, m := range g.Machines {
-		if m.Node == node {
+		if m.Node == node || m.ID == node {
 			return i
 		}
 	}
@@ -104,9 +125,15 @@ func (f *Fleet) groupOfNode(node string) *nodeGroup {
 func (f *Fleet) reconcileGroup(ctx context.Context, g *nodeGroup, now time.Time) error {
 	var errs []error
 	for len(g.Machines) < g.Target {
-		n := f.nextID()
-		m := &machine{ID: fmt.Sprintf("i-%06d", n), Node: fmt.Sprintf("%s-%d", g.Name, n), CreatedAt: now}
+		m := f.newMachine(g, now)
+		m.Fault = f.machineFate()
 		g.Machines = append(g.Machines, m)
+		if f.leaksOnLaunch() {
+			f.st.Leaked = append(f.st.Leaked, &leakedMachine{Pool: g.Pool, Size: g.Size, Machine: f.newMachine(g, now)})
+		}
+		if m.Fault == NeverJoins {
+			continue
+		}
 		// A failed registration is retried by Step, like a kubelet retrying.
 		errs = append(errs, f.registerNode(ctx, g, m))
 	}
@@ -114,6 +141,11 @@ func (f *Fleet) reconcileGroup(ctx context.Context, g *nodeGroup, now time.Time)
 		errs = append(errs, f.removeMachine(ctx, g, len(g.Machines)-1))
 	}
 	return errors.Join(errs...)
+}
+
+func (f *Fleet) newMachine(g *nodeGroup, now time.Time) *machine {
+	n := f.nextID()
+	return &machine{ID: fmt.Sprintf("i-%06d", n), Node: fmt.Sprintf("%s-%d", g.Name, n), CreatedAt: now}
 }
 
 // removeMachine terminates a machine: its Node object goes, and the pods

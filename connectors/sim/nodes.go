@@ -99,6 +99,36 @@ func (f *Fleet) markReady(ctx context.Context, node *corev1.Node, now time.Time)
 	return nil
 }
 
+// markNotReady is the node lifecycle controller's view of a node whose
+// kubelet stopped posting status: Ready Unknown and an unreachable taint,
+// so nothing new is scheduled there. Pods already bound stay.
+func (f *Fleet) markNotReady(ctx context.Context, node *corev1.Node, now time.Time) error {
+	taints := []corev1.Taint{{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoSchedule}}
+	for _, t := range node.Spec.Taints {
+		if t.Key != corev1.TaintNodeUnreachable {
+			taints = append(taints, t)
+		}
+	}
+	cond := corev1.NodeCondition{
+		Type: corev1.NodeReady, Status: corev1.ConditionUnknown,
+		Reason: "NodeStatusUnknown", Message: "Kubelet stopped posting node status (simulated fault).",
+		LastHeartbeatTime: metav1.NewTime(now), LastTransitionTime: metav1.NewTime(now),
+	}
+	patch := map[string]any{
+		"spec":   map[string]any{"taints": taints},
+		"status": map[string]any{"conditions": []corev1.NodeCondition{cond}},
+	}
+	b, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	_, err = f.cs.CoreV1().Nodes().Patch(ctx, node.Name, apitypes.MergePatchType, b, metav1.PatchOptions{})
+	if err != nil {
+		return fmt.Errorf("mark node %s not ready: %w", node.Name, err)
+	}
+	return nil
+}
+
 // deleteNode removes a Node object and the pods bound to it, as the cloud
 // node lifecycle controller and the pod garbage collector would.
 func (f *Fleet) deleteNode(ctx context.Context, name string) error {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -17,6 +18,8 @@ import (
 // NodeGroups lists the pool's groups in ID order.
 func (f *Fleet) NodeGroups(ctx context.Context, pool types.PoolKey) ([]connectors.NodeGroup, error) {
 	const op = "NodeGroups"
+	f.callDelay(ctx)
+	defer f.callDelay(ctx)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.checkPool(pool); err != nil {
@@ -38,6 +41,8 @@ func (f *Fleet) NodeGroups(ctx context.Context, pool types.PoolKey) ([]connector
 // pool. A repeat with the same key returns the group the first call made.
 func (f *Fleet) CreateNodeGroup(ctx context.Context, spec connectors.NodeGroupSpec, key connectors.IdempotencyKey) (connectors.NodeGroup, error) {
 	const op = "CreateNodeGroup"
+	f.callDelay(ctx)
+	defer f.callDelay(ctx)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	labels, err := f.groupLabels(spec)
@@ -89,6 +94,8 @@ func (f *Fleet) CreateNodeGroup(ctx context.Context, spec connectors.NodeGroupSp
 // machines (newest first) at once.
 func (f *Fleet) SetTargetSize(ctx context.Context, groupID string, target int, key connectors.IdempotencyKey) error {
 	const op = "SetTargetSize"
+	f.callDelay(ctx)
+	defer f.callDelay(ctx)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := checkKey(key); err != nil {
@@ -119,11 +126,14 @@ func (f *Fleet) SetTargetSize(ctx context.Context, groupID string, target int, k
 	return f.finish(ctx, op, f.reconcileGroup(ctx, g, now))
 }
 
-// DeleteNodes deletes the named nodes of the group and lowers its target
-// by as many, so they are not replaced. Names already gone are success; a
-// name belonging to another group is refused before anything changes.
+// DeleteNodes deletes the named nodes of the group (by node name or, for a
+// machine that never registered, instance ID) and lowers its target by as
+// many, so they are not replaced. Names already gone are success; a name
+// belonging to another group is refused before anything changes.
 func (f *Fleet) DeleteNodes(ctx context.Context, groupID string, nodeNames []string, key connectors.IdempotencyKey) error {
 	const op = "DeleteNodes"
+	f.callDelay(ctx)
+	defer f.callDelay(ctx)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := checkKey(key); err != nil {
@@ -144,20 +154,52 @@ func (f *Fleet) DeleteNodes(ctx context.Context, groupID string, nodeNames []str
 	if _, done, err := f.applied(op, key, request); done || err != nil {
 		return err
 	}
-	var doomed []string
+	var doomed []string // machine IDs, each once
 	for _, name := range names {
-		if g.machineIndex(name) >= 0 {
-			doomed = append(doomed, name)
+		if i := g.machineIndex(name); i >= 0 {
+			if id := g.Machines[i].ID; !slices.Contains(doomed, id) {
+				doomed = append(doomed, id)
+			}
 		} else if other := f.groupOfNode(name); other != nil {
 			return f.permanent(op, fmt.Errorf("node %s belongs to group %s, not %s", name, other.ID, groupID))
 		}
 	}
 	var errs []error
-	for _, name := range doomed {
-		errs = append(errs, f.removeMachine(ctx, g, g.machineIndex(name)))
+	for _, id := range doomed {
+		errs = append(errs, f.removeMachine(ctx, g, g.machineIndex(id)))
 	}
 	g.Target = max(0, g.Target-len(doomed))
 	f.recordKey(op, key, request, g.ID, f.cfg.Clock())
+	return f.finish(ctx, op, errors.Join(errs...))
+}
+
+// DeleteNodeGroup deletes the group and terminates its machines. A group
+// already gone is success.
+func (f *Fleet) DeleteNodeGroup(ctx context.Context, groupID string, key connectors.IdempotencyKey) error {
+	const op = "DeleteNodeGroup"
+	f.callDelay(ctx)
+	defer f.callDelay(ctx)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := checkKey(key); err != nil {
+		return f.permanent(op, err)
+	}
+	if groupID == "" {
+		return f.permanent(op, errors.New("group ID is empty"))
+	}
+	if err := f.callFault(ctx, op); err != nil {
+		return err
+	}
+	g := f.st.Groups[groupID]
+	if g == nil {
+		return nil
+	}
+	var errs []error
+	for len(g.Machines) > 0 {
+		errs = append(errs, f.removeMachine(ctx, g, len(g.Machines)-1))
+	}
+	delete(f.st.Groups, groupID)
+	f.recordKey(op, key, groupID, groupID, f.cfg.Clock())
 	return f.finish(ctx, op, errors.Join(errs...))
 }
 

@@ -80,19 +80,32 @@ func (f *Fleet) bootMachines(ctx context.Context, now time.Time, nodes []corev1.
 	var errs []error
 	known := map[string]bool{}
 	for _, g := range f.sortedGroups() {
+		var terminated []string
 		for _, m := range g.Machines {
 			known[m.Node] = true
 			n, ok := byName[m.Node]
 			switch {
+			case m.Fault == NeverJoins:
+				// Its kubelet never registers.
+			case m.Fault == TerminatedOutOfBand && f.faultDue(m, now):
+				terminated = append(terminated, m.ID)
 			case !ok:
 				errs = append(errs, f.registerNode(ctx, g, m))
+			case m.Fault == GoesNotReady && f.faultDue(m, now):
+				if nodeReady(n) {
+					errs = append(errs, f.markNotReady(ctx, n, now))
+				}
 			case !nodeReady(n) && !now.Before(m.CreatedAt.Add(f.cfg.ProvisionDelay)):
 				errs = append(errs, f.markReady(ctx, n, now))
 				if !m.Ready {
-					m.Ready = true
+					m.Ready, m.ReadyAt = true, now
 					f.touch()
 				}
 			}
+		}
+		// Vanished at the provider; the group replaces it at the next Step.
+		for _, id := range terminated {
+			errs = append(errs, f.removeMachine(ctx, g, g.machineIndex(id)))
 		}
 	}
 	ours := providerIDPrefix + f.cfg.Cluster + "/"

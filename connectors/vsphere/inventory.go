@@ -28,7 +28,7 @@ func (v vmInfo) instance() connectors.Instance {
 	if v.power == types.VirtualMachinePowerStatePoweredOn {
 		state = connectors.InstanceRunning
 	}
-	return connectors.Instance{ID: v.ref.Value, Name: v.name, State: state}
+	return connectors.Instance{ID: v.ref.Value, Name: v.name, State: state, CreatedAt: v.created}
 }
 
 // findChild returns parent's direct child called name of the given

@@ -73,7 +73,10 @@ type Provider struct {
 	beforeClone func(ctx context.Context, name string)
 }
 
-var _ connectors.Provider = (*Provider)(nil)
+var (
+	_ connectors.Provider   = (*Provider)(nil)
+	_ connectors.LeakFinder = (*Provider)(nil)
+)
 
 // New checks cfg, resolves the credential, logs in and resolves every
 // configured inventory path, so a wrong path fails here, named.
@@ -251,8 +254,9 @@ func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGrou
 }
 
 // DeleteNodes implements connectors.Provider: each named VM in the group's
-// folder is powered off and destroyed. A name not in the folder is already
-// gone; VMs outside the folder are never touched. The target follows,
+// folder (by VM name, which is the node name, or by managed object ID for a
+// VM that never joined) is powered off and destroyed. A name not in the
+// folder is already gone; VMs outside the folder are never touched. The target follows,
 // since it is the number of VMs.
 func (p *Provider) DeleteNodes(ctx context.Context, groupID string, nodeNames []string, key connectors.IdempotencyKey) error {
 	const op = "DeleteNodes"
@@ -278,17 +282,26 @@ func (p *Provider) DeleteNodes(ctx context.Context, groupID string, nodeNames []
 	if err != nil {
 		return err
 	}
-	vms := make([]*object.VirtualMachine, 0, len(nodeNames))
-	for _, name := range nodeNames {
-		vm, err := p.findVM(ctx, op, folder, name)
-		if err != nil {
-			return err
-		}
-		if vm != nil {
-			vms = append(vms, vm)
+	vms, err := p.listVMs(ctx, op, folder)
+	if err != nil {
+		return err
+	}
+	return p.destroyAll(ctx, op, p.matchVMs(vms, nodeNames))
+}
+
+// matchVMs picks the VMs named by name or managed object ID, each once.
+func (p *Provider) matchVMs(vms []vmInfo, namesOrIDs []string) []*object.VirtualMachine {
+	want := make(map[string]bool, len(namesOrIDs))
+	for _, n := range namesOrIDs {
+		want[n] = true
+	}
+	var out []*object.VirtualMachine
+	for _, vm := range vms {
+		if want[vm.name] || want[vm.ref.Value] {
+			out = append(out, object.NewVirtualMachine(p.client.Client, vm.ref))
 		}
 	}
-	return p.destroyAll(ctx, op, vms)
+	return out
 }
 
 func (p *Provider) sizes() []string {

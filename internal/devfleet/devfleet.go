@@ -48,6 +48,9 @@ func New(spec starter.SpecFile, opts Options) (*Fleet, error) {
 			continue
 		}
 		cfg := sim.Config{Cluster: c.ID, Provider: c.Provider, ProvisionDelay: opts.ProvisionDelay, Logger: opts.Logger, Catalog: sizing.SimCatalog()}
+		// Faults come from the spec file's faults section; none by default.
+		faults := spec.Faults[c.ID]
+		cfg.Faults, cfg.Seed = faults.Config(), faults.Seed
 		if opts.StateDir != "" {
 			cfg.StatePath = filepath.Join(opts.StateDir, "sim-"+c.ID+".json")
 		}

@@ -60,6 +60,13 @@ func (c *instantCloud) DeleteNodes(context.Context, string, []string, connectors
 	return nil
 }
 
+func (c *instantCloud) DeleteNodeGroup(_ context.Context, groupID string, _ connectors.IdempotencyKey) error {
+	c.mu.Lock()
+	delete(c.targets, groupID)
+	c.mu.Unlock()
+	return nil
+}
+
 func (c *instantCloud) Catalog(context.Context) ([]types.InstanceType, error) {
 	return sizing.SimCatalog(), nil
 }

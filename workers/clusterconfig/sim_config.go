@@ -30,14 +30,9 @@ type SimConfig struct {
 	Seed int64 `json:"seed,omitempty"`
 }
 
-// SimFaults is sim.FaultConfig with durations written as "2s".
-type SimFaults struct {
-	RetryableRate               float64        `json:"retryableRate,omitempty"`
-	RateLimitRate               float64        `json:"rateLimitRate,omitempty"`
-	RetryAfter                  types.Duration `json:"retryAfter,omitempty"`
-	InsufficientCapacitySizes   []string       `json:"insufficientCapacitySizes,omitempty"`
-	CreateSucceedsButErrorsRate float64        `json:"createSucceedsButErrorsRate,omitempty"`
-}
+// SimFaults is sim.FaultConfig with durations written as "2s"; the same
+// section `visor dev`'s spec file takes.
+type SimFaults = sim.FaultSpec
 
 func (c SimConfig) tick() time.Duration {
 	if c.Tick <= 0 {
@@ -55,12 +50,6 @@ func (c SimConfig) simConfig(id string) sim.Config {
 		StatePath:      c.StatePath,
 		Catalog:        c.Catalog,
 		Seed:           c.Seed,
-		Faults: sim.FaultConfig{
-			RetryableRate:               c.Faults.RetryableRate,
-			RateLimitRate:               c.Faults.RateLimitRate,
-			RetryAfter:                  c.Faults.RetryAfter.D(),
-			InsufficientCapacitySizes:   c.Faults.InsufficientCapacitySizes,
-			CreateSucceedsButErrorsRate: c.Faults.CreateSucceedsButErrorsRate,
-		},
+		Faults:         c.Faults.Config(),
 	}
 }

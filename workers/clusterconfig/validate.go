@@ -125,20 +125,8 @@ func (s SimConfig) validate(ps *problems) {
 	if s.ProvisionDelay < 0 {
 		ps.add("sim.provisionDelay", "must not be negative, got %s", s.ProvisionDelay)
 	}
-	if s.Faults.RetryAfter < 0 {
-		ps.add("sim.faults.retryAfter", "must not be negative, got %s", s.Faults.RetryAfter)
-	}
-	for _, r := range []struct {
-		field string
-		rate  float64
-	}{
-		{"retryableRate", s.Faults.RetryableRate},
-		{"rateLimitRate", s.Faults.RateLimitRate},
-		{"createSucceedsButErrorsRate", s.Faults.CreateSucceedsButErrorsRate},
-	} {
-		if r.rate < 0 || r.rate > 1 {
-			ps.add("sim.faults."+r.field, "must be within [0, 1], got %v", r.rate)
-		}
+	for _, p := range s.Faults.Problems() {
+		ps.add("sim.faults."+p.Field, "%s", p.Message)
 	}
 }
 
