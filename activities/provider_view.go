@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"time"
 
@@ -15,6 +16,11 @@ import (
 type ProviderView struct {
 	ReadAt time.Time   `json:"readAt"`
 	Groups []GroupView `json:"groups"`
+	// Leaked are machines carrying the pool's identity outside all its
+	// groups (a crash between launching and recording), for collection;
+	// LeakErr says why they could not be listed.
+	Leaked  []MachineState `json:"leaked,omitempty"`
+	LeakErr string         `json:"leakErr,omitempty"`
 }
 
 // GroupView is one node group as the provider reports it.
@@ -57,7 +63,45 @@ func (a *Activities) ReadProvider(ctx context.Context, key types.PoolKey) (Provi
 	if err != nil {
 		return ProviderView{}, asTemporalError(err)
 	}
-	return viewOf(groups, time.Now()), nil
+	v := viewOf(groups, time.Now())
+	if lf, ok := c.Provider.(connectors.LeakFinder); ok {
+		leaked, err := lf.LeakedInstances(ctx, key)
+		if err != nil {
+			// The groups are still the truth; collection waits for a read
+			// that can list leaks.
+			v.LeakErr = err.Error()
+		}
+		for _, inst := range leaked {
+			if len(v.Leaked) == maxViewMachines {
+				break
+			}
+			v.Leaked = append(v.Leaked, MachineState{ID: inst.ID, Name: inst.Name, State: inst.State, CreatedAt: inst.CreatedAt})
+		}
+		sort.Slice(v.Leaked, func(i, j int) bool { return v.Leaked[i].ID < v.Leaked[j].ID })
+	}
+	return v, nil
+}
+
+// CollectInput names leaked machines of a pool to terminate.
+type CollectInput struct {
+	Key            types.PoolKey             `json:"key"`
+	IDs            []string                  `json:"ids"`
+	IdempotencyKey connectors.IdempotencyKey `json:"idempotencyKey"`
+}
+
+// CollectLeaked terminates machines that carry the pool's identity but
+// belong to none of its groups. The provider refuses any ID that is not
+// such a machine, so a group member is never collected.
+func (a *Activities) CollectLeaked(ctx context.Context, in CollectInput) error {
+	c, err := a.cluster(ctx, in.Key.Cluster)
+	if err != nil {
+		return err
+	}
+	lf, ok := c.Provider.(connectors.LeakFinder)
+	if !ok {
+		return asTemporalError(connectors.NewError(connectors.Permanent, c.Provider.Name(), "collect leaked machines", errors.New("this provider cannot list leaked machines")))
+	}
+	return asTemporalError(lf.DeleteInstances(ctx, in.Key, in.IDs, in.IdempotencyKey))
 }
 
 // viewOf turns the provider's groups into a sorted, bounded view.

@@ -48,6 +48,8 @@ type DecisionInput struct {
 	// Machines are the provider's machines with their nodes' state (nil:
 	// the provider was not read, as in runs recorded before it was).
 	Machines []Machine
+	// Leaked machines carry the pool's identity outside all its groups.
+	Leaked []Machine
 	// NotReadySince: since when each node that was once Ready has been
 	// NotReady without a break.
 	NotReadySince map[string]time.Time
@@ -73,6 +75,7 @@ type DecisionInput struct {
 
 // Machine is one provider machine as the law sees it.
 type Machine struct {
+	ID        string    `json:"id,omitempty"`
 	Name      string    `json:"name"`
 	Size      string    `json:"size"`
 	GroupID   string    `json:"groupID"`
@@ -83,6 +86,7 @@ type Machine struct {
 
 // MachineAction names a machine the law wants deleted or replaced.
 type MachineAction struct {
+	ID      string `json:"id,omitempty"`
 	Name    string `json:"name"`
 	Size    string `json:"size"`
 	GroupID string `json:"groupID"`
@@ -126,6 +130,8 @@ type Decision struct {
 	// drain as far as possible, delete, buy one of the same size).
 	Expire  []MachineAction `json:"expire,omitempty"`
 	Replace []MachineAction `json:"replace,omitempty"`
+	// Collect: leaked machines older than the provision timeout, by ID.
+	Collect []MachineAction `json:"collect,omitempty"`
 	// Skipped idle nodes that cannot be emptied, with why.
 	Skipped []string `json:"skipped,omitempty"`
 }
@@ -196,7 +202,7 @@ func Decide(in DecisionInput) Decision {
 	if !in.LegacyRules {
 		var repair Decision
 		repair, massFailure = machineHealth(in, wake)
-		if massFailure == "" && (len(repair.Expire) > 0 || len(repair.Replace) > 0) {
+		if massFailure == "" && (len(repair.Expire) > 0 || len(repair.Replace) > 0 || len(repair.Collect) > 0) {
 			repair.WakeAt, repair.WakeReason = d.WakeAt, d.WakeReason
 			return repair
 		}

@@ -49,12 +49,21 @@ func machineHealth(in DecisionInput, wake func(time.Time, string)) (Decision, st
 				Reason: fmt.Sprintf("machine %s (%s) %s within provisionTimeout %s of its launch at %s", m.Name, m.Size, what, provision, m.CreatedAt.UTC().Format(time.RFC3339))})
 		}
 	}
+	for _, m := range in.Leaked {
+		// A leak younger than the provision timeout may still be a launch
+		// in flight that the provider has not filed under its group yet.
+		if due := m.CreatedAt.Add(provision); !m.CreatedAt.IsZero() && in.Now.Before(due) {
+			wake(due, "leaked machine "+m.ID)
+			continue
+		}
+		d.Collect = append(d.Collect, MachineAction{ID: m.ID, Name: m.Name, Reason: fmt.Sprintf("machine %s carries the pool's identity but belongs to none of its groups", m.ID)})
+	}
 	if total > 0 && unhealthy > 0 && float64(unhealthy) > p.EffectiveMaxUnreadyFraction()*float64(total) && unhealthy > 1 {
 		return Decision{}, fmt.Sprintf("%d of %d nodes are unready (more than %.0f%%): replacement and scale-down frozen, a mass failure is not fixed by deleting nodes",
 			unhealthy, total, p.EffectiveMaxUnreadyFraction()*100)
 	}
-	if len(d.Expire)+len(d.Replace) > 0 {
-		d.Reason = fmt.Sprintf("%s to repair", plural(len(d.Expire)+len(d.Replace), "machine"))
+	if n := len(d.Expire) + len(d.Replace) + len(d.Collect); n > 0 {
+		d.Reason = fmt.Sprintf("%s to repair", plural(n, "machine"))
 	}
 	return d, ""
 }

@@ -89,6 +89,18 @@ func (s *PoolState) machines() []Machine {
 	return out
 }
 
+// leaked are the provider's machines outside every group of the pool.
+func (s *PoolState) leaked() []Machine {
+	if s.Provider == nil {
+		return nil
+	}
+	out := make([]Machine, 0, len(s.Provider.Leaked))
+	for _, m := range s.Provider.Leaked {
+		out = append(out, Machine{ID: m.ID, Name: m.Name, CreatedAt: m.CreatedAt})
+	}
+	return out
+}
+
 // bootingNodes is the room the planner may count on besides new nodes:
 // machines asked for that are not Ready nodes yet and still within their
 // provision timeout, registered or not, and group targets the provider has

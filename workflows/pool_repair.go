@@ -48,6 +48,21 @@ func (p *pool) repair(ctx workflow.Context, d Decision) {
 		}
 		outcomes = append(outcomes, outcome("replaced "+m.Name, err))
 	}
+	if len(d.Collect) > 0 {
+		ids := make([]string, 0, len(d.Collect))
+		for _, m := range d.Collect {
+			ids = append(ids, m.ID)
+		}
+		in := activities.CollectInput{Key: p.spec.Key, IDs: ids, IdempotencyKey: p.idempotencyKey(seq, "collect")}
+		err := workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, fmt.Sprintf("collect %s", plural(len(ids), "leaked machine"))), a.CollectLeaked, in).Get(ctx, nil)
+		if err == nil {
+			p.noteRepair(ctx, fmt.Sprintf("collected leaked machines %s", strings.Join(ids, ", ")))
+			if v := p.state.Provider; v != nil {
+				v.Leaked = nil
+			}
+		}
+		outcomes = append(outcomes, outcome("collected "+strings.Join(ids, ","), err))
+	}
 	rec.Outcome = strings.Join(outcomes, "; ")
 	p.state.record(rec)
 	p.recordNodeCount(ctx)

@@ -10,6 +10,8 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/hanzoai/visor-fleet/activities"
+	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -266,4 +268,21 @@ func TestProtectedIdleNodeDoesNotStarveTheOthers(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	require.Equal(t, []string{"n3", "n2"}, w.deleted[:2], "empty node first, then the other idle one; the protected one never")
 	require.NotContains(t, w.deleted[:2], "n1")
+}
+
+func TestLeakedMachineIsCollectedAfterTheGracePeriod(t *testing.T) {
+	p := types.DefaultPolicy()
+	env, w := newTestPool(t, p, busyNodes())
+	w.leaked = []activities.MachineState{{ID: "i-leak", Name: "leak-1", State: connectors.InstanceRunning, CreatedAt: env.Now()}}
+	env.RegisterDelayedCallback(func() {
+		require.Empty(t, w.collected, "a young leak may be a launch still being filed")
+	}, 14*time.Minute)
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, []string{"i-leak"}, w.collected)
+		st := status(t, env)
+		require.Contains(t, st.Repairs[len(st.Repairs)-1], "collected leaked machines i-leak")
+	}, 21*time.Minute)
+	finish(env, 22*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
 }

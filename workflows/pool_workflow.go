@@ -128,6 +128,7 @@ func (p *pool) decide(now time.Time) Decision {
 		Gate:          s.gate(),
 
 		Machines:             s.machines(),
+		Leaked:               s.leaked(),
 		NotReadySince:        s.NotReadySince,
 		Deferred:             s.Deferred,
 		NoHelp:               s.NoHelp,

@@ -43,6 +43,9 @@ type world struct {
 	launchedAt time.Time
 	reads      int
 	plans      []activities.PlanInput
+	// leaked machines outside the group; collected lists what was taken.
+	leaked    []activities.MachineState
+	collected []string
 }
 
 // view is the provider's account: one group whose instances are the
@@ -58,7 +61,7 @@ func (w *world) view() activities.ProviderView {
 	for i := len(w.nodes); i < w.target; i++ {
 		g.Instances = append(g.Instances, activities.MachineState{ID: fmt.Sprintf("i-boot-%d", i), Name: fmt.Sprintf("boot-%d", i), State: connectors.InstanceCreating, CreatedAt: w.launchedAt})
 	}
-	return activities.ProviderView{ReadAt: w.env.Now(), Groups: []activities.GroupView{g}}
+	return activities.ProviderView{ReadAt: w.env.Now(), Groups: []activities.GroupView{g}, Leaked: append([]activities.MachineState(nil), w.leaked...)}
 }
 
 func (w *world) observation() types.PoolObservation {
@@ -179,6 +182,13 @@ func newTestPool(t *testing.T, policy types.Policy, nodes []types.NodeObservatio
 		defer w.mu.Unlock()
 		w.released = append(w.released, in)
 		return activities.ReleaseResult{Groups: 1, Released: 1}, nil
+	})
+	env.OnActivity(a.CollectLeaked, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.CollectInput) error {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.collected = append(w.collected, in.IDs...)
+		w.leaked = nil
+		return nil
 	})
 	env.OnActivity(a.ReportMeter, mock.Anything, mock.Anything).Return(func(ctx context.Context, events []metering.Event) error {
 		if w.report != nil {
