@@ -217,9 +217,18 @@ func (s *PoolState) trackPurchases(obs types.PoolObservation, now time.Time) {
 		case !pod.UnschedulableSince.Equal(buy.Since):
 			delete(s.BoughtFor, key)
 		default:
-			if n := readyNodeBoughtAfter(obs, s.SeenReady, buy, now, grace); n != "" {
-				s.NoHelp[key] = fmt.Sprintf("scale-up did not help: node %s (%s), bought at %s, has been Ready since %s and the pod is still pending",
-					n, buy.Size, buy.At.UTC().Format(time.RFC3339), s.SeenReady[n].UTC().Format(time.RFC3339))
+			roomy, full := readyNodesBoughtAfter(obs, s.SeenReady, buy, pod, now, grace)
+			switch {
+			case roomy != "":
+				// The node has room for the pod and the scheduler still
+				// refused it: our simulation of its constraints was wrong,
+				// and buying again would only repeat the mistake.
+				s.NoHelp[key] = fmt.Sprintf("scale-up did not help: node %s (%s), bought at %s, has been Ready since %s with room for the pod, and the pod is still pending",
+					roomy, buy.Size, buy.At.UTC().Format(time.RFC3339), s.SeenReady[roomy].UTC().Format(time.RFC3339))
+				delete(s.BoughtFor, key)
+			case full:
+				// Its node filled up with other pods: the purchase was
+				// right but not enough, so the pod may buy again.
 				delete(s.BoughtFor, key)
 			}
 		}
@@ -240,17 +249,23 @@ func (s *PoolState) trackPurchases(obs types.PoolObservation, now time.Time) {
 	s.Additions = kept
 }
 
-// readyNodeBoughtAfter names a node of the purchased size created at or
-// after the purchase and Ready for at least grace, or "".
-func readyNodeBoughtAfter(obs types.PoolObservation, seenReady map[string]time.Time, buy Purchase, now time.Time, grace time.Duration) string {
+// readyNodesBoughtAfter looks at the nodes of the purchased size created
+// at or after the purchase and Ready for at least grace: it names one with
+// free room for the pod, or reports that such nodes exist but are full.
+func readyNodesBoughtAfter(obs types.PoolObservation, seenReady map[string]time.Time, buy Purchase, pod types.PendingPod, now time.Time, grace time.Duration) (roomy string, full bool) {
+	need := withSlot(pod.Requests)
 	for _, n := range obs.Nodes {
 		ready := seenReady[n.Name]
-		if n.Size == buy.Size && n.State == types.NodeReady && !n.CreatedAt.Before(buy.At.Add(-time.Second)) &&
-			!ready.IsZero() && !now.Before(ready.Add(grace)) {
-			return n.Name
+		if n.Size != buy.Size || n.State != types.NodeReady || n.CreatedAt.Before(buy.At.Add(-time.Second)) ||
+			ready.IsZero() || now.Before(ready.Add(grace)) {
+			continue
 		}
+		if need.Fits(withSlots(n.FreeRoom(), n)) {
+			return n.Name, false
+		}
+		full = true
 	}
-	return ""
+	return "", full
 }
 
 func keepOnlyPending[V any](m map[string]V, pending map[string]types.PendingPod) {
