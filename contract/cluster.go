@@ -177,9 +177,10 @@ type PhaseChange struct {
 
 // SetPhaseRequest changes a cluster's declared phase.
 type SetPhaseRequest struct {
-	Phase       ClusterPhase `json:"phase"`
-	Reason      string       `json:"reason"`
-	RequestedBy string       `json:"requestedBy,omitempty"`
+	Phase       ClusterPhase   `json:"phase"`
+	Reason      string         `json:"reason"`
+	RequestedBy string         `json:"requestedBy,omitempty"`
+	Auth        *Authorization `json:"auth,omitempty"`
 }
 
 // ObservedReport is the agent's view of its cluster, sent with the
@@ -228,10 +229,11 @@ func (r ObservedReport) Validate() error {
 // verifies the new token (TokenCredentials), never the token: the caller
 // mints it and keeps it.
 type RotateTokenRequest struct {
-	TokenHash   string `json:"tokenHash"`
-	ReportKey   string `json:"reportKey"`
-	Reason      string `json:"reason"`
-	RequestedBy string `json:"requestedBy,omitempty"`
+	TokenHash   string         `json:"tokenHash"`
+	ReportKey   string         `json:"reportKey"`
+	Reason      string         `json:"reason"`
+	RequestedBy string         `json:"requestedBy,omitempty"`
+	Auth        *Authorization `json:"auth,omitempty"`
 }
 
 // TokenIssued is the `rotate-token` update's answer; the token itself is
