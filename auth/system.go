@@ -2,6 +2,7 @@ package auth
 
 import (
 	"crypto/ed25519"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -54,4 +55,14 @@ func VerifySystem(trust Trust, s contract.SystemSignature, workflowID, message s
 		return fmt.Errorf("system signature by %q does not cover this input (other workflow, message or body, or tampered)", s.Key)
 	}
 	return nil
+}
+
+// SignSystemValue marshals v (an observation or watcher report) and signs
+// it (SignSystem).
+func SignSystemValue(key SigningKey, workflowID, message string, v any, at time.Time) (contract.SystemSignature, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return contract.SystemSignature{}, fmt.Errorf("sign: encode %s: %w", message, err)
+	}
+	return SignSystem(key, workflowID, message, body, at)
 }

@@ -19,14 +19,8 @@ type Authorization struct {
 	Sig   string    `json:"sig"`
 }
 
-// SystemSignature marks a trusted input (the watcher's `observe` and
-// `watcher-report`): an Ed25519 signature by a key only workers hold, over
-// the same binding as Authorization. Key names the system key (its kid).
-type SystemSignature struct {
-	Key string    `json:"key"`
-	At  time.Time `json:"at"`
-	Sig string    `json:"sig"`
-}
+// SystemSignature marks a trusted input; see types.SystemSignature.
+type SystemSignature = types.SystemSignature
 
 // SetPolicyRequest is the `set-policy` update's payload: the policy's fields
 // at the top level (so a bare types.Policy payload still decodes) plus the

@@ -136,6 +136,8 @@ type WatcherReport struct {
 	LastSync  time.Time `json:"lastSync"`
 	LastError string    `json:"lastError,omitempty"`
 	At        time.Time `json:"at"`
+	// Auth is the watcher's system signature over the rest (package auth).
+	Auth *SystemSignature `json:"auth,omitempty"`
 }
 
 // PoolThresholds is what the watcher needs to know of a pool to tell idle

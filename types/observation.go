@@ -88,4 +88,6 @@ type PoolObservation struct {
 	PendingPods []PendingPod      `json:"pendingPods"`
 	// Reason says why the watcher sent this one ("full-state", "pod-pending", ...).
 	Reason string `json:"reason,omitempty"`
+	// Auth is the watcher's system signature over the rest (package auth).
+	Auth *SystemSignature `json:"auth,omitempty"`
 }
