@@ -1,9 +1,11 @@
 package auth
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -70,4 +72,51 @@ func VerifyBearer(trust Trust, token string, now time.Time) (Caller, error) {
 		return Caller{}, errors.New("bearer token jti is missing or short")
 	}
 	return Caller{Subject: cert.Sub, Orgs: cert.Orgs}, nil
+}
+
+// bearerRefresh is how long before expiry a cached bearer token is replaced.
+const bearerRefresh = time.Minute
+
+// BearerHeaders puts a fresh proof-of-possession token on every gRPC call:
+// it is a Temporal SDK client.HeadersProvider (and fits the UI server's
+// metadata hook), minting a new token shortly before the cached one expires.
+type BearerHeaders struct {
+	cred Credential
+	now  func() time.Time
+
+	mu      sync.Mutex
+	token   string
+	expires time.Time
+}
+
+// NewBearerHeaders makes a header source for cred.
+func NewBearerHeaders(cred Credential) *BearerHeaders {
+	return &BearerHeaders{cred: cred, now: time.Now}
+}
+
+// Credential is the credential the tokens are minted from.
+func (b *BearerHeaders) Credential() Credential { return b.cred }
+
+// Header returns the "authorization" header value, "Bearer <token>".
+func (b *BearerHeaders) Header() (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	if b.token == "" || !now.Add(bearerRefresh).Before(b.expires) {
+		tok, err := BearerToken(b.cred, now, MaxBearerTTL)
+		if err != nil {
+			return "", err
+		}
+		b.token, b.expires = tok, now.Add(MaxBearerTTL)
+	}
+	return BearerScheme + b.token, nil
+}
+
+// GetHeaders implements the Temporal SDK's client.HeadersProvider.
+func (b *BearerHeaders) GetHeaders(context.Context) (map[string]string, error) {
+	h, err := b.Header()
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"authorization": h}, nil
 }

@@ -114,7 +114,7 @@ func (o ConnectOptions) ClientOptions() (client.Options, error) {
 		if err != nil {
 			return opts, fmt.Errorf("credential: %w", err)
 		}
-		opts.HeadersProvider = newBearerHeaders(cred)
+		opts.HeadersProvider = auth.NewBearerHeaders(cred)
 	}
 	if o.CodecKeys != "" {
 		keys, err := codec.LoadKeys(o.CodecKeys)
@@ -137,8 +137,8 @@ func Dial(ctx context.Context, o ConnectOptions) (client.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w", o.Address, o.Namespace, err)
 	}
-	if b, ok := opts.HeadersProvider.(*bearerHeaders); ok {
-		return WithCredential(c, b.cred), nil
+	if b, ok := opts.HeadersProvider.(*auth.BearerHeaders); ok {
+		return WithCredential(c, b.Credential()), nil
 	}
 	return c, nil
 }

@@ -1,9 +1,7 @@
 package starter
 
 import (
-	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -11,10 +9,6 @@ import (
 	"github.com/hanzoai/visor-fleet/auth"
 	"github.com/hanzoai/visor-fleet/contract"
 )
-
-// bearerRefresh is how long before expiry a cached bearer token is
-// replaced; tokens live auth.MaxBearerTTL.
-const bearerRefresh = time.Minute
 
 // signingClient is a client that also holds its caller's credential, so
 // the operations in this package sign each request with it.
@@ -56,35 +50,4 @@ func authorize(c client.Client, workflowID, message string, req any, requestedBy
 		return nil, fmt.Errorf("sign %s for %s: %w", message, workflowID, err)
 	}
 	return &a, nil
-}
-
-// bearerHeaders puts a fresh proof-of-possession token on every gRPC call
-// (client.Options.HeadersProvider), minting a new one shortly before the
-// cached one expires.
-type bearerHeaders struct {
-	cred auth.Credential
-	now  func() time.Time
-
-	mu      sync.Mutex
-	token   string
-	expires time.Time
-}
-
-func newBearerHeaders(cred auth.Credential) *bearerHeaders {
-	return &bearerHeaders{cred: cred, now: time.Now}
-}
-
-// GetHeaders implements client.HeadersProvider.
-func (b *bearerHeaders) GetHeaders(context.Context) (map[string]string, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	now := b.now()
-	if b.token == "" || !now.Add(bearerRefresh).Before(b.expires) {
-		tok, err := auth.BearerToken(b.cred, now, auth.MaxBearerTTL)
-		if err != nil {
-			return nil, fmt.Errorf("bearer token: %w", err)
-		}
-		b.token, b.expires = tok, now.Add(auth.MaxBearerTTL)
-	}
-	return map[string]string{"authorization": auth.BearerScheme + b.token}, nil
 }

@@ -1,7 +1,6 @@
 package starter
 
 import (
-	"context"
 	"encoding/json"
 	"path/filepath"
 	"testing"
@@ -44,30 +43,6 @@ func TestAuthorizeSignsWhatIsSent(t *testing.T) {
 	require.Nil(t, a)
 }
 
-func TestBearerHeadersRefresh(t *testing.T) {
-	trust, cred := testCredential(t)
-	now := time.Now()
-	b := newBearerHeaders(cred)
-	b.now = func() time.Time { return now }
-	h1, err := b.GetHeaders(context.Background())
-	require.NoError(t, err)
-	caller, err := auth.VerifyBearer(trust, h1["authorization"], now)
-	require.NoError(t, err)
-	require.Equal(t, "alice@acme", caller.Subject)
-
-	now = now.Add(time.Minute)
-	h2, err := b.GetHeaders(context.Background())
-	require.NoError(t, err)
-	require.Equal(t, h1, h2, "cached while it has more than a minute left")
-
-	now = now.Add(auth.MaxBearerTTL - time.Minute)
-	h3, err := b.GetHeaders(context.Background())
-	require.NoError(t, err)
-	require.NotEqual(t, h1, h3, "replaced before it expires")
-	_, err = auth.VerifyBearer(trust, h3["authorization"], now)
-	require.NoError(t, err)
-}
-
 func TestClientOptionsCredentialAndCodec(t *testing.T) {
 	_, cred := testCredential(t)
 	dir := t.TempDir()
@@ -75,7 +50,7 @@ func TestClientOptionsCredentialAndCodec(t *testing.T) {
 	require.NoError(t, auth.SaveCredential(path, cred))
 	opts, err := ConnectOptions{Credential: "file:" + path}.FromEnv().ClientOptions()
 	require.NoError(t, err)
-	require.IsType(t, &bearerHeaders{}, opts.HeadersProvider)
+	require.IsType(t, &auth.BearerHeaders{}, opts.HeadersProvider)
 
 	_, err = ConnectOptions{Credential: "file:" + filepath.Join(dir, "missing.json")}.ClientOptions()
 	require.ErrorContains(t, err, "credential: ")
