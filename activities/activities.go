@@ -35,6 +35,9 @@ type Activities struct {
 	// SystemKey, when set, signs the watcher's observe and watcher-report
 	// signals so workflows can tell them from forged ones.
 	SystemKey *auth.SigningKey
+	// TrustKeys are the public keys workflows verify with (the Trust
+	// activity hands them over).
+	TrustKeys *auth.Trust
 
 	cacheMu sync.Mutex
 	cache   map[string]cachedObservation

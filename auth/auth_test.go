@@ -462,3 +462,16 @@ func flip(sig string) string {
 	b[0] ^= 1
 	return b64.EncodeToString(b)
 }
+
+func TestVerifyCredential(t *testing.T) {
+	f := newFixture(t)
+	c, err := VerifyCredential(f.trust, f.acme, t0)
+	require.NoError(t, err)
+	require.Equal(t, "alice@acme", c.Subject)
+	_, err = VerifyCredential(f.trust, f.acme, t0.Add(2*time.Hour))
+	require.ErrorContains(t, err, "certificate expired")
+	other, err := NewCredential(f.issuer, "bob", []string{"acme"}, time.Hour, t0)
+	require.NoError(t, err)
+	_, err = VerifyCredential(f.trust, Credential{Key: other.Key, Cert: f.acme.Cert}, t0)
+	require.ErrorContains(t, err, "not the key its certificate names")
+}

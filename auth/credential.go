@@ -116,3 +116,16 @@ func LoadCredential(ref string) (Credential, error) {
 	}
 	return c, nil
 }
+
+// VerifyCredential checks that cred's key matches its certificate and the
+// certificate is trusted and valid at now (say, before relying on a file).
+func VerifyCredential(trust Trust, cred Credential, now time.Time) (Caller, error) {
+	if err := cred.check(); err != nil {
+		return Caller{}, err
+	}
+	claims, _, err := verifyCert(trust, cred.Cert, now)
+	if err != nil {
+		return Caller{}, err
+	}
+	return Caller{Subject: claims.Sub, Orgs: claims.Orgs}, nil
+}

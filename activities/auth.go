@@ -1,7 +1,10 @@
 package activities
 
 import (
+	"context"
 	"time"
+
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/hanzoai/visor-fleet/auth"
 	"github.com/hanzoai/visor-fleet/types"
@@ -18,4 +21,14 @@ func (a *Activities) signSystem(workflowID, message string, v any) (*types.Syste
 		return nil, err
 	}
 	return &s, nil
+}
+
+// Trust returns the public keys this worker verifies callers and trusted
+// inputs with. Workflows read it through this activity so the keys they
+// verified with are in history and replay sees the same ones.
+func (a *Activities) Trust(context.Context) (auth.Trust, error) {
+	if a.TrustKeys == nil {
+		return auth.Trust{}, temporal.NewNonRetryableApplicationError("this worker has no trust configured (visor worker --trust)", "NoTrust", nil)
+	}
+	return *a.TrustKeys, nil
 }
