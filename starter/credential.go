@@ -2,6 +2,7 @@ package starter
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -10,24 +11,34 @@ import (
 	"github.com/hanzoai/visor-fleet/contract"
 )
 
-// signingClient is a client that also holds its caller's credential, so
-// the operations in this package sign each request with it.
-type signingClient struct {
-	client.Client
-	cred auth.Credential
+// credentials maps a client to the caller credential it signs with. The
+// SDK's worker needs the client exactly as client.Dial made it, so the
+// credential cannot ride on a wrapper. One small entry per client dialled
+// with a credential; it is dropped by Forget (Dial's clients never are,
+// they live as long as the process).
+var credentials sync.Map // client.Client -> auth.Credential
+
+// WithCredential makes every mutating request this package sends through c
+// signed with cred, and returns c. Dial does this when ConnectOptions names
+// a credential; use it for a client built elsewhere.
+func WithCredential(c client.Client, cred auth.Credential) client.Client {
+	credentials.Store(c, cred)
+	return c
 }
 
-// WithCredential returns c signing every mutating request this package
-// sends through it with cred. Dial does this when ConnectOptions names a
-// credential; use it for a client built elsewhere.
-func WithCredential(c client.Client, cred auth.Credential) client.Client {
-	return signingClient{Client: c, cred: cred}
-}
+// Forget stops signing for c (say, before closing a short-lived client).
+func Forget(c client.Client) { credentials.Delete(c) }
 
 // credentialOf returns the credential c signs with, if any.
 func credentialOf(c client.Client) (auth.Credential, bool) {
-	sc, ok := c.(signingClient)
-	return sc.cred, ok
+	if c == nil {
+		return auth.Credential{}, false
+	}
+	v, ok := credentials.Load(c)
+	if !ok {
+		return auth.Credential{}, false
+	}
+	return v.(auth.Credential), true
 }
 
 // authorize signs req (its JSON, without the auth field) as message to
