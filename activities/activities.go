@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/hanzoai/visor-fleet/auth"
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/metering"
 )
@@ -31,6 +32,12 @@ type Activities struct {
 	Temporal client.Client
 	// Meter receives node-hour events.
 	Meter metering.Sink
+	// SystemKey, when set, signs the watcher's observe and watcher-report
+	// signals so workflows can tell them from forged ones.
+	SystemKey *auth.SigningKey
+	// TrustKeys are the public keys workflows verify with (the Trust
+	// activity hands them over).
+	TrustKeys *auth.Trust
 
 	cacheMu sync.Mutex
 	cache   map[string]cachedObservation

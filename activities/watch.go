@@ -144,6 +144,9 @@ func (w *watcher) sample(ctx context.Context, pools map[string]contract.PoolThre
 		if w.sent[id] == fp {
 			continue
 		}
+		if po.Auth, err = w.a.signSystem(id, contract.SignalObserve, po); err != nil {
+			return signals, true, obs, err
+		}
 		err = w.a.Temporal.SignalWorkflow(ctx, id, "", contract.SignalObserve, po)
 		var notFound *serviceerror.NotFound
 		switch {
@@ -177,7 +180,13 @@ func (w *watcher) reportObserved(ctx context.Context, reachable bool, p WatchPro
 		return
 	}
 	report := contract.WatcherReport{Reachable: reachable, LastSync: p.LastSync, LastError: p.LastErr, At: time.Now()}
-	err := w.a.Temporal.SignalWorkflow(ctx, types.ClusterWorkflowID(w.cluster.ID), "", contract.SignalWatcherReport, report)
+	clusterWF := types.ClusterWorkflowID(w.cluster.ID)
+	var err error
+	if report.Auth, err = w.a.signSystem(clusterWF, contract.SignalWatcherReport, report); err != nil {
+		activity.GetLogger(ctx).Error("cannot sign watcher report", "cluster", w.cluster.ID, "error", err)
+		return
+	}
+	err = w.a.Temporal.SignalWorkflow(ctx, clusterWF, "", contract.SignalWatcherReport, report)
 	if err == nil {
 		w.lastReachable, w.lastReport = &reachable, time.Now()
 	}

@@ -136,6 +136,8 @@ type WatcherReport struct {
 	LastSync  time.Time `json:"lastSync"`
 	LastError string    `json:"lastError,omitempty"`
 	At        time.Time `json:"at"`
+	// Auth is the watcher's system signature over the rest (package auth).
+	Auth *SystemSignature `json:"auth,omitempty"`
 }
 
 // PoolThresholds is what the watcher needs to know of a pool to tell idle
@@ -177,9 +179,10 @@ type PhaseChange struct {
 
 // SetPhaseRequest changes a cluster's declared phase.
 type SetPhaseRequest struct {
-	Phase       ClusterPhase `json:"phase"`
-	Reason      string       `json:"reason"`
-	RequestedBy string       `json:"requestedBy,omitempty"`
+	Phase       ClusterPhase   `json:"phase"`
+	Reason      string         `json:"reason"`
+	RequestedBy string         `json:"requestedBy,omitempty"`
+	Auth        *Authorization `json:"auth,omitempty"`
 }
 
 // ObservedReport is the agent's view of its cluster, sent with the
@@ -228,10 +231,11 @@ func (r ObservedReport) Validate() error {
 // verifies the new token (TokenCredentials), never the token: the caller
 // mints it and keeps it.
 type RotateTokenRequest struct {
-	TokenHash   string `json:"tokenHash"`
-	ReportKey   string `json:"reportKey"`
-	Reason      string `json:"reason"`
-	RequestedBy string `json:"requestedBy,omitempty"`
+	TokenHash   string         `json:"tokenHash"`
+	ReportKey   string         `json:"reportKey"`
+	Reason      string         `json:"reason"`
+	RequestedBy string         `json:"requestedBy,omitempty"`
+	Auth        *Authorization `json:"auth,omitempty"`
 }
 
 // TokenIssued is the `rotate-token` update's answer; the token itself is

@@ -61,9 +61,10 @@ func (s PoolSpec) Validate() error {
 // ScaleRequest asks for an explicit target (the `scale` update and the
 // `force-scale` signal).
 type ScaleRequest struct {
-	Target      int    `json:"target"`
-	Reason      string `json:"reason"`
-	RequestedBy string `json:"requestedBy"`
+	Target      int            `json:"target"`
+	Reason      string         `json:"reason"`
+	RequestedBy string         `json:"requestedBy"`
+	Auth        *Authorization `json:"auth,omitempty"`
 }
 
 // ScaleAccepted is the `scale` update's answer: the decision as recorded.
@@ -81,14 +82,16 @@ type PolicyAccepted struct {
 
 // PauseRequest says who paused or resumed the pool and why.
 type PauseRequest struct {
-	Reason      string `json:"reason,omitempty"`
-	RequestedBy string `json:"requestedBy,omitempty"`
+	Reason      string         `json:"reason,omitempty"`
+	RequestedBy string         `json:"requestedBy,omitempty"`
+	Auth        *Authorization `json:"auth,omitempty"`
 }
 
 // DeregisterRequest asks the pool to drain its nodes and complete.
 type DeregisterRequest struct {
-	Reason      string `json:"reason,omitempty"`
-	RequestedBy string `json:"requestedBy,omitempty"`
+	Reason      string         `json:"reason,omitempty"`
+	RequestedBy string         `json:"requestedBy,omitempty"`
+	Auth        *Authorization `json:"auth,omitempty"`
 }
 
 // ClusterPhase is a cluster's declared phase.

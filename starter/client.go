@@ -18,6 +18,8 @@ import (
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
+	"github.com/hanzoai/visor-fleet/auth"
+	"github.com/hanzoai/visor-fleet/codec"
 	"github.com/hanzoai/visor-fleet/contract"
 )
 
@@ -37,10 +39,19 @@ type ConnectOptions struct {
 	Logger sdklog.Logger
 	// MetricsHandler receives the SDK's metrics; nil means none.
 	MetricsHandler client.MetricsHandler
+	// Credential references the caller's credential file (file:/path or
+	// env:NAME; see package auth). With one, every call carries a bearer
+	// token and every mutating request is signed.
+	Credential string
+	// CodecKeys references the payload encryption keys (file:/path or
+	// env:NAME; see package codec). With them, payloads are encrypted
+	// before they leave the process.
+	CodecKeys string
 }
 
 // FromEnv fills empty fields from TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
-// TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY, TEMPORAL_TLS_CA, TEMPORAL_API_KEY.
+// TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY, TEMPORAL_TLS_CA, TEMPORAL_API_KEY,
+// VISOR_CREDENTIAL and VISOR_CODEC_KEYS.
 func (o ConnectOptions) FromEnv() ConnectOptions {
 	set := func(v *string, env string) {
 		if *v == "" {
@@ -53,6 +64,8 @@ func (o ConnectOptions) FromEnv() ConnectOptions {
 	set(&o.TLSKey, "TEMPORAL_TLS_KEY")
 	set(&o.TLSCA, "TEMPORAL_TLS_CA")
 	set(&o.APIKey, "TEMPORAL_API_KEY")
+	set(&o.Credential, "VISOR_CREDENTIAL")
+	set(&o.CodecKeys, "VISOR_CODEC_KEYS")
 	if o.Address == "" {
 		o.Address = "127.0.0.1:7233"
 	}
@@ -93,6 +106,23 @@ func (o ConnectOptions) ClientOptions() (client.Options, error) {
 	if o.APIKey != "" {
 		opts.Credentials = client.NewAPIKeyStaticCredentials(o.APIKey)
 	}
+	if o.Credential != "" {
+		if o.APIKey != "" {
+			return opts, errors.New("a Visor credential and a Temporal API key both set the authorization header: pick one")
+		}
+		cred, err := auth.LoadCredential(o.Credential)
+		if err != nil {
+			return opts, fmt.Errorf("credential: %w", err)
+		}
+		opts.HeadersProvider = auth.NewBearerHeaders(cred)
+	}
+	if o.CodecKeys != "" {
+		keys, err := codec.LoadKeys(o.CodecKeys)
+		if err != nil {
+			return opts, fmt.Errorf("codec keys: %w", err)
+		}
+		opts.DataConverter = codec.NewDataConverter(keys)
+	}
 	return opts, nil
 }
 
@@ -106,6 +136,9 @@ func Dial(ctx context.Context, o ConnectOptions) (client.Client, error) {
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w", o.Address, o.Namespace, err)
+	}
+	if b, ok := opts.HeadersProvider.(*auth.BearerHeaders); ok {
+		return WithCredential(c, b.Credential()), nil
 	}
 	return c, nil
 }

@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/types"
 )
 
 // RotateClusterToken mints a new enrollment token here, sends only its
@@ -20,6 +21,9 @@ func RotateClusterToken(ctx context.Context, c client.Client, cluster, reason, r
 		return "", issued, err
 	}
 	req := contract.RotateTokenRequest{TokenHash: tok.Hash, ReportKey: tok.ReportKey, Reason: reason, RequestedBy: requestedBy}
+	if req.Auth, err = authorize(c, types.ClusterWorkflowID(cluster), contract.UpdateRotateToken, &req, &req.RequestedBy); err != nil {
+		return "", issued, err
+	}
 	if err := clusterUpdate(ctx, c, cluster, contract.UpdateRotateToken, req, &issued); err != nil {
 		return "", issued, err
 	}

@@ -170,6 +170,10 @@ func ClusterStatus(ctx context.Context, c client.Client, cluster string) (contra
 // every pool on the cluster has been signalled the new gate.
 func SetClusterPhase(ctx context.Context, c client.Client, cluster string, req contract.SetPhaseRequest) (contract.ClusterStatus, error) {
 	var out contract.ClusterStatus
+	var err error
+	if req.Auth, err = authorize(c, types.ClusterWorkflowID(cluster), contract.UpdateSetPhase, &req, &req.RequestedBy); err != nil {
+		return out, err
+	}
 	return out, clusterUpdate(ctx, c, cluster, contract.UpdateSetPhase, req, &out)
 }
 

@@ -52,6 +52,10 @@ func ApplyPool(ctx context.Context, c client.Client, spec contract.PoolSpec, tas
 			return PoolUnchanged, nil
 		}
 	}
+	policyReq := contract.SetPolicyRequest{Policy: spec.Policy}
+	if policyReq.Auth, err = authorize(c, id, contract.UpdateSetPolicy, policyReq, nil); err != nil {
+		return "", err
+	}
 	start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID:                       id,
 		TaskQueue:                orDefault(taskQueue),
@@ -65,7 +69,7 @@ func ApplyPool(ctx context.Context, c client.Client, spec contract.PoolSpec, tas
 		UpdateOptions: client.UpdateWorkflowOptions{
 			WorkflowID:   id,
 			UpdateName:   contract.UpdateSetPolicy,
-			Args:         []any{spec.Policy},
+			Args:         []any{policyReq},
 			WaitForStage: client.WorkflowUpdateStageCompleted,
 		},
 	})
@@ -117,30 +121,61 @@ func PoolStatus(ctx context.Context, c client.Client, key types.PoolKey) (contra
 // error carrying the validator's reason.
 func ScalePool(ctx context.Context, c client.Client, key types.PoolKey, req contract.ScaleRequest) (contract.ScaleAccepted, error) {
 	var out contract.ScaleAccepted
-	err := update(ctx, c, key, contract.UpdateScale, req, &out)
-	return out, err
+	var err error
+	if req.Auth, err = authorize(c, key.WorkflowID(), contract.UpdateScale, &req, &req.RequestedBy); err != nil {
+		return out, err
+	}
+	return out, update(ctx, c, key, contract.UpdateScale, req, &out)
+}
+
+// ForceScalePool sends the `force-scale` signal (clamped, fire-and-forget).
+func ForceScalePool(ctx context.Context, c client.Client, key types.PoolKey, req contract.ScaleRequest) error {
+	var err error
+	if req.Auth, err = authorize(c, key.WorkflowID(), contract.SignalForceScale, &req, &req.RequestedBy); err != nil {
+		return err
+	}
+	if err := c.SignalWorkflow(ctx, key.WorkflowID(), "", contract.SignalForceScale, req); err != nil {
+		return fmt.Errorf("%s %s: %w", contract.SignalForceScale, key.WorkflowID(), err)
+	}
+	return nil
 }
 
 // PausePool, ResumePool and DeregisterPool run their updates.
 func PausePool(ctx context.Context, c client.Client, key types.PoolKey, req contract.PauseRequest) (contract.PoolStatus, error) {
-	var out contract.PoolStatus
-	return out, update(ctx, c, key, contract.UpdatePause, req, &out)
+	return pauseUpdate(ctx, c, key, contract.UpdatePause, req)
 }
 
 func ResumePool(ctx context.Context, c client.Client, key types.PoolKey, req contract.PauseRequest) (contract.PoolStatus, error) {
+	return pauseUpdate(ctx, c, key, contract.UpdateResume, req)
+}
+
+func pauseUpdate(ctx context.Context, c client.Client, key types.PoolKey, name string, req contract.PauseRequest) (contract.PoolStatus, error) {
 	var out contract.PoolStatus
-	return out, update(ctx, c, key, contract.UpdateResume, req, &out)
+	var err error
+	if req.Auth, err = authorize(c, key.WorkflowID(), name, &req, &req.RequestedBy); err != nil {
+		return out, err
+	}
+	return out, update(ctx, c, key, name, req, &out)
 }
 
 func DeregisterPool(ctx context.Context, c client.Client, key types.PoolKey, req contract.DeregisterRequest) (contract.PoolStatus, error) {
 	var out contract.PoolStatus
+	var err error
+	if req.Auth, err = authorize(c, key.WorkflowID(), contract.UpdateDeregister, &req, &req.RequestedBy); err != nil {
+		return out, err
+	}
 	return out, update(ctx, c, key, contract.UpdateDeregister, req, &out)
 }
 
 // SetPoolPolicy runs the validated `set-policy` update.
 func SetPoolPolicy(ctx context.Context, c client.Client, key types.PoolKey, p types.Policy) (contract.PolicyAccepted, error) {
 	var out contract.PolicyAccepted
-	return out, update(ctx, c, key, contract.UpdateSetPolicy, p, &out)
+	req := contract.SetPolicyRequest{Policy: p}
+	var err error
+	if req.Auth, err = authorize(c, key.WorkflowID(), contract.UpdateSetPolicy, req, nil); err != nil {
+		return out, err
+	}
+	return out, update(ctx, c, key, contract.UpdateSetPolicy, req, &out)
 }
 
 func update(ctx context.Context, c client.Client, key types.PoolKey, name string, arg, out any) error {

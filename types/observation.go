@@ -114,4 +114,6 @@ type PoolObservation struct {
 	// Truncated counts pending pods and nodes left out to keep the
 	// observation within the pool's bounds.
 	Truncated int `json:"truncated,omitempty"`
+	// Auth is the watcher's system signature over the rest (package auth).
+	Auth *SystemSignature `json:"auth,omitempty"`
 }

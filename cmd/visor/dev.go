@@ -23,6 +23,7 @@ type devFlags struct {
 	simTick        time.Duration
 	provisionDelay time.Duration
 	metricsAddr    string
+	codecPort      int
 }
 
 func newDevCommand(g *globalFlags) *cobra.Command {
@@ -45,6 +46,7 @@ again resumes every pool where it was.`,
 	fl.StringVar(&f.poolsFile, "pools", "", "spec file of clusters and pools to register (default: bundled demo)")
 	fl.DurationVar(&f.simTick, "sim-tick", time.Second, "how often the simulated cluster schedules pods and boots nodes")
 	fl.DurationVar(&f.provisionDelay, "provision-delay", 10*time.Second, "how long a simulated node takes to become Ready")
+	fl.IntVar(&f.codecPort, "codec-port", 8234, "codec server port (the Web UI decodes payloads through it)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (e.g. 127.0.0.1:9464)")
 	return cmd
 }
@@ -62,7 +64,7 @@ func runDev(ctx context.Context, g *globalFlags, f *devFlags) error {
 	defer metrics.Stop()
 	stack, err := devstack.Start(ctx, devstack.Options{
 		Server: devserver.Options{
-			DataDir: f.dataDir, Memory: f.memory, IP: f.ip, GRPCPort: f.grpcPort, UIPort: f.uiPort, LogLevel: g.logLevel,
+			DataDir: f.dataDir, Memory: f.memory, IP: f.ip, GRPCPort: f.grpcPort, UIPort: f.uiPort, CodecPort: f.codecPort, LogLevel: g.logLevel,
 		},
 		Spec: spec, SimTick: f.simTick, ProvisionDelay: f.provisionDelay, Logger: g.logger(),
 		MetricsHandler: metrics.Handler,
@@ -78,6 +80,7 @@ func runDev(ctx context.Context, g *globalFlags, f *devFlags) error {
 	if metrics.Addr != "" {
 		fmt.Printf("  metrics        http://%s/metrics\n", metrics.Addr)
 	}
+	printDevAuth(stack)
 	fmt.Printf("  state          %s\n  %d clusters, %d pools registered; Ctrl-C to stop\n", stack.StateDir, len(spec.Clusters), len(spec.Pools))
 	<-ctx.Done()
 	fmt.Println("stopping visor dev…")

@@ -35,7 +35,10 @@ func newRootCommand() *cobra.Command {
 	f.StringVar(&g.connect.TLSCA, "tls-ca", "", "server CA file (env TEMPORAL_TLS_CA)")
 	f.BoolVar(&g.connect.TLS, "tls", false, "use TLS with the system's roots")
 	f.StringVar(&g.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
-	root.AddCommand(newDevCommand(g), newWorkerCommand(g), newPoolCommand(g), newClusterCommand(g), newMeterCommand())
+	f.StringVar(&g.connect.Credential, "credential", "", "caller credential reference, file:PATH or env:NAME (env VISOR_CREDENTIAL; default .visor/dev-admin.json when present)")
+	f.StringVar(&g.connect.CodecKeys, "codec-keys", "", "payload codec key file reference (env VISOR_CODEC_KEYS; default .visor/codec-keys.json when present)")
+	root.AddCommand(newDevCommand(g), newWorkerCommand(g), newPoolCommand(g), newClusterCommand(g), newMeterCommand(),
+		newAuthCommand(g), newCodecCommand(), newCodecServerCommand())
 	return root
 }
 
@@ -54,7 +57,9 @@ func (b *contractCmd) connect(ctx context.Context) (client.Client, error) {
 	return b.g.dial(ctx, nil)
 }
 
-func (g *globalFlags) connectOptions() starter.ConnectOptions { return g.connect.FromEnv() }
+func (g *globalFlags) connectOptions() starter.ConnectOptions {
+	return withDevDefaults(g.connect.FromEnv())
+}
 
 func (g *globalFlags) logger() *slog.Logger {
 	var level slog.Level

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,6 +27,8 @@ type workerFlags struct {
 	metricsAddr      string
 	maxConcurrentAct int
 	clustersPath     string
+	systemKey        string
+	trust            string
 }
 
 func newWorkerCommand(g *globalFlags) *cobra.Command {
@@ -53,6 +56,10 @@ tenant's task queue (--task-queue), so its credentials never leave it.`,
 					defer cancel()
 					_ = clusters.Close(closeCtx)
 				}()
+			}
+			systemKey, trust, err := loadWorkerAuth(f.systemKey, f.trust)
+			if err != nil {
+				return err
 			}
 			var meter metering.Sink
 			switch {
@@ -93,7 +100,7 @@ tenant's task queue (--task-queue), so its credentials never leave it.`,
 			if clusters != nil {
 				acts.Clusters = clusters
 			}
-			acts.Meter = meter
+			acts.Meter, acts.SystemKey, acts.TrustKeys = meter, systemKey, trust
 			w := workers.New(c, f.taskQueue, acts, worker.Options{MaxConcurrentActivityExecutionSize: f.maxConcurrentAct})
 			fmt.Printf("visor worker polling %q on %s (namespace %s)\n", f.taskQueue, g.connectOptions().Address, g.connectOptions().Namespace)
 			return w.Run(worker.InterruptCh())
@@ -107,6 +114,8 @@ tenant's task queue (--task-queue), so its credentials never leave it.`,
 	fl.BoolVar(&f.registerSAs, "register-search-attributes", false, "add Visor's search attributes to the namespace if missing")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address")
 	fl.IntVar(&f.maxConcurrentAct, "max-concurrent-activities", 0, "activity slots (0 = SDK default)")
+	fl.StringVar(&f.systemKey, "system-key", os.Getenv("VISOR_SYSTEM_KEY"), "system key reference (file:PATH or env:NAME): signs the watcher's signals (env VISOR_SYSTEM_KEY)")
+	fl.StringVar(&f.trust, "trust", os.Getenv("VISOR_TRUST"), "trust file reference: issuer and system public keys the workflows verify with (env VISOR_TRUST)")
 	fl.StringVar(&f.clustersPath, "clusters", "", "YAML file of the clusters this worker reaches (format: deploy/worker-clusters.example.yaml)")
 	return cmd
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -24,7 +25,14 @@ import (
 	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
 	sqliteschema "go.temporal.io/server/schema/sqlite"
 	"go.temporal.io/server/temporal"
+
+	"github.com/hanzoai/visor-fleet/auth"
+	"github.com/hanzoai/visor-fleet/codec"
 )
+
+// internalFrontend is the server's loopback-only frontend for its own
+// system worker when the public one authorizes callers.
+const internalFrontend = "internal-frontend"
 
 // Options configure the embedded server.
 type Options struct {
@@ -42,6 +50,19 @@ type Options struct {
 	LogLevel string
 	// LogFile receives the server's log; empty means stderr.
 	LogFile string
+	// Trust, when set, makes the frontend refuse every call without a
+	// valid Visor bearer token (see claimMapper).
+	Trust *auth.Trust
+	// Credential is what the server's own readiness check calls with;
+	// required with Trust.
+	Credential *auth.Credential
+	// UICredential is what the Web UI calls the frontend with (subject
+	// UISubject: read-only); required with Trust and a UI.
+	UICredential *auth.Credential
+	// Codec, when set with the Web UI, is served as a codec server on
+	// CodecPort and the UI decodes payloads through it.
+	Codec     *codec.PayloadCodec
+	CodecPort int // 8234 by default
 }
 
 func (o *Options) defaults() {
@@ -53,6 +74,9 @@ func (o *Options) defaults() {
 	}
 	if o.UIPort == 0 {
 		o.UIPort = 8233
+	}
+	if o.CodecPort == 0 {
+		o.CodecPort = 8234
 	}
 	if o.Namespace == "" {
 		o.Namespace = "default"
@@ -70,6 +94,7 @@ type Server struct {
 	opts     Options
 	temporal temporal.Server
 	ui       *uiServer
+	codec    *codecServer
 	lock     *os.File
 }
 
@@ -102,13 +127,21 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
+	if opts.Codec != nil && opts.UIPort > 0 {
+		if err := checkPortFree(opts.IP, opts.CodecPort, "codec server (--codec-port)"); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Trust != nil && (opts.Credential == nil || (opts.UIPort > 0 && opts.UICredential == nil)) {
+		return nil, errors.New("devserver: with Trust the server needs Credential (and UICredential for the Web UI)")
+	}
 	cfg, sqlCfg, err := buildConfig(opts)
 	if err != nil {
 		return nil, err
 	}
 	var lock *os.File
 	if !opts.Memory {
-		if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
+		if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
 			return nil, fmt.Errorf("data directory %s: %w", opts.DataDir, err)
 		}
 		if lock, err = lockDataDir(opts.DataDir); err != nil {
@@ -142,12 +175,16 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv, err := temporal.NewServer(
+	services := temporal.DefaultServices
+	if opts.Trust != nil {
+		services = append(slices.Clone(services), internalFrontend)
+	}
+	srv, err := temporal.NewServer(append([]temporal.ServerOption{
 		temporal.WithConfig(cfg),
-		temporal.ForServices(temporal.DefaultServices),
+		temporal.ForServices(services),
 		temporal.WithLogger(logger),
 		temporal.WithDynamicConfigClient(dynamicConfig()),
-	)
+	}, authServerOptions(opts)...)...)
 	if err != nil {
 		return nil, fmt.Errorf("create Temporal server: %w", err)
 	}
@@ -160,8 +197,20 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	started = true
+	if !opts.Memory {
+		if err := RestrictPermissions(opts.DataDir); err != nil {
+			_ = s.Stop()
+			return nil, err
+		}
+	}
+	if opts.Codec != nil && opts.UIPort > 0 {
+		if s.codec, err = startCodecServer(opts); err != nil {
+			_ = s.Stop()
+			return nil, err
+		}
+	}
 	if opts.UIPort > 0 {
-		s.ui = startUI(opts, s.Address())
+		s.ui = startUI(opts, s.Address(), s.CodecAddress())
 	}
 	return s, nil
 }
@@ -170,6 +219,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 func (s *Server) Stop() error {
 	if s.ui != nil {
 		s.ui.stop()
+	}
+	if s.codec != nil {
+		s.codec.stop()
 	}
 	err := s.temporal.Stop()
 	if s.lock != nil {
@@ -185,7 +237,11 @@ func (s *Server) waitReady(ctx context.Context) error {
 	defer cancel()
 	var lastErr error
 	for {
-		c, err := client.Dial(client.Options{HostPort: s.Address(), Namespace: s.opts.Namespace, Logger: quietLogger{}})
+		o := client.Options{HostPort: s.Address(), Namespace: s.opts.Namespace, Logger: quietLogger{}}
+		if s.opts.Credential != nil {
+			o.HeadersProvider = auth.NewBearerHeaders(*s.opts.Credential)
+		}
+		c, err := client.Dial(o)
 		if err == nil {
 			_, err = c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: s.opts.Namespace})
 			c.Close()
@@ -237,8 +293,8 @@ func buildConfig(opts Options) (*config.Config, *config.SQL, error) {
 	}
 	// Each internal service needs its own gRPC and membership port; only the
 	// frontend's is fixed.
-	ports := make([]int, 0, 8)
-	for range 8 {
+	ports := make([]int, 0, 10)
+	for range 10 {
 		p, err := freePort(opts.IP)
 		if err != nil {
 			return nil, nil, fmt.Errorf("find a free port for an internal service: %w", err)
@@ -290,6 +346,12 @@ func buildConfig(opts Options) (*config.Config, *config.SQL, error) {
 		}},
 		PublicClient: config.PublicClient{HostPort: frontend},
 	}
+	if opts.Trust != nil {
+		// The system worker reaches the server through an internal frontend
+		// on loopback (found by membership), not the authorizing public one.
+		cfg.Services[internalFrontend] = svc(ports[8], ports[9], false)
+		cfg.PublicClient = config.PublicClient{}
+	}
 	return cfg, sqlCfg, nil
 }
 
@@ -305,7 +367,16 @@ func dynamicConfig() dynamicconfig.StaticClient {
 func newLogger(opts Options) (log.Logger, error) {
 	lc := log.Config{Level: opts.LogLevel}
 	if opts.LogFile != "" {
-		if err := os.MkdirAll(filepath.Dir(opts.LogFile), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(opts.LogFile), 0o700); err != nil {
+			return nil, err
+		}
+		// Created 0600 here; the logger appends to it and keeps the mode.
+		f, err := os.OpenFile(opts.LogFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		f.Close()
+		if err := os.Chmod(opts.LogFile, 0o600); err != nil {
 			return nil, err
 		}
 		lc.OutputFile = opts.LogFile

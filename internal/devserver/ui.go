@@ -1,16 +1,28 @@
 package devserver
 
 import (
+	"context"
+	"net/http"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"github.com/labstack/echo/v4"
 	uiserver "github.com/temporalio/ui-server/v2/server"
+	"github.com/temporalio/ui-server/v2/server/api"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
 	uioptions "github.com/temporalio/ui-server/v2/server/server_options"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/hanzoai/visor-fleet/auth"
 )
 
 // uiServer is the Temporal Web UI served from the assets embedded in the
 // ui-server module.
 type uiServer struct{ srv *uiserver.Server }
 
-func startUI(opts Options, frontend string) *uiServer {
+// startUI serves the Web UI. With a codec endpoint the browser decodes
+// payloads through it; with a UI credential every call the UI makes to the
+// frontend carries its (read-only) bearer token.
+func startUI(opts Options, frontend, codecEndpoint string) *uiServer {
 	cfg := &uiconfig.Config{
 		Host:                opts.IP,
 		Port:                opts.UIPort,
@@ -20,9 +32,25 @@ func startUI(opts Options, frontend string) *uiServer {
 		HideLogs:            true,
 		DisableNewsFetch:    true,
 		// Plain HTTP on loopback: the CSRF cookie must not demand HTTPS.
-		CORS: uiconfig.CORS{CookieInsecure: true},
+		CORS:  uiconfig.CORS{CookieInsecure: true},
+		Codec: uiconfig.Codec{Endpoint: codecEndpoint},
 	}
-	s := uiserver.NewServer(uioptions.WithConfigProvider(cfg))
+	uiOpts := []uioptions.ServerOption{uioptions.WithConfigProvider(cfg)}
+	if opts.UICredential != nil {
+		headers := auth.NewBearerHeaders(*opts.UICredential)
+		uiOpts = append(uiOpts, uioptions.WithAPIMiddleware([]api.Middleware{
+			func(echo.Context) runtime.ServeMuxOption {
+				return runtime.WithMetadata(func(context.Context, *http.Request) metadata.MD {
+					h, err := headers.Header()
+					if err != nil {
+						return nil // the frontend refuses the call and says why in its log
+					}
+					return metadata.Pairs("authorization", h)
+				})
+			},
+		}))
+	}
+	s := uiserver.NewServer(uiOpts...)
 	// Start blocks until Stop; the port was checked free beforehand.
 	go func() { _ = s.Start() }()
 	return &uiServer{srv: s}

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/hanzoai/visor-fleet/activities"
+	"github.com/hanzoai/visor-fleet/codec"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/internal/devfleet"
 	"github.com/hanzoai/visor-fleet/internal/devserver"
@@ -44,6 +45,10 @@ type Stack struct {
 	Ledger   *metering.Ledger
 	Worker   worker.Worker
 	StateDir string
+	// Identity is the dev issuer's trust, the worker's and UI's
+	// credentials and the codec keys; the admin's credential is at
+	// Identity.AdminPath.
+	Identity Identity
 
 	stopSim context.CancelFunc
 	tempDir string
@@ -68,7 +73,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		}
 		s.StateDir, s.tempDir = dir, dir
 	}
-	if err := os.MkdirAll(s.StateDir, 0o755); err != nil {
+	if err := os.MkdirAll(s.StateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data directory %s: %w", s.StateDir, err)
 	}
 	ok := false
@@ -77,17 +82,28 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 			s.Stop()
 		}
 	}()
+	var err error
+	if s.Identity, err = EnsureIdentity(s.StateDir, time.Now()); err != nil {
+		return nil, fmt.Errorf("dev identity in %s: %w", s.StateDir, err)
+	}
+	pc, err := codec.NewPayloadCodec(s.Identity.CodecKeys)
+	if err != nil {
+		return nil, err
+	}
 	so := opts.Server
 	so.SearchAttributes = starter.SearchAttributeTypes()
+	so.Trust, so.Credential, so.UICredential, so.Codec = &s.Identity.Trust, &s.Identity.Worker, &s.Identity.UI, pc
 	if so.LogFile == "" {
 		so.LogFile = filepath.Join(s.StateDir, "temporal.log")
 	}
-	var err error
 	if s.Server, err = devserver.Start(ctx, so); err != nil {
 		return nil, err
 	}
-	s.Client, err = client.Dial(client.Options{
-		HostPort: s.Server.Address(), Namespace: s.Server.Namespace(),
+	// The worker's own client: its bearer token passes the frontend, its
+	// credential (every org) signs what it sends, its codec encrypts.
+	s.Client, err = starter.Dial(ctx, starter.ConnectOptions{
+		Address: s.Server.Address(), Namespace: s.Server.Namespace(),
+		Credential: s.Identity.WorkerRef, CodecKeys: s.Identity.CodecKeysRef,
 		Logger: sdklog.NewStructuredLogger(opts.Logger), MetricsHandler: opts.MetricsHandler,
 	})
 	if err != nil {
@@ -100,7 +116,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if s.Ledger, err = metering.OpenLedger(filepath.Join(s.StateDir, "meter.db")); err != nil {
 		return nil, err
 	}
-	acts := &activities.Activities{Clusters: s.Fleet.Clusters, Temporal: s.Client, Meter: s.Ledger}
+	acts := &activities.Activities{Clusters: s.Fleet.Clusters, Temporal: s.Client, Meter: s.Ledger, SystemKey: &s.Identity.SystemKey, TrustKeys: &s.Identity.Trust}
 	s.Worker = workers.New(s.Client, contract.DefaultTaskQueue, acts, worker.Options{})
 	if err := s.Worker.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
@@ -109,6 +125,9 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	s.stopSim = stopSim
 	s.Fleet.Run(simCtx, opts.SimTick)
 	if err := Register(ctx, s.Client, opts.Spec, tokenDir); err != nil {
+		return nil, err
+	}
+	if err := devserver.RestrictPermissions(s.StateDir); err != nil {
 		return nil, err
 	}
 	ok = true

@@ -1,0 +1,64 @@
+package devserver
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"go.temporal.io/server/common/authorization"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/temporal"
+
+	"github.com/hanzoai/visor-fleet/auth"
+)
+
+// UISubject is the Web UI's own caller: the frontend lets it read, never
+// write, so the UI cannot be used to move a pool.
+const UISubject = "system:ui"
+
+// claimMapper turns a Visor bearer token (auth.VerifyBearer) into Temporal
+// claims: a caller for every org ("*") is a system admin (the worker, the
+// dev admin), UISubject a system reader, and a tenant caller a writer on
+// the namespace. Which org's pools a tenant may move is the workflows'
+// check; the frontend only decides who may talk at all.
+type claimMapper struct {
+	trust     auth.Trust
+	namespace string
+	now       func() time.Time
+}
+
+var _ authorization.ClaimMapper = claimMapper{}
+
+// GetClaims verifies the token; an error makes the frontend refuse the call
+// ("Request unauthorized") and log why.
+func (m claimMapper) GetClaims(info *authorization.AuthInfo) (*authorization.Claims, error) {
+	caller, err := auth.VerifyBearer(m.trust, info.AuthToken, m.now())
+	if err != nil {
+		return nil, fmt.Errorf("visor bearer token: %w", err)
+	}
+	c := &authorization.Claims{Subject: caller.Subject, AuthType: "visor"}
+	switch {
+	case caller.Subject == UISubject:
+		c.System = authorization.RoleReader
+	case slices.Contains(caller.Orgs, auth.AllOrgs):
+		c.System = authorization.RoleAdmin
+	default:
+		c.Namespaces = map[string]authorization.Role{m.namespace: authorization.RoleWriter | authorization.RoleWorker}
+	}
+	return c, nil
+}
+
+// authServerOptions enforce the bearer token on the public frontend with
+// Temporal's default authorizer. The server's own system worker talks to an
+// internal frontend instead (see buildConfig), which only listens on
+// loopback and maps every caller to the internal principal.
+func authServerOptions(opts Options) []temporal.ServerOption {
+	if opts.Trust == nil {
+		return nil
+	}
+	m := claimMapper{trust: *opts.Trust, namespace: opts.Namespace, now: time.Now}
+	return []temporal.ServerOption{
+		temporal.WithAuthorizer(authorization.NewDefaultAuthorizer()),
+		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return m }),
+	}
+}

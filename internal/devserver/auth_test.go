@@ -1,0 +1,133 @@
+package devserver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	commonpb "go.temporal.io/api/common/v1"
+
+	"github.com/hanzoai/visor-fleet/auth"
+	"github.com/hanzoai/visor-fleet/codec"
+)
+
+// The frontend refuses a caller without a Visor bearer token, or with one
+// from an untrusted issuer, and serves one with a valid token; the codec
+// server decodes what the codec encrypted; data files are private.
+func TestFrontendRequiresBearerToken(t *testing.T) {
+	now := time.Now()
+	issuer, err := auth.GenerateIssuer("dev")
+	must(t, err)
+	trust := auth.Trust{Issuers: map[string]string{"dev": issuer.Public()}}
+	admin, err := auth.NewCredential(issuer, "dev-admin", []string{auth.AllOrgs}, time.Hour, now)
+	must(t, err)
+	ui, err := auth.NewCredential(issuer, UISubject, []string{auth.AllOrgs}, time.Hour, now)
+	must(t, err)
+	tenant, err := auth.NewCredential(issuer, "alice@acme", []string{"acme"}, time.Hour, now)
+	must(t, err)
+	rogue, err := auth.GenerateIssuer("dev")
+	must(t, err)
+	forged, err := auth.NewCredential(rogue, "mallory", []string{auth.AllOrgs}, time.Hour, now)
+	must(t, err)
+	key, err := codec.GenerateKey("k1")
+	must(t, err)
+	pc, err := codec.NewPayloadCodec(codec.Keys{key})
+	must(t, err)
+
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, err := Start(ctx, Options{
+		DataDir: dir, GRPCPort: freeTestPort(t), UIPort: freeTestPort(t), CodecPort: freeTestPort(t),
+		LogLevel: "error", LogFile: filepath.Join(dir, "temporal.log"),
+		Trust: &trust, Credential: &admin, UICredential: &ui, Codec: pc,
+	})
+	must(t, err)
+	defer srv.Stop()
+
+	describe := func(cred *auth.Credential) error {
+		o := client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: quietLogger{}}
+		if cred != nil {
+			o.HeadersProvider = auth.NewBearerHeaders(*cred)
+		}
+		c, err := client.Dial(o)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		_, err = c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: srv.Namespace()})
+		return err
+	}
+	var denied *serviceerror.PermissionDenied
+	if err := describe(nil); !errors.As(err, &denied) {
+		t.Fatalf("no token: err = %v, want PermissionDenied", err)
+	}
+	if err := describe(&forged); !errors.As(err, &denied) {
+		t.Fatalf("token from a forged issuer key: err = %v, want PermissionDenied", err)
+	}
+	if err := describe(&admin); err != nil {
+		t.Fatalf("admin token: %v", err)
+	}
+	if err := describe(&tenant); err != nil {
+		t.Fatalf("tenant token on its namespace: %v", err)
+	}
+
+	// The UI's credential reads but does not write.
+	uiClient, err := client.Dial(client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: quietLogger{}, HeadersProvider: auth.NewBearerHeaders(ui)})
+	must(t, err)
+	defer uiClient.Close()
+	err = uiClient.SignalWorkflow(ctx, "pool/acme/shop/api/sim/sim-east", "", "observe", nil)
+	if !errors.As(err, &denied) {
+		t.Fatalf("UI credential signalling: err = %v, want PermissionDenied", err)
+	}
+
+	// The Web UI's browser side decodes through the codec server.
+	p, err := codec.NewDataConverter(codec.Keys{key}).ToPayload(map[string]string{"reason": "canary-9c1d"})
+	must(t, err)
+	body, err := protojson.Marshal(&commonpb.Payloads{Payloads: []*commonpb.Payload{p}})
+	must(t, err)
+	req, _ := http.NewRequest(http.MethodPost, srv.CodecAddress()+"/decode", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Origin", strings.Replace(srv.UIAddress(), "127.0.0.1", "localhost", 1))
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	out, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var decoded commonpb.Payloads
+	if resp.StatusCode != http.StatusOK || protojson.Unmarshal(out, &decoded) != nil || len(decoded.Payloads) != 1 ||
+		!bytes.Contains(decoded.Payloads[0].Data, []byte("canary-9c1d")) {
+		t.Fatalf("codec server: %d %s", resp.StatusCode, out)
+	}
+
+	for _, name := range []string{"temporal.db", "temporal.log"} {
+		st, err := os.Stat(filepath.Join(dir, name))
+		must(t, err)
+		if st.Mode().Perm() != 0o600 {
+			t.Errorf("%s mode %v, want 0600", name, st.Mode().Perm())
+		}
+	}
+	st, err := os.Stat(dir)
+	must(t, err)
+	if st.Mode().Perm() != 0o700 {
+		t.Errorf("data dir mode %v, want 0700", st.Mode().Perm())
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
