@@ -123,7 +123,7 @@ func poolSummary(id string, sa *commonpb.SearchAttributes) (PoolSummary, error) 
 			return nil
 		}
 		if err := dc.FromPayload(p, into); err != nil {
-			return fmt.Errorf("pool %s: search attribute %s: %w", id, name, err)
+			return fmt.Errorf("%s: search attribute %s: %w", id, name, err)
 		}
 		return nil
 	}

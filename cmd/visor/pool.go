@@ -190,11 +190,11 @@ func (p *poolCmd) completePoolIDs(cmd *cobra.Command, args []string, prefix stri
 func explain(key types.PoolKey, what string, err error) error {
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) {
-		return fmt.Errorf("pool %s refused %s: %s", key.WorkflowID(), what, appErr.Message())
+		return fmt.Errorf("%s refused %s: %s", key.WorkflowID(), what, appErr.Message())
 	}
 	var notFound *serviceerror.NotFound
 	if errors.As(err, &notFound) {
-		return fmt.Errorf("pool %s: %s (is the ID right, and the namespace?)", key.WorkflowID(), notFound.Message)
+		return fmt.Errorf("%s: %s (is the ID right, and the namespace?)", key.WorkflowID(), notFound.Message)
 	}
 	return err
 }

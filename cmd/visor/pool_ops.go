@@ -99,7 +99,7 @@ func (p *poolCmd) deleteCommand() *cobra.Command {
 			}
 			if wait {
 				if err := c.GetWorkflow(ctx, key.WorkflowID(), "").Get(ctx, nil); err != nil {
-					return fmt.Errorf("pool %s did not finish deregistering: %w", key.WorkflowID(), err)
+					return fmt.Errorf("%s did not finish deregistering: %w", key.WorkflowID(), err)
 				}
 				st.State = "deregistered"
 				return p.printState(cmd, st, "deregistered")
