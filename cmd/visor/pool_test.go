@@ -101,7 +101,7 @@ func TestPoolDescribe(t *testing.T) {
 	require.Equal(t, st.Key, fromYAML.Key)
 
 	_, _, err := visor(t, "pool", "describe", "pool/acme/web/nope/sim/sim-cli")
-	require.ErrorContains(t, err, "pool pool/acme/web/nope/sim/sim-cli: ")
+	require.ErrorContains(t, err, "pool/acme/web/nope/sim/sim-cli: ")
 	require.ErrorContains(t, err, "is the ID right")
 	_, _, err = visor(t, "pool", "describe", "acme/web/api")
 	require.ErrorContains(t, err, `pool ID "acme/web/api" must look like pool/<org>/<project>/<service>/<provider>/<cluster>`)
@@ -111,7 +111,7 @@ func TestPoolDescribe(t *testing.T) {
 
 func TestPoolScaleThroughTheValidator(t *testing.T) {
 	_, _, err := visor(t, "pool", "scale", apiPool, "--to", "99", "--reason", "too many")
-	require.ErrorContains(t, err, "pool "+apiPool+" refused scale: target 99 is outside [minNodes 1, maxNodes 6]")
+	require.ErrorContains(t, err, apiPool+" refused scale: target 99 is outside [minNodes 1, maxNodes 6]")
 	_, _, err = visor(t, "pool", "scale", apiPool, "--to", "2")
 	require.ErrorContains(t, err, "refused scale: reason is empty")
 	_, _, err = visor(t, "pool", "scale", apiPool, "--reason", "no target")
@@ -161,14 +161,14 @@ func TestPoolPauseAndResume(t *testing.T) {
 	require.NotEqual(t, "paused", resumed.State)
 
 	_, _, err := visor(t, "pool", "pause", "pool/acme/web/nope/sim/sim-cli")
-	require.ErrorContains(t, err, "pool pool/acme/web/nope/sim/sim-cli: ")
+	require.ErrorContains(t, err, "pool/acme/web/nope/sim/sim-cli: ")
 }
 
 func TestExitStatusAndMessageOfARefusal(t *testing.T) {
 	stdout, stderr, code := visorProcess(t, "pool", "scale", apiPool, "--to", "0", "--reason", "below floor")
 	require.Equal(t, 1, code)
 	require.Empty(t, stdout)
-	require.Equal(t, "visor: pool "+apiPool+" refused scale: target 0 is outside [minNodes 1, maxNodes 6]\n", stderr)
+	require.Equal(t, "visor: "+apiPool+" refused scale: target 0 is outside [minNodes 1, maxNodes 6]\n", stderr)
 
 	stdout, _, code = visorProcess(t, "pool", "list", "--org", "globex", "-o", "json")
 	require.Equal(t, 0, code)

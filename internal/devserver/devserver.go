@@ -161,7 +161,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	started = true
 	if opts.UIPort > 0 {
-		s.ui = startUI(opts, s.Address())
+		if s.ui, err = startUI(opts, s.Address()); err != nil {
+			_ = srv.Stop()
+			return nil, err
+		}
 	}
 	return s, nil
 }

@@ -47,6 +47,7 @@ type Stack struct {
 
 	stopSim context.CancelFunc
 	tempDir string
+	quiet   *quietStop
 }
 
 // Start brings everything up and registers the spec.
@@ -58,6 +59,8 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		opts.SimTick = time.Second
 	}
 	s := &Stack{StateDir: opts.Server.DataDir}
+	s.quiet = newQuietStop(opts.Logger.Handler())
+	opts.Logger = slog.New(s.quiet)
 	if s.StateDir == "" {
 		s.StateDir = ".visor"
 	}
@@ -152,6 +155,9 @@ func Register(ctx context.Context, c client.Client, spec starter.SpecFile, token
 // Stop saves the fleet and shuts everything down, in reverse order.
 func (s *Stack) Stop() error {
 	var saveErr error
+	if s.quiet != nil {
+		s.quiet.stopping.Store(true)
+	}
 	if s.stopSim != nil {
 		s.stopSim()
 	}
