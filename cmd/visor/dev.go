@@ -76,6 +76,10 @@ func runDev(ctx context.Context, g *globalFlags, f *devFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := metrics.watchFleet(stack.Client, stack.Ledger); err != nil {
+		_ = stack.Stop()
+		return err
+	}
 	srv := stack.Server
 	fmt.Printf("visor dev is up in %s\n  Temporal gRPC  %s (namespace %s)\n", time.Since(started).Round(time.Millisecond), srv.Address(), srv.Namespace())
 	if ui := srv.UIAddress(); ui != "" {
