@@ -53,6 +53,12 @@ const (
 	SALastScale    = "VisorLastScaleTime"
 )
 
+// MemoPoolReason is the pool memo key holding one short line saying why the
+// pool does not act (paused, blocked, frozen, gated), or "" when it acts.
+// `visor pool list` shows it without querying the workflow; the memo is
+// returned with every visibility listing at no extra cost.
+const MemoPoolReason = "reason"
+
 // SearchAttributeKind is a search attribute's indexed type.
 type SearchAttributeKind string
 

@@ -89,7 +89,11 @@ func NewHTTPSink(cfg HTTPConfig, secrets connectors.SecretReader) (*HTTPSink, er
 	case u.Host == "":
 		return nil, fmt.Errorf("metering endpoint %q has no host", cfg.Endpoint)
 	case u.User != nil:
-		return nil, fmt.Errorf("metering endpoint %s must not carry credentials; reference the token in token", u.Redacted())
+		// Not u.Redacted(): it keeps the user name, which is often the token.
+		return nil, fmt.Errorf("metering endpoint %s://%s%s must not carry credentials in its user part (not shown); reference the token in token", u.Scheme, u.Host, u.Path)
+	}
+	if name := credentialParam(u); name != "" {
+		return nil, fmt.Errorf("metering endpoint %s://%s%s must not carry credentials: its query parameter %q looks like one (the value is not shown); reference the token in token", u.Scheme, u.Host, u.Path, name)
 	}
 	if kind, rest, ok := strings.Cut(string(cfg.Token), ":"); !ok || rest == "" || (kind != "env" && kind != "file" && kind != "secret") {
 		return nil, errors.New("metering token must be a reference env:NAME, file:PATH or secret:NAMESPACE/NAME/KEY, not the token itself")
@@ -200,4 +204,22 @@ func (s *HTTPSink) post(ctx context.Context, token, key string, body []byte, dea
 	default:
 		return attempt{err: fmt.Errorf("endpoint answered %s%s", resp.Status, snippet), permanent: true}
 	}
+}
+
+// credentialWords mark a query parameter that carries a secret: a token in
+// a URL ends up in proxy logs, error messages and workflow payloads.
+var credentialWords = []string{"token", "key", "secret", "password", "passwd", "auth", "sig", "credential", "session"}
+
+// credentialParam names the first query parameter of u that looks like a
+// credential, or "".
+func credentialParam(u *url.URL) string {
+	for name := range u.Query() {
+		lower := strings.ToLower(name)
+		for _, w := range credentialWords {
+			if strings.Contains(lower, w) {
+				return name
+			}
+		}
+	}
+	return ""
 }

@@ -70,6 +70,14 @@ type PoolSummary struct {
 	// Status is the run's execution status (Running, Completed, …).
 	Status    string    `json:"status"`
 	StartedAt time.Time `json:"startedAt"`
+	// RunID is the current run, for the Web UI's page of the pool.
+	RunID string `json:"runID"`
+	// ClusterPhase is the phase of the pool's cluster as the pool last saw it.
+	ClusterPhase string `json:"clusterPhase,omitempty"`
+	// Reason says briefly why the pool does not act: the pool's own memo
+	// line (contract.MemoPoolReason) when it writes one, else what the
+	// state and cluster phase tell.
+	Reason string `json:"reason,omitempty"`
 }
 
 // ListPools runs the filter's visibility query, following every page, and
@@ -95,6 +103,8 @@ func ListPools(ctx context.Context, c client.Client, namespace string, f PoolFil
 			}
 			s.Status = e.GetStatus().String()
 			s.StartedAt = e.GetStartTime().AsTime()
+			s.RunID = e.GetExecution().GetRunId()
+			s.Reason = poolReason(s, e.GetMemo())
 			out = append(out, s)
 		}
 		if token = resp.GetNextPageToken(); len(token) == 0 {
@@ -123,7 +133,7 @@ func poolSummary(id string, sa *commonpb.SearchAttributes) (PoolSummary, error) 
 			return nil
 		}
 		if err := dc.FromPayload(p, into); err != nil {
-			return fmt.Errorf("pool %s: search attribute %s: %w", id, name, err)
+			return fmt.Errorf("%s: search attribute %s: %w", id, name, err)
 		}
 		return nil
 	}
@@ -133,10 +143,42 @@ func poolSummary(id string, sa *commonpb.SearchAttributes) (PoolSummary, error) 
 	}{
 		{contract.SAState, &s.State}, {contract.SANodes, &s.Nodes}, {contract.SATargetNodes, &s.TargetNodes},
 		{contract.SAPendingPods, &s.PendingPods}, {contract.SALastScale, &s.LastScale},
+		{contract.SAClusterPhase, &s.ClusterPhase},
 	} {
 		if err := decode(f.name, f.into); err != nil {
 			return s, err
 		}
 	}
 	return s, nil
+}
+
+// poolReason is the pool's memo line when it has one, else the reason its
+// state and cluster phase imply; "" for a pool that acts normally.
+func poolReason(s PoolSummary, memo *commonpb.Memo) string {
+	if p, ok := memo.GetFields()[contract.MemoPoolReason]; ok {
+		var r string
+		if err := converter.GetDefaultDataConverter().FromPayload(p, &r); err == nil && r != "" {
+			return r
+		}
+	}
+	switch {
+	case s.State == contract.StatePaused:
+		return "paused"
+	case s.State == contract.StateDeregistering:
+		return "draining its nodes, then completing"
+	case s.State == contract.StateGated:
+		return "cluster " + orUnknown(s.ClusterPhase) + ": no scaling"
+	case s.State == contract.StateFrozen:
+		return "scale-down frozen"
+	case s.ClusterPhase == string(contract.PhaseDraining) && s.PendingPods > 0:
+		return "cluster draining: no scale-up"
+	}
+	return ""
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "phase unknown"
+	}
+	return s
 }

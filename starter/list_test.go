@@ -4,6 +4,10 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/hanzoai/visor-fleet/contract"
 )
 
 func TestPoolFilterQuery(t *testing.T) {
@@ -27,5 +31,29 @@ func TestPoolFilterQueryRefusesWhatCouldChangeTheQuery(t *testing.T) {
 	} {
 		_, err := c.f.Query()
 		require.ErrorContains(t, err, c.want)
+	}
+}
+
+func TestPoolReasonPrefersTheMemoThenTheState(t *testing.T) {
+	memo := func(r string) *commonpb.Memo {
+		p, err := converter.GetDefaultDataConverter().ToPayload(r)
+		require.NoError(t, err)
+		return &commonpb.Memo{Fields: map[string]*commonpb.Payload{contract.MemoPoolReason: p}}
+	}
+	for _, c := range []struct {
+		s    PoolSummary
+		memo *commonpb.Memo
+		want string
+	}{
+		{PoolSummary{State: "pending", ClusterPhase: "draining"}, memo("3 pods pending but scale-up is not allowed: cluster draining"), "3 pods pending but scale-up is not allowed: cluster draining"},
+		{PoolSummary{State: "pending", ClusterPhase: "draining", PendingPods: 3}, nil, "cluster draining: no scale-up"},
+		{PoolSummary{State: "pending", ClusterPhase: "active", PendingPods: 3}, nil, ""},
+		{PoolSummary{State: "gated", ClusterPhase: "disabled"}, nil, "cluster disabled: no scaling"},
+		{PoolSummary{State: "gated"}, nil, "cluster phase unknown: no scaling"},
+		{PoolSummary{State: "paused"}, memo(""), "paused"},
+		{PoolSummary{State: "frozen"}, nil, "scale-down frozen"},
+		{PoolSummary{State: "steady"}, nil, ""},
+	} {
+		require.Equal(t, c.want, poolReason(c.s, c.memo), "%+v", c.s)
 	}
 }

@@ -10,30 +10,14 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/hanzoai/visor-fleet/contract"
-	"github.com/hanzoai/visor-fleet/types"
 )
 
-// CheckPlacement refuses a pool whose cluster is not enrolled, or does not
-// match the pool's placement, naming every mismatch. A pool without
-// placement constraints needs only an enrolled cluster (no worker asked).
+// CheckPlacement refuses a pool whose cluster is not enrolled, is on
+// another provider, or does not match the pool's placement, naming every
+// mismatch. CheckApply does the same for a whole file, once per cluster.
 func CheckPlacement(ctx context.Context, c client.Client, spec contract.PoolSpec) error {
-	cluster := spec.Key.Cluster
-	running, err := isRunning(ctx, c, types.ClusterWorkflowID(cluster))
-	if err != nil {
-		return fmt.Errorf("pool %s: %w", spec.Key.WorkflowID(), err)
-	}
-	if !running {
-		return fmt.Errorf("pool %s: cluster %s is not enrolled; enroll it first (visor cluster enroll %s)", spec.Key.WorkflowID(), cluster, cluster)
-	}
-	if placementEmpty(spec.Placement) {
-		return nil
-	}
-	st, err := ClusterStatus(ctx, c, cluster)
-	if err != nil {
-		return fmt.Errorf("pool %s: check placement: %w", spec.Key.WorkflowID(), err)
-	}
-	if err := PlacementMismatch(spec.Placement, st); err != nil {
-		return fmt.Errorf("pool %s cannot be placed on cluster %s: %w", spec.Key.WorkflowID(), cluster, err)
+	if err := lookUpCluster(ctx, c, spec.Key.Cluster).fits(spec); err != nil {
+		return fmt.Errorf("%s: %w", spec.Key.WorkflowID(), err)
 	}
 	return nil
 }

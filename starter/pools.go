@@ -28,21 +28,28 @@ const (
 // ApplyPool registers a pool, or updates its policy, idempotently: the
 // same spec twice changes nothing, and a changed policy goes through the
 // set-policy validator. It uses update-with-start, so the pool is started
-// if absent and updated if running, in one call.
+// if absent and updated if running, in one call. The pool is checked
+// against its cluster (enrolled, provider, placement) first.
 func ApplyPool(ctx context.Context, c client.Client, spec contract.PoolSpec, taskQueue string) (ApplyResult, error) {
 	// The policy is taken as given: spec files fill defaults when they are
 	// read (see ParseSpecFile), and a zero the caller wrote stays zero.
 	if err := spec.Validate(); err != nil {
-		return "", fmt.Errorf("pool %s: %w", spec.Key.WorkflowID(), err)
+		return "", fmt.Errorf("%s: %w", spec.Key.WorkflowID(), err)
 	}
 	if err := CheckPlacement(ctx, c, spec); err != nil {
 		return "", err
 	}
-	id := spec.Key.WorkflowID()
-	running, err := isRunning(ctx, c, id)
+	running, err := isRunning(ctx, c, spec.Key.WorkflowID())
 	if err != nil {
 		return "", err
 	}
+	return applyChecked(ctx, c, spec, taskQueue, running)
+}
+
+// applyChecked applies a pool already checked against its cluster;
+// running says whether its workflow is known to be open.
+func applyChecked(ctx context.Context, c client.Client, spec contract.PoolSpec, taskQueue string, running bool) (ApplyResult, error) {
+	id := spec.Key.WorkflowID()
 	if running {
 		st, err := PoolStatus(ctx, c, spec.Key)
 		if err != nil {
@@ -53,6 +60,7 @@ func ApplyPool(ctx context.Context, c client.Client, spec contract.PoolSpec, tas
 		}
 	}
 	policyReq := contract.SetPolicyRequest{Policy: spec.Policy}
+	var err error
 	if policyReq.Auth, err = authorize(c, id, contract.UpdateSetPolicy, policyReq, nil); err != nil {
 		return "", err
 	}
@@ -62,7 +70,7 @@ func ApplyPool(ctx context.Context, c client.Client, spec contract.PoolSpec, tas
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		TypedSearchAttributes:    poolSearchAttributes(spec.Key),
-		StaticSummary:            fmt.Sprintf("pool %s/%s/%s on %s (%s)", spec.Key.Org, spec.Key.Project, spec.Key.Service, spec.Key.Cluster, spec.Key.Provider),
+		StaticSummary:            fmt.Sprintf("%s/%s/%s on %s (%s)", spec.Key.Org, spec.Key.Project, spec.Key.Service, spec.Key.Cluster, spec.Key.Provider),
 	}, contract.PoolWorkflow, workflows.PoolInput{Spec: spec})
 	handle, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: start,
@@ -74,11 +82,11 @@ func ApplyPool(ctx context.Context, c client.Client, spec contract.PoolSpec, tas
 		},
 	})
 	if err != nil {
-		return "", fmt.Errorf("apply pool %s: %w", id, err)
+		return "", fmt.Errorf("apply %s: %w", id, err)
 	}
 	var accepted contract.PolicyAccepted
 	if err := handle.Get(ctx, &accepted); err != nil {
-		return "", fmt.Errorf("pool %s refused the policy: %w", id, err)
+		return "", fmt.Errorf("%s refused the policy: %w", id, err)
 	}
 	if _, err := start.Get(ctx); err != nil {
 		return "", err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -65,9 +66,14 @@ func LoadSpecFile(path string) (SpecFile, error) {
 
 // ParseSpecFile is LoadSpecFile over bytes already read.
 func ParseSpecFile(path string, raw []byte) (SpecFile, error) {
+	// Unknown fields first: they are the commonest mistake, and this names
+	// line, pool index and the field meant.
+	if err := unknownFields(raw, reflect.TypeFor[SpecFile]()); err != nil {
+		return SpecFile{}, prefixLines(path, err)
+	}
 	var f SpecFile
 	if err := yaml.UnmarshalStrict(raw, &f); err != nil {
-		return SpecFile{}, fmt.Errorf("%s: %w", path, err)
+		return SpecFile{}, fmt.Errorf("%s: %s", path, decoderMessage(err))
 	}
 	// Which policy fields each pool wrote: a written zero is a choice
 	// (no cooldown), a missing field takes the HIP default.
@@ -119,7 +125,7 @@ func ParseSpecFile(path string, raw []byte) (SpecFile, error) {
 			errs = append(errs, fmt.Errorf("%s: pools[%d] (%s): %w", path, i, name, err))
 		}
 		if j, dup := seen[name]; dup {
-			errs = append(errs, fmt.Errorf("%s: pools[%d]: pool %s is also pools[%d]", path, i, name, j))
+			errs = append(errs, fmt.Errorf("%s: pools[%d]: %s is also pools[%d]", path, i, name, j))
 		}
 		seen[name] = i
 		if e.Demo != nil {
@@ -167,4 +173,24 @@ func (d DemoDemand) validate() error {
 		return errors.New("requests needs milliCPU and memoryBytes above zero")
 	}
 	return nil
+}
+
+// prefixLines puts the file name before each joined error.
+func prefixLines(path string, err error) error {
+	lines := strings.Split(err.Error(), "\n")
+	errs := make([]error, len(lines))
+	for i, l := range lines {
+		errs[i] = fmt.Errorf("%s: %s", path, l)
+	}
+	return errors.Join(errs...)
+}
+
+// decoderMessage drops the JSON layers sigs.k8s.io/yaml wraps around a
+// decoding error: the file is YAML, and "while decoding JSON" misleads.
+func decoderMessage(err error) string {
+	msg := err.Error()
+	for _, prefix := range []string{"error converting YAML to JSON: ", "error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
+		msg = strings.TrimPrefix(msg, prefix)
+	}
+	return msg
 }

@@ -58,3 +58,52 @@ func TestSpecFileErrorsNameFilePoolAndField(t *testing.T) {
 `))
 	require.ErrorContains(t, err, `unknown field "cooldown"`)
 }
+
+// A typo names its line, the pool's index and the field meant, at any
+// depth and through YAML anchors and merge keys.
+func TestSpecFileTyposNameLinePoolAndNearestField(t *testing.T) {
+	_, err := starter.ParseSpecFile("pools.yaml", []byte(`clusters:
+  - {id: east, provider: sim, regoin: us-east}
+pools:
+  - key: {org: acme, project: web, service: api, provider: sim, cluster: east}
+    policy: &base
+      maxNodes: 4
+  - key: {org: acme, project: web, service: batch, provider: sim, cluster: east}
+    policy:
+      <<: *base
+      idelWindow: 5m
+    placement: {residncy: gdpr}
+    demo: {shape: steady, pods: 1, requests: {milliCPU: 1, memoryByts: 1}}
+  - key: {org: acme, project: web, service: etl, provider: sim, cluster: east}
+    polcy: {maxNodes: 3}
+    zzz: 1
+`))
+	require.Error(t, err)
+	msg := err.Error()
+	for _, want := range []string{
+		`pools.yaml: unknown field "regoin" in clusters[0] (line 2); did you mean "region"?`,
+		`pools.yaml: unknown field "idelWindow" in pools[1].policy (line 10); did you mean "idleWindow"?`,
+		`pools.yaml: unknown field "residncy" in pools[1].placement (line 11); did you mean "residency"?`,
+		`pools.yaml: unknown field "memoryByts" in pools[1].demo.requests (line 12); did you mean "memoryBytes"?`,
+		`pools.yaml: unknown field "polcy" in pools[2] (line 14); did you mean "policy"?`,
+		`pools.yaml: unknown field "zzz" in pools[2] (line 15)` + "\n",
+	} {
+		require.Contains(t, msg+"\n", want)
+	}
+	require.NotContains(t, msg, "JSON")
+
+	// Known fields in any case are accepted, as the JSON decoder accepts them.
+	_, err = starter.ParseSpecFile("pools.yaml", []byte(specHeader+`
+  - key: {org: acme, project: web, service: api, provider: sim, cluster: east}
+    Policy: {MaxNodes: 4}
+`))
+	require.NoError(t, err)
+
+	// A type error reads as YAML, not as JSON plumbing.
+	_, err = starter.ParseSpecFile("pools.yaml", []byte(specHeader+`
+  - key: {org: acme, project: web, service: api, provider: sim, cluster: east}
+    policy: {maxNodes: many}
+`))
+	require.ErrorContains(t, err, "pools.yaml: ")
+	require.NotContains(t, err.Error(), "error unmarshaling JSON")
+}

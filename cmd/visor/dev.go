@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/hanzoai/visor-fleet/examples"
 	"github.com/hanzoai/visor-fleet/internal/devserver"
@@ -37,10 +38,11 @@ func newDevCommand(g *globalFlags) *cobra.Command {
 again resumes every pool where it was.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDev(cmd.Context(), g, f) },
 	}
+	hideClientFlags(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&f.dataDir, "data-dir", ".visor", "directory for the SQLite files and simulated fleet state")
 	fl.BoolVar(&f.memory, "memory", false, "keep everything in memory (throwaway)")
-	fl.StringVar(&f.ip, "ip", "127.0.0.1", "address to listen on")
+	fl.StringVar(&f.ip, "ip", "127.0.0.1", "address to listen on: loopback only, as the embedded server does not authenticate callers")
 	fl.IntVar(&f.grpcPort, "grpc-port", 7233, "Temporal frontend gRPC port")
 	fl.IntVar(&f.uiPort, "ui-port", 8233, "Temporal Web UI port")
 	fl.StringVar(&f.poolsFile, "pools", "", "spec file of clusters and pools to register (default: bundled demo)")
@@ -52,6 +54,10 @@ again resumes every pool where it was.`,
 }
 
 func runDev(ctx context.Context, g *globalFlags, f *devFlags) error {
+	// The embedded server has no caller authentication yet.
+	if err := devserver.CheckListenIP(f.ip, false); err != nil {
+		return err
+	}
 	spec, err := loadDevSpec(f.poolsFile)
 	if err != nil {
 		return err
@@ -70,6 +76,10 @@ func runDev(ctx context.Context, g *globalFlags, f *devFlags) error {
 		MetricsHandler: metrics.Handler,
 	})
 	if err != nil {
+		return err
+	}
+	if err := metrics.watchFleet(stack.Client, stack.Ledger); err != nil {
+		_ = stack.Stop()
 		return err
 	}
 	srv := stack.Server
@@ -92,4 +102,19 @@ func loadDevSpec(path string) (starter.SpecFile, error) {
 		return starter.ParseSpecFile("examples/pools.yaml (bundled)", examples.Pools)
 	}
 	return starter.LoadSpecFile(path)
+}
+
+// hideClientFlags keeps dev's help to dev's own flags: --address,
+// --namespace and the TLS flags say how a client reaches a Temporal
+// server, and dev runs its own. Only --log-level applies to it.
+func hideClientFlags(cmd *cobra.Command) {
+	defaultHelp := cmd.HelpFunc()
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		c.InheritedFlags().VisitAll(func(f *pflag.Flag) {
+			if f.Name != "log-level" {
+				f.Hidden = true
+			}
+		})
+		defaultHelp(c, args)
+	})
 }

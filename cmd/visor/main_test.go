@@ -110,6 +110,9 @@ func startEnv() (stop func(), err error) {
 		return stop, err
 	}
 	stops = append(stops, func() { _ = ledger.Close() })
+	if err := ms.watchFleet(wc, ledger); err != nil {
+		return stop, err
+	}
 	w := workers.New(wc, contract.DefaultTaskQueue, &activities.Activities{Clusters: env.fleet.Clusters, Temporal: wc, Meter: ledger}, worker.Options{})
 	if err := w.Start(); err != nil {
 		return stop, err

@@ -36,6 +36,10 @@ type meterTotal struct {
 type meterReport struct {
 	Rows   []meterRow   `json:"rows"`
 	Totals []meterTotal `json:"totals"`
+	// OpenHour is the UTC hour now accruing: not yet billed, so in no row.
+	// Its rows appear once it is complete, at BilledAfter.
+	OpenHour    time.Time `json:"openHour"`
+	BilledAfter time.Time `json:"billedAfter"`
 }
 
 func newMeterCommand() *cobra.Command {
@@ -85,14 +89,16 @@ func newMeterCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			report := meterReport{Rows: make([]meterRow, 0, len(rows)), Totals: make([]meterTotal, 0, len(totals))}
+			open := time.Now().UTC().Truncate(time.Hour)
+			report := meterReport{Rows: make([]meterRow, 0, len(rows)), Totals: make([]meterTotal, 0, len(totals)),
+				OpenHour: open, BilledAfter: open.Add(time.Hour)}
 			for _, r := range rows {
 				report.Rows = append(report.Rows, meterRow{Hour: r.Hour, Org: r.UserID, Pool: r.Pool, Size: r.Size, NodeHours: r.Value, Idempotency: r.Idempotency, RecordedAt: r.RecordedAt})
 			}
 			for _, t := range totals {
 				report.Totals = append(report.Totals, meterTotal(t))
 			}
-			return writeOutput(cmd.OutOrStdout(), output, report, func(tw *tabwriter.Writer) {
+			if err := writeOutput(cmd.OutOrStdout(), output, report, func(tw *tabwriter.Writer) {
 				fmt.Fprintln(tw, "HOUR\tORG\tPOOL\tSIZE\tNODE-HOURS")
 				for _, r := range report.Rows {
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f\n", r.Hour.Format("2006-01-02T15Z"), r.Org, r.Pool, r.Size, r.NodeHours)
@@ -101,7 +107,13 @@ func newMeterCommand() *cobra.Command {
 				for _, t := range report.Totals {
 					fmt.Fprintf(tw, "%d h\t%s\t%s\t%s\t%.3f\n", t.Hours, t.Org, t.Pool, t.Size, t.NodeHours)
 				}
-			})
+			}); err != nil {
+				return err
+			}
+			if output == outputTable && (f.To.IsZero() || f.To.After(open)) {
+				fmt.Fprintln(cmd.ErrOrStderr(), openHourNote(len(report.Rows) == 0, open))
+			}
+			return nil
 		},
 	}
 	fl := list.Flags()
@@ -114,6 +126,16 @@ func newMeterCommand() *cobra.Command {
 	_ = list.MarkFlagFilename("ledger", "db")
 	cmd.AddCommand(list)
 	return cmd
+}
+
+// openHourNote says why the current hour is in no row, and when it will be:
+// only complete UTC hours are metered, each exactly once.
+func openHourNote(empty bool, open time.Time) string {
+	span := fmt.Sprintf("%s–%s", open.Format("15:04Z"), open.Add(time.Hour).Format("15:04Z"))
+	if empty {
+		return fmt.Sprintf("no complete hour metered yet: node-hours are billed per complete UTC hour. The open hour %s is accruing, not yet billed; its rows appear shortly after %s.", span, open.Add(time.Hour).Format("15:04Z"))
+	}
+	return fmt.Sprintf("the open hour %s is accruing, not yet billed; its rows appear shortly after %s.", span, open.Add(time.Hour).Format("15:04Z"))
 }
 
 // timeFlag parses the few time forms people type for hours.

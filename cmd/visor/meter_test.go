@@ -94,3 +94,28 @@ func TestMeterListRejectsBadInput(t *testing.T) {
 	_, err := os.Stat(missing)
 	require.ErrorIs(t, err, os.ErrNotExist, "listing a missing ledger must not create it")
 }
+
+// An empty ledger says why it is empty and when the first rows appear.
+func TestMeterListExplainsTheOpenHour(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "meter.db")
+	l, err := metering.OpenLedger(path)
+	require.NoError(t, err)
+	require.NoError(t, l.Close())
+	open := time.Now().UTC().Truncate(time.Hour)
+	stdout, stderr, err := visor(t, "meter", "list", "--ledger", path)
+	require.NoError(t, err)
+	require.Regexp(t, `^HOUR\s+ORG\s+POOL\s+SIZE\s+NODE-HOURS\n`, stdout)
+	require.Contains(t, stderr, "no complete hour metered yet: node-hours are billed per complete UTC hour. The open hour "+open.Format("15:04Z")+"–")
+	require.Contains(t, stderr, "is accruing, not yet billed; its rows appear shortly after "+open.Add(time.Hour).Format("15:04Z"))
+
+	var report meterReport
+	require.NoError(t, json.Unmarshal([]byte(mustVisor(t, "meter", "list", "--ledger", path, "-o", "json")), &report))
+	require.Empty(t, report.Rows)
+	require.True(t, report.OpenHour.Equal(open), "open hour %s", report.OpenHour)
+	require.True(t, report.BilledAfter.Equal(open.Add(time.Hour)))
+
+	// A range that ends before the open hour has nothing to say about it.
+	_, stderr, err = visor(t, "meter", "list", "--ledger", path, "--to", "2025-03-01")
+	require.NoError(t, err)
+	require.Empty(t, stderr)
+}

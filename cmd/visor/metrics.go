@@ -4,6 +4,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/hanzoai/visor-fleet/internal/metrics"
+	"github.com/hanzoai/visor-fleet/metering"
 )
 
 // metricsServer is the Prometheus endpoint of `visor worker` and `visor dev`.
@@ -14,6 +15,18 @@ type metricsServer struct {
 	// Addr is the address bound ("" when metrics are off).
 	Addr string
 	Stop func()
+
+	exporter *metrics.Exporter
+}
+
+// watchFleet adds the cluster and meter metrics, read on each scrape
+// through c (and ledger, when this process writes one). A no-op when
+// metrics are off.
+func (m *metricsServer) watchFleet(c client.Client, ledger *metering.Ledger) error {
+	if m.exporter == nil {
+		return nil
+	}
+	return m.exporter.Register(newFleetCollector(c, ledger))
 }
 
 // newMetrics serves Prometheus metrics on addr; with addr "" nothing
@@ -30,5 +43,5 @@ func newMetrics(addr string) (*metricsServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &metricsServer{Handler: e.Handler(), Addr: bound, Stop: stop}, nil
+	return &metricsServer{Handler: e.Handler(), Addr: bound, Stop: stop, exporter: e}, nil
 }

@@ -65,12 +65,12 @@ func (p *poolCmd) listCommand() *cobra.Command {
 				if f.IncludeClosed {
 					status = "\tSTATUS"
 				}
-				fmt.Fprintf(tw, "POOL\tSTATE\tNODES\tTARGET\tPENDING\tLAST SCALE%s\n", status)
+				fmt.Fprintf(tw, "POOL\tSTATE\tNODES\tTARGET\tPENDING\tLAST SCALE\tREASON%s\n", status)
 				for _, s := range pools {
 					if f.IncludeClosed {
 						status = "\t" + s.Status
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s%s\n", s.ID, orDash(s.State), s.Nodes, s.TargetNodes, s.PendingPods, ago(s.LastScale, now), status)
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s%s\n", s.ID, orDash(s.State), s.Nodes, s.TargetNodes, s.PendingPods, ago(s.LastScale, now), orDash(shorten(safe(s.Reason), reasonWidth)), status)
 				}
 			})
 		},
@@ -89,29 +89,58 @@ func (p *poolCmd) listCommand() *cobra.Command {
 	return cmd
 }
 
+// describeDecisions is how many decisions describe shows unless told.
+const describeDecisions = 5
+
 func (p *poolCmd) describeCommand() *cobra.Command {
-	return p.poolOp("describe POOL-ID", "Show a pool's full state (the status query)",
+	var decisions int
+	var uiURL string
+	cmd := p.poolOp("describe POOL-ID", "Show a pool's full state (the status query), its run and its Web UI page",
 		func(ctx context.Context, cmd *cobra.Command, c client.Client, key types.PoolKey) error {
 			st, err := starter.PoolStatus(ctx, c, key)
 			if err != nil {
 				return explain(key, "status", err)
 			}
-			return writeOutput(cmd.OutOrStdout(), p.output, st, func(tw *tabwriter.Writer) {
-				describePool(tw, st, time.Now())
+			d := poolDescription{PoolStatus: st}
+			if desc, err := c.DescribeWorkflowExecution(ctx, key.WorkflowID(), ""); err == nil {
+				d.RunID = desc.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+			}
+			d.WebUI = poolWebUIURL(p.webUIBase(uiURL), p.g.connectOptions().Namespace, key.WorkflowID(), d.RunID)
+			return writeOutput(cmd.OutOrStdout(), p.output, d, func(tw *tabwriter.Writer) {
+				describePool(tw, d, decisions, time.Now())
 			})
 		})
+	cmd.Flags().IntVar(&decisions, "decisions", describeDecisions, "how many of the newest decisions to show (0 for all)")
+	cmd.Flags().StringVar(&uiURL, "ui-url", "", "base URL of the Temporal Web UI (env "+uiURLEnv+"; default: visor dev's, for a local --address)")
+	return cmd
 }
 
-// describePool is the human summary: what an operator asks first.
-func describePool(tw *tabwriter.Writer, st contract.PoolStatus, now time.Time) {
+// poolDescription is describe's answer: the status query and where to
+// see the pool in the Web UI.
+type poolDescription struct {
+	contract.PoolStatus
+	RunID string `json:"runID,omitempty"`
+	WebUI string `json:"webUI,omitempty"`
+}
+
+// describePool is the human summary: what an operator asks first. Text
+// that came from callers or the pool is passed through safe.
+func describePool(tw *tabwriter.Writer, d poolDescription, decisions int, now time.Time) {
+	st := d.PoolStatus
 	row := func(k, format string, a ...any) { fmt.Fprintf(tw, "%s:\t%s\n", k, fmt.Sprintf(format, a...)) }
 	pol := st.Policy
 	row("Pool", "%s", st.Key.WorkflowID())
+	if d.RunID != "" {
+		row("Run", "%s", d.RunID)
+	}
+	if d.WebUI != "" {
+		row("Web UI", "%s", d.WebUI)
+	}
 	row("State", "%s", st.State)
 	row("Nodes", "%d observed, target %d (floor %d, ceiling %d)", st.Nodes, st.TargetNodes, pol.MinNodes, pol.MaxNodes)
 	row("Pending pods", "%d", st.PendingPods)
 	if st.Paused {
-		row("Paused", "yes: %s", orDash(st.PausedReason))
+		row("Paused", "%s", pausedLine(st.PausedReason))
 	}
 	if st.Deregistering {
 		row("Deregistering", "yes: draining every node, then completing")
@@ -122,10 +151,10 @@ func describePool(tw *tabwriter.Writer, st contract.PoolStatus, now time.Time) {
 	}
 	row("Cluster", "%s (%s, %s)", st.Key.Cluster, orDash(string(st.Cluster.Phase)), reach)
 	if st.Frozen != "" {
-		row("Frozen", "%s", st.Frozen)
+		row("Frozen", "%s", safe(st.Frozen))
 	}
 	for _, b := range st.Blocked {
-		row("Blocked", "%s", b)
+		row("Blocked", "%s", safe(b))
 	}
 	row("Policy", "pending %s, idle %s below %.0f%% CPU / %.0f%% memory, cooldown up %s / down %s",
 		pol.PendingThreshold, pol.IdleWindow, pol.IdleCPUThreshold*100, pol.IdleMemoryThreshold*100, pol.ScaleUpCooldown, pol.ScaleDownCooldown)
@@ -133,30 +162,77 @@ func describePool(tw *tabwriter.Writer, st contract.PoolStatus, now time.Time) {
 	row("Last scale-down", "%s", ago(st.LastScaleDown, now))
 	row("Last observation", "%s", ago(st.LastObservationAt, now))
 	if !st.NextWake.IsZero() {
-		row("Next wake", "%s (%s)", st.NextWake.UTC().Format(time.RFC3339), orDash(st.NextWakeReason))
+		row("Next wake", "%s (%s)", st.NextWake.UTC().Format(time.RFC3339), orDash(safe(st.NextWakeReason)))
 	}
 	if len(st.Unplaceable) > 0 {
 		pods := make([]string, 0, len(st.Unplaceable))
 		for pod, why := range st.Unplaceable {
-			pods = append(pods, pod+": "+why)
+			pods = append(pods, safe(pod)+": "+safe(why))
 		}
 		sort.Strings(pods)
 		row("Unplaceable", "%s", strings.Join(pods, "; "))
 	}
 	if st.LastRejected != "" {
-		row("Last rejected", "%s", st.LastRejected)
+		row("Last rejected", "%s", safe(st.LastRejected))
 	}
 	row("Runs", "%d continued-as-new", st.ContinuedAsNew)
-	if n := len(st.Decisions); n > 0 {
-		fmt.Fprintln(tw, "Decisions (newest last):")
-		for _, d := range st.Decisions[max(0, n-5):] {
-			by := ""
-			if d.RequestedBy != "" {
-				by = " by " + d.RequestedBy
-			}
-			fmt.Fprintf(tw, "  #%d\t%s\t%s%s\t%s → %s\n", d.Seq, d.At.UTC().Format(time.RFC3339), d.Action, by, d.Reason, d.Outcome)
-		}
+	n := len(st.Decisions)
+	if n == 0 {
+		return
 	}
+	shown := n
+	if decisions > 0 && decisions < n {
+		shown = decisions
+	}
+	if shown < n {
+		fmt.Fprintf(tw, "Decisions (newest last; showing %d of %d, --decisions N for more):\n", shown, n)
+	} else {
+		fmt.Fprintf(tw, "Decisions (newest last; all %d):\n", n)
+	}
+	for _, dr := range st.Decisions[n-shown:] {
+		by := ""
+		if dr.RequestedBy != "" {
+			by = " by " + safe(dr.RequestedBy)
+		}
+		fmt.Fprintf(tw, "  #%d\t%s\t%s%s\t%s → %s\n", dr.Seq, dr.At.UTC().Format(time.RFC3339), safe(dr.Action), by, safe(dr.Reason), safe(dr.Outcome))
+	}
+}
+
+// pausedLine turns the pool's "reason (by who)" into "yes (by who): reason".
+func pausedLine(pausedReason string) string {
+	reason, by := splitBy(strings.TrimSpace(pausedReason))
+	line := "yes"
+	if by != "" {
+		line += " (by " + safe(by) + ")"
+	}
+	if reason != "" {
+		line += ": " + safe(reason)
+	}
+	return line
+}
+
+// splitBy splits the pool's "reason (by who)" form; text without the
+// suffix is all reason.
+func splitBy(s string) (reason, by string) {
+	if !strings.HasSuffix(s, ")") {
+		return s, ""
+	}
+	i := strings.LastIndex(s, "(by ")
+	if i < 0 {
+		return s, ""
+	}
+	return strings.TrimSpace(s[:i]), s[i+len("(by ") : len(s)-1]
+}
+
+// reasonWidth keeps the list's REASON column to one readable line.
+const reasonWidth = 60
+
+func shorten(s string, width int) string {
+	r := []rune(s)
+	if len(r) <= width {
+		return s
+	}
+	return string(r[:width-1]) + "…"
 }
 
 // completePoolIDs offers running pools' IDs to shell completion.
@@ -190,11 +266,11 @@ func (p *poolCmd) completePoolIDs(cmd *cobra.Command, args []string, prefix stri
 func explain(key types.PoolKey, what string, err error) error {
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) {
-		return fmt.Errorf("pool %s refused %s: %s", key.WorkflowID(), what, appErr.Message())
+		return fmt.Errorf("%s refused %s: %s", key.WorkflowID(), what, appErr.Message())
 	}
 	var notFound *serviceerror.NotFound
 	if errors.As(err, &notFound) {
-		return fmt.Errorf("pool %s: %s (is the ID right, and the namespace?)", key.WorkflowID(), notFound.Message)
+		return fmt.Errorf("%s: %s (is the ID right, and the namespace?)", key.WorkflowID(), notFound.Message)
 	}
 	return err
 }

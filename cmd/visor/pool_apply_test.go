@@ -69,7 +69,7 @@ func TestPoolApplyIsIdempotentAndRefusesBadFilesWhole(t *testing.T) {
 		return nil
 	})
 	_, _, err = visor(t, "pool", "scale", reportPool, "--to", "2", "--reason", "too late")
-	require.ErrorContains(t, err, "pool "+reportPool+": ")
+	require.ErrorContains(t, err, reportPool+": ")
 }
 
 // TestPoolRefusesWhileDeregistering holds a pool in its deregistering
@@ -134,12 +134,12 @@ func TestPoolRefusesWhileDeregistering(t *testing.T) {
 	require.Regexp(t, `^`+batchPool+`: deregistering \(state deregistering, `, out)
 
 	stdout, _, err := visor(t, "pool", "apply", "-f", "testdata/apply-batch-wider.yaml")
-	require.ErrorContains(t, err, "1 of 1 pools not applied:\npool "+batchPool+" refused the policy: pool is deregistering: set-policy refused")
+	require.ErrorContains(t, err, "1 of 1 pools not applied:\n"+batchPool+" refused the policy: pool is deregistering: set-policy refused")
 	require.Regexp(t, `(?m)^`+batchPool+`\s+failed$`, stdout)
 	_, _, err = visor(t, "pool", "scale", batchPool, "--to", "2", "--reason", "more")
-	require.ErrorContains(t, err, "pool "+batchPool+" refused scale: pool is deregistering: scale refused")
-	_, _, err = visor(t, "pool", "pause", batchPool)
-	require.ErrorContains(t, err, "pool "+batchPool+" refused pause: pool is deregistering")
+	require.ErrorContains(t, err, batchPool+" refused scale: pool is deregistering: scale refused")
+	_, _, err = visor(t, "pool", "pause", batchPool, "--reason", "hold")
+	require.ErrorContains(t, err, batchPool+" refused pause: pool is deregistering")
 	st := describeJSON(t, batchPool)
 	require.True(t, st.Deregistering)
 	require.Equal(t, 4, st.Policy.MaxNodes, "the refused policy changed nothing")

@@ -56,6 +56,15 @@ func (p *poolCmd) scaleCommand() *cobra.Command {
 				fmt.Fprintf(tw, "%s: scale accepted as decision #%d: %d → %d nodes (%s)\n", key.WorkflowID(), acc.Seq, acc.From, acc.Target, acc.Reason)
 			})
 		})
+	cmd.Long = `scale asks the pool for an explicit node count through the validated scale update: a target
+outside the pool's floor and ceiling, or an empty reason, is refused before it enters history.
+The decision is recorded with its reason and who asked.
+
+A manual target does not hold: the control law takes over again at its next decision. Nodes
+added beyond what pending pods need go idle and are removed once they have been idle for the
+pool's idle window (after the scale-down cooldown); a pool scaled below its demand scales up
+again once pods have been pending past the pending threshold. To hold a size, pause the pool
+(visor pool pause) or raise its floor with the policy (visor pool apply).`
 	cmd.Flags().IntVar(&req.Target, "to", 0, "target node count, within the pool's floor and ceiling")
 	cmd.Flags().StringVar(&req.Reason, "reason", "", "why, for the pool's decision log (required by the pool)")
 	cmd.Flags().StringVar(&req.RequestedBy, "requested-by", whoAmI(), "who asks")
@@ -64,7 +73,9 @@ func (p *poolCmd) scaleCommand() *cobra.Command {
 }
 
 func (p *poolCmd) pauseCommand() *cobra.Command {
-	return p.pauseOp("pause", "Stop the pool acting; it keeps observing", "paused", "why, shown in status and the Web UI", starter.PausePool)
+	cmd := p.pauseOp("pause", "Stop the pool acting; it keeps observing", "paused", "why, shown in status and the Web UI (required, like scale's and set-phase's)", starter.PausePool)
+	_ = cmd.MarkFlagRequired("reason")
+	return cmd
 }
 
 func (p *poolCmd) resumeCommand() *cobra.Command {
@@ -99,7 +110,7 @@ func (p *poolCmd) deleteCommand() *cobra.Command {
 			}
 			if wait {
 				if err := c.GetWorkflow(ctx, key.WorkflowID(), "").Get(ctx, nil); err != nil {
-					return fmt.Errorf("pool %s did not finish deregistering: %w", key.WorkflowID(), err)
+					return fmt.Errorf("%s did not finish deregistering: %w", key.WorkflowID(), err)
 				}
 				st.State = "deregistered"
 				return p.printState(cmd, st, "deregistered")
@@ -115,6 +126,6 @@ func (p *poolCmd) deleteCommand() *cobra.Command {
 // printState reports an update's answer: one line, or the full status.
 func (p *poolCmd) printState(cmd *cobra.Command, st contract.PoolStatus, did string) error {
 	return writeOutput(cmd.OutOrStdout(), p.output, st, func(tw *tabwriter.Writer) {
-		fmt.Fprintf(tw, "%s: %s (state %s, %d nodes)\n", st.Key.WorkflowID(), did, st.State, st.Nodes)
+		fmt.Fprintf(tw, "%s: %s (state %s, %s)\n", st.Key.WorkflowID(), did, st.State, plural(st.Nodes, "node", "nodes"))
 	})
 }

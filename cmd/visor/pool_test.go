@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -60,7 +61,7 @@ func TestPoolListFiltersBySearchAttributes(t *testing.T) {
 	out := mustVisor(t, "pool", "list", "--org", "acme")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Len(t, lines, 3, out)
-	require.Regexp(t, `^POOL\s+STATE\s+NODES\s+TARGET\s+PENDING\s+LAST SCALE$`, lines[0])
+	require.Regexp(t, `^POOL\s+STATE\s+NODES\s+TARGET\s+PENDING\s+LAST SCALE\s+REASON$`, lines[0])
 	require.Regexp(t, `^pool/acme/web/api/sim/sim-cli\s+\S+\s+\d+\s+\d+\s+\d+\s+`, lines[1])
 
 	var fromYAML []starter.PoolSummary
@@ -101,7 +102,7 @@ func TestPoolDescribe(t *testing.T) {
 	require.Equal(t, st.Key, fromYAML.Key)
 
 	_, _, err := visor(t, "pool", "describe", "pool/acme/web/nope/sim/sim-cli")
-	require.ErrorContains(t, err, "pool pool/acme/web/nope/sim/sim-cli: ")
+	require.ErrorContains(t, err, "pool/acme/web/nope/sim/sim-cli: ")
 	require.ErrorContains(t, err, "is the ID right")
 	_, _, err = visor(t, "pool", "describe", "acme/web/api")
 	require.ErrorContains(t, err, `pool ID "acme/web/api" must look like pool/<org>/<project>/<service>/<provider>/<cluster>`)
@@ -111,7 +112,7 @@ func TestPoolDescribe(t *testing.T) {
 
 func TestPoolScaleThroughTheValidator(t *testing.T) {
 	_, _, err := visor(t, "pool", "scale", apiPool, "--to", "99", "--reason", "too many")
-	require.ErrorContains(t, err, "pool "+apiPool+" refused scale: target 99 is outside [minNodes 1, maxNodes 6]")
+	require.ErrorContains(t, err, apiPool+" refused scale: target 99 is outside [minNodes 1, maxNodes 6]")
 	_, _, err = visor(t, "pool", "scale", apiPool, "--to", "2")
 	require.ErrorContains(t, err, "refused scale: reason is empty")
 	_, _, err = visor(t, "pool", "scale", apiPool, "--reason", "no target")
@@ -143,14 +144,20 @@ func TestPoolScaleThroughTheValidator(t *testing.T) {
 
 func TestPoolPauseAndResume(t *testing.T) {
 	out := mustVisor(t, "pool", "pause", trainPool, "--reason", "maintenance", "--requested-by", "ops")
-	require.Regexp(t, `^`+trainPool+`: paused \(state paused, \d+ nodes\)\n$`, out)
+	require.Regexp(t, `^`+trainPool+`: paused \(state paused, \d+ nodes?\)\n$`, out)
 	st := describeJSON(t, trainPool)
 	require.True(t, st.Paused)
 	require.Equal(t, "maintenance (by ops)", st.PausedReason)
-	require.Contains(t, mustVisor(t, "pool", "describe", trainPool), "Paused:            yes: maintenance (by ops)")
+	require.Contains(t, mustVisor(t, "pool", "describe", trainPool), "Paused:            yes (by ops): maintenance")
 	eventually(t, 20*time.Second, "the list's --state paused shows it", func() error {
 		if got := ids(listJSON(t, "--state", "paused")); len(got) != 1 || got[0] != trainPool {
 			return fmt.Errorf("paused pools %v", got)
+		}
+		// The table says why, without a query to the pool.
+		table := mustVisor(t, "pool", "list", "--state", "paused")
+		if !regexp.MustCompile(`(?m)^POOL\s+STATE\s+NODES\s+TARGET\s+PENDING\s+LAST SCALE\s+REASON$`).MatchString(table) ||
+			!regexp.MustCompile(`(?m)^`+trainPool+`\s+paused\s+.*\s+paused$`).MatchString(table) {
+			return fmt.Errorf("list table:\n%s", table)
 		}
 		return nil
 	})
@@ -160,15 +167,15 @@ func TestPoolPauseAndResume(t *testing.T) {
 	require.False(t, resumed.Paused)
 	require.NotEqual(t, "paused", resumed.State)
 
-	_, _, err := visor(t, "pool", "pause", "pool/acme/web/nope/sim/sim-cli")
-	require.ErrorContains(t, err, "pool pool/acme/web/nope/sim/sim-cli: ")
+	_, _, err := visor(t, "pool", "pause", "pool/acme/web/nope/sim/sim-cli", "--reason", "x")
+	require.ErrorContains(t, err, "pool/acme/web/nope/sim/sim-cli: ")
 }
 
 func TestExitStatusAndMessageOfARefusal(t *testing.T) {
 	stdout, stderr, code := visorProcess(t, "pool", "scale", apiPool, "--to", "0", "--reason", "below floor")
 	require.Equal(t, 1, code)
 	require.Empty(t, stdout)
-	require.Equal(t, "visor: pool "+apiPool+" refused scale: target 0 is outside [minNodes 1, maxNodes 6]\n", stderr)
+	require.Equal(t, "visor: "+apiPool+" refused scale: target 0 is outside [minNodes 1, maxNodes 6]\n", stderr)
 
 	stdout, _, code = visorProcess(t, "pool", "list", "--org", "globex", "-o", "json")
 	require.Equal(t, 0, code)

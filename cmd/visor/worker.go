@@ -62,16 +62,17 @@ tenant's task queue (--task-queue), so its credentials never leave it.`,
 				return err
 			}
 			var meter metering.Sink
+			var ledger *metering.Ledger
 			switch {
 			case f.ledgerPath != "" && f.meterEndpoint != "":
 				return fmt.Errorf("--meter-ledger and --meter-endpoint are exclusive: pick one sink")
 			case f.ledgerPath != "":
-				ledger, err := metering.OpenLedger(f.ledgerPath)
+				l, err := metering.OpenLedger(f.ledgerPath)
 				if err != nil {
 					return err
 				}
-				defer ledger.Close()
-				meter = ledger
+				defer l.Close()
+				meter, ledger = l, l
 			case f.meterEndpoint != "":
 				// The token is a reference, resolved by the sink on this
 				// worker; it never travels through Temporal.
@@ -91,6 +92,9 @@ tenant's task queue (--task-queue), so its credentials never leave it.`,
 				return err
 			}
 			defer c.Close()
+			if err := metrics.watchFleet(c, ledger); err != nil {
+				return err
+			}
 			if f.registerSAs {
 				if err := starter.EnsureSearchAttributes(ctx, c, g.connectOptions().Namespace); err != nil {
 					return err

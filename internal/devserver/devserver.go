@@ -210,7 +210,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		}
 	}
 	if opts.UIPort > 0 {
-		s.ui = startUI(opts, s.Address(), s.CodecAddress())
+		if s.ui, err = startUI(opts, s.Address(), s.CodecAddress()); err != nil {
+			_ = s.Stop()
+			return nil, err
+		}
 	}
 	return s, nil
 }

@@ -2,7 +2,10 @@ package devserver
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"net/http"
+	"strconv"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/labstack/echo/v4"
@@ -17,15 +20,23 @@ import (
 
 // uiServer is the Temporal Web UI served from the assets embedded in the
 // ui-server module.
-type uiServer struct{ srv *uiserver.Server }
+type uiServer struct {
+	srv   *uiserver.Server
+	guard *hostGuard
+}
 
-// startUI serves the Web UI. With a codec endpoint the browser decodes
-// payloads through it; with a UI credential every call the UI makes to the
-// frontend carries its (read-only) bearer token.
-func startUI(opts Options, frontend, codecEndpoint string) *uiServer {
+// startUI runs the UI server on an internal loopback port behind a
+// hostGuard on the public address (see host_check.go). With a codec
+// endpoint the browser decodes payloads through it; with a UI credential
+// every call the UI makes to the frontend carries its bearer token.
+func startUI(opts Options, frontend, codecEndpoint string) (*uiServer, error) {
+	internalPort, err := freePort("127.0.0.1")
+	if err != nil {
+		return nil, err
+	}
 	cfg := &uiconfig.Config{
-		Host:                opts.IP,
-		Port:                opts.UIPort,
+		Host:                "127.0.0.1",
+		Port:                internalPort,
 		TemporalGRPCAddress: frontend,
 		EnableUI:            true,
 		DefaultNamespace:    opts.Namespace,
@@ -53,7 +64,15 @@ func startUI(opts Options, frontend, codecEndpoint string) *uiServer {
 	s := uiserver.NewServer(uiOpts...)
 	// Start blocks until Stop; the port was checked free beforehand.
 	go func() { _ = s.Start() }()
-	return &uiServer{srv: s}
+	guard, err := startHostGuard(opts.IP, opts.UIPort, net.JoinHostPort("127.0.0.1", strconv.Itoa(internalPort)))
+	if err != nil {
+		s.Stop()
+		return nil, fmt.Errorf("Web UI on %s:%d: %w", opts.IP, opts.UIPort, err)
+	}
+	return &uiServer{srv: s, guard: guard}, nil
 }
 
-func (u *uiServer) stop() { u.srv.Stop() }
+func (u *uiServer) stop() {
+	u.guard.stop()
+	u.srv.Stop()
+}

@@ -52,6 +52,7 @@ type Stack struct {
 
 	stopSim context.CancelFunc
 	tempDir string
+	quiet   *quietStop
 }
 
 // Start brings everything up and registers the spec.
@@ -63,6 +64,8 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		opts.SimTick = time.Second
 	}
 	s := &Stack{StateDir: opts.Server.DataDir}
+	s.quiet = newQuietStop(opts.Logger.Handler())
+	opts.Logger = slog.New(s.quiet)
 	if s.StateDir == "" {
 		s.StateDir = ".visor"
 	}
@@ -171,6 +174,9 @@ func Register(ctx context.Context, c client.Client, spec starter.SpecFile, token
 // Stop saves the fleet and shuts everything down, in reverse order.
 func (s *Stack) Stop() error {
 	var saveErr error
+	if s.quiet != nil {
+		s.quiet.stopping.Store(true)
+	}
 	if s.stopSim != nil {
 		s.stopSim()
 	}

@@ -66,10 +66,14 @@ func New() (*Exporter, error) {
 // Handler is what client.Options.MetricsHandler takes.
 func (e *Exporter) Handler() client.MetricsHandler { return e.handler }
 
-// HTTPHandler serves the registry in the Prometheus text format.
+// HTTPHandler serves the registry in the Prometheus text format, every
+// family with a HELP line and without the SDK's "none" labels (help.go).
 func (e *Exporter) HTTPHandler() http.Handler {
-	return promhttp.HandlerFor(e.registry, promhttp.HandlerOpts{Registry: e.registry})
+	return promhttp.HandlerFor(tidyGatherer{e.registry}, promhttp.HandlerOpts{Registry: e.registry})
 }
+
+// Register adds a collector of metrics read on scrape (clusters, meter).
+func (e *Exporter) Register(c prometheus.Collector) error { return e.registry.Register(c) }
 
 // Serve listens on addr and serves /metrics until stop is called. It
 // returns the address actually bound (addr may ask for port 0).
