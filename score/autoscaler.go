@@ -158,14 +158,15 @@ func (a *ClusterAutoscaler) scaleDown(c *Cluster) error {
 	}
 	seen := map[string]bool{}
 	var empty, movable []*simNode
+	var trial []room // reused: one scan tries every low node
 	for _, nd := range c.nodes {
 		if !nd.ready || utilization(nd) >= a.UtilizationThreshold {
 			continue
 		}
-		trial := slices.Clone(rooms)
+		trial = append(trial[:0], rooms...)
 		trial[index[nd]].free = types.Resources{}
 		ok := true
-		for i := range nd.pods {
+		for _, i := range nd.podList() {
 			if !fitFirst(trial, c.trace[i], c.pods[i].offGPU) {
 				ok = false
 				break

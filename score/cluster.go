@@ -2,6 +2,7 @@ package score
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/hanzoai/visor-fleet/types"
@@ -153,7 +154,7 @@ func (c *Cluster) RemoveNodes(names []string) error {
 		if nd.ready && !(obs.CPUUtilization() < c.idleRule.IdleCPUThreshold && obs.MemoryUtilization() < c.idleRule.IdleMemoryThreshold) {
 			c.stats.busyRemovals++
 		}
-		for i := range nd.pods {
+		for _, i := range nd.podList() {
 			c.unbind(i)
 			c.pods[i].pending, c.pods[i].pendingSince = true, c.now
 			c.pending = append(c.pending, i)
@@ -295,4 +296,15 @@ func (c *Cluster) Observe(pool types.PoolKey) types.PoolObservation {
 		obs.Nodes[i] = c.observeNode(nd)
 	}
 	return obs
+}
+
+// podList is the node's pods in trace order, so evictions replay the same
+// way every run.
+func (nd *simNode) podList() []int {
+	out := make([]int, 0, len(nd.pods))
+	for i := range nd.pods {
+		out = append(out, i)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -24,15 +24,19 @@ type Law struct {
 	plan    func(sizing.Request) sizing.Plan
 
 	// The pool's durable state, as PoolState holds it.
-	obs           *types.PoolObservation
-	lastUp        time.Time
-	lastDown      time.Time
-	idleSince     map[string]time.Time
-	unplaceable   map[string]string
-	targetNodes   int
+	obs         *types.PoolObservation
+	lastUp      time.Time
+	lastDown    time.Time
+	idleSince   map[string]time.Time
+	unplaceable map[string]string
+	targetNodes int
+	// noFitOnly records only pods no size holds as unplaceable, as
+	// DecisionInput.Unplaceable documents; false copies the pool workflow
+	// today, which records every code a plan reports (other-size and
+	// ceiling too), so those pods are not sized again while they wait.
+	noFitOnly     bool
 	lastSample    time.Time
 	wakeAt        time.Time
-	decideAgain   bool
 	decisionCount int
 }
 
@@ -63,7 +67,7 @@ func (l *Law) Name() string { return l.name }
 func (l *Law) Decisions() int { return l.decisionCount }
 
 // Step samples the cluster every SampleInterval and decides when a sample
-// arrives, when the last decision's WakeAt is due, or right after acting.
+// arrives or when the last decision's WakeAt is due.
 func (l *Law) Step(c *Cluster) error {
 	now := c.Now()
 	fresh := l.obs == nil || !now.Before(l.lastSample.Add(l.policy.SampleInterval.D()))
@@ -73,11 +77,29 @@ func (l *Law) Step(c *Cluster) error {
 		l.lastSample = now
 	}
 	due := !l.wakeAt.IsZero() && !now.Before(l.wakeAt)
-	if !fresh && !due && !l.decideAgain {
+	if !fresh && !due {
 		return nil
 	}
-	l.decideAgain = false
-	d := workflows.Decide(workflows.DecisionInput{
+	d := l.decide(now)
+	var err error
+	switch d.Action {
+	case workflows.ActionScaleUp:
+		err = l.grow(c, d)
+	case workflows.ActionScaleDown:
+		err = l.shrink(c, d)
+	}
+	if d.Action != workflows.ActionNone {
+		// As the workflow does: decide again for the next wake-up, but do
+		// not act on it until something wakes the pool.
+		d = l.decide(now)
+	}
+	l.wakeAt = d.WakeAt
+	return err
+}
+
+func (l *Law) decide(now time.Time) workflows.Decision {
+	l.decisionCount++
+	return workflows.Decide(workflows.DecisionInput{
 		Policy:        l.policy,
 		Observation:   l.obs,
 		Now:           now,
@@ -88,15 +110,6 @@ func (l *Law) Step(c *Cluster) error {
 		InFlightNodes: max(0, l.targetNodes-l.observedNodes()),
 		Gate:          workflows.OpenGate(),
 	})
-	l.decisionCount++
-	l.wakeAt = d.WakeAt
-	switch d.Action {
-	case workflows.ActionScaleUp:
-		return l.grow(c, d)
-	case workflows.ActionScaleDown:
-		return l.shrink(c, d)
-	}
-	return nil
 }
 
 func (l *Law) applyObservation(obs types.PoolObservation) {
@@ -127,7 +140,9 @@ func (l *Law) grow(c *Cluster, d workflows.Decision) error {
 	}
 	plan := l.plan(sizing.Request{Pending: d.Pods, Existing: booting, Catalog: l.catalog, MaxNewNodes: d.MaxNewNodes})
 	for _, u := range plan.Unplaceable {
-		l.unplaceable[u.Pod] = u.Reason
+		if !l.noFitOnly || u.Code == sizing.CodeNoFit || u.Code == sizing.CodeInvalidRequest {
+			l.unplaceable[u.Pod] = u.Reason
+		}
 	}
 	size, n := plan.Size, plan.NewNodes
 	if n < d.MinNewNodes {
@@ -148,7 +163,6 @@ func (l *Law) grow(c *Cluster, d workflows.Decision) error {
 	}
 	l.lastUp = c.Now()
 	l.targetNodes = max(l.targetNodes, l.observedNodes()) + added
-	l.decideAgain = true
 	return nil
 }
 
@@ -173,6 +187,5 @@ func (l *Law) shrink(c *Cluster, d workflows.Decision) error {
 	l.obs = &cp
 	l.targetNodes = max(0, l.targetNodes-len(d.RemoveNodes))
 	l.lastDown = c.Now()
-	l.decideAgain = true
 	return nil
 }

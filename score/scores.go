@@ -17,6 +17,8 @@ type Score struct {
 	Cost      float64
 	// Ratios to the lower bound's node-hours and cost.
 	NodeHoursRatio, CostRatio float64
+	// Ratios to the offline packing's node-hours and cost.
+	PackingNodeHoursRatio, PackingCostRatio float64
 	// Pending time beyond the pending threshold over schedulable pods.
 	BeyondP50, BeyondP99, BeyondMax time.Duration
 	// MaxPending is the longest total wait of any schedulable pod.
@@ -37,9 +39,11 @@ type Comparison struct {
 	Fingerprint string
 	Policy      types.Policy
 	Options     Options
-	Bound       Run
-	Runs        []Run
-	Scores      []Score
+	// Bound is the fractional lower bound; Packing the planner's offline packing.
+	Bound   Run
+	Packing Run
+	Runs    []Run
+	Scores  []Score
 }
 
 // Compare runs the pool's law, the seed rule, the cluster-autoscaler-like
@@ -51,6 +55,7 @@ func Compare(tr Trace, catalog []types.InstanceType, policy types.Policy, opt Op
 	opt = opt.withDefaults()
 	cmp := Comparison{Trace: tr.Name, Source: tr.Source, Pods: len(tr.Pods), Fingerprint: tr.Fingerprint(), Policy: policy, Options: opt}
 	cmp.Bound = LowerBound(tr, catalog, policy, opt.SeriesEvery)
+	cmp.Packing = OfflinePacking(tr, catalog, policy, opt.SeriesEvery)
 	for _, ctl := range []Controller{
 		NewLaw("visor law", policy, catalog),
 		NewSeedRule(policy, catalog),
@@ -62,13 +67,13 @@ func Compare(tr Trace, catalog []types.InstanceType, policy types.Policy, opt Op
 		}
 		cmp.Runs = append(cmp.Runs, run)
 	}
-	for _, r := range append([]Run{cmp.Bound}, cmp.Runs...) {
-		cmp.Scores = append(cmp.Scores, scoreOf(r, cmp.Bound, policy.PendingThreshold.D()))
+	for _, r := range append([]Run{cmp.Bound, cmp.Packing}, cmp.Runs...) {
+		cmp.Scores = append(cmp.Scores, scoreOf(r, cmp.Bound, cmp.Packing, policy.PendingThreshold.D()))
 	}
 	return cmp, nil
 }
 
-func scoreOf(r, bound Run, threshold time.Duration) Score {
+func scoreOf(r, bound, packing Run, threshold time.Duration) Score {
 	s := Score{Policy: r.Policy, NodeHours: r.NodeHours, Cost: r.Cost, ScaleOps: r.ScaleUps + r.ScaleDowns,
 		BusyRemovals: r.BusyRemovals, Evictions: r.Evictions, StillPending: r.StillPending, Unfit: r.Unfit}
 	if bound.NodeHours > 0 {
@@ -76,6 +81,9 @@ func scoreOf(r, bound Run, threshold time.Duration) Score {
 	}
 	if bound.Cost > 0 {
 		s.CostRatio = r.Cost / bound.Cost
+	}
+	if packing.NodeHours > 0 && packing.Cost > 0 {
+		s.PackingNodeHoursRatio, s.PackingCostRatio = r.NodeHours/packing.NodeHours, r.Cost/packing.Cost
 	}
 	beyond := make([]time.Duration, len(r.Waits))
 	for i, w := range r.Waits {
@@ -110,11 +118,11 @@ func (c Comparison) PendingLimit() time.Duration {
 func (c Comparison) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Trace **%s** (%d pods, fingerprint `%s`): %s\n\n", c.Trace, c.Pods, c.Fingerprint, c.Source)
-	b.WriteString("| policy | node-hours | cost $ | × bound (nodes / cost) | beyond threshold p50 / p99 / max | max pending | pod-min pending | scale ops | busy removals | evictions | pending at end |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| policy | node-hours | cost $ | × bound (node-h / cost) | × packing (node-h / cost) | beyond threshold p50 / p99 / max | max pending | pod-min pending | scale ops | busy removals | evictions | pending at end |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range c.Scores {
-		fmt.Fprintf(&b, "| %s | %.1f | %.2f | %.3f / %.3f | %s / %s / %s | %s | %.0f | %d | %d | %d | %d |\n",
-			s.Policy, s.NodeHours, s.Cost, s.NodeHoursRatio, s.CostRatio,
+		fmt.Fprintf(&b, "| %s | %.1f | %.2f | %.2f / %.2f | %.2f / %.2f | %s / %s / %s | %s | %.0f | %d | %d | %d | %d |\n",
+			s.Policy, s.NodeHours, s.Cost, s.NodeHoursRatio, s.CostRatio, s.PackingNodeHoursRatio, s.PackingCostRatio,
 			short(s.BeyondP50), short(s.BeyondP99), short(s.BeyondMax), short(s.MaxPending),
 			s.PodMinutesPending, s.ScaleOps, s.BusyRemovals, s.Evictions, s.StillPending)
 	}
@@ -145,4 +153,17 @@ func (c Comparison) Law() Score {
 		}
 	}
 	return Score{}
+}
+
+// ScoreLaw runs only the pool's law with policy, scored against bounds
+// already computed for the same trace: for sweeping policy variants.
+func ScoreLaw(tr Trace, catalog []types.InstanceType, policy types.Policy, bound, packing Run, opt Options) (Score, error) {
+	if err := policy.Validate(); err != nil {
+		return Score{}, err
+	}
+	run, err := Simulate(tr, catalog, policy, NewLaw("visor law", policy, catalog), opt.withDefaults())
+	if err != nil {
+		return Score{}, err
+	}
+	return scoreOf(run, bound, packing, policy.PendingThreshold.D()), nil
 }

@@ -106,3 +106,25 @@ func unwrapNum(err error) error {
 	}
 	return err
 }
+
+// WriteAlibaba writes a trace in the openb pod-list format ReadAlibaba
+// reads, so synthetic traces ship as files beside the real one.
+func WriteAlibaba(w io.Writer, t Trace) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(alibabaColumns); err != nil {
+		return err
+	}
+	for _, p := range t.Pods {
+		gpuMilli := p.Requests.GPUs * 1000
+		arrive, depart := int64(p.Arrive/time.Second), int64(p.Depart/time.Second)
+		if err := cw.Write([]string{
+			p.Name, strconv.FormatInt(p.Requests.MilliCPU, 10), strconv.FormatInt(p.Requests.Memory/types.MiB, 10),
+			strconv.FormatInt(p.Requests.GPUs, 10), strconv.FormatInt(gpuMilli, 10), p.GPUModel, "LS", "Succeeded",
+			strconv.FormatInt(arrive, 10), strconv.FormatInt(depart, 10), strconv.FormatInt(arrive, 10),
+		}); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -35,7 +35,7 @@ func newRootCommand() *cobra.Command {
 	f.StringVar(&g.connect.TLSCA, "tls-ca", "", "server CA file (env TEMPORAL_TLS_CA)")
 	f.BoolVar(&g.connect.TLS, "tls", false, "use TLS with the system's roots")
 	f.StringVar(&g.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
-	root.AddCommand(newDevCommand(g), newWorkerCommand(g), newPoolCommand(g), newClusterCommand(g), newMeterCommand())
+	root.AddCommand(newDevCommand(g), newWorkerCommand(g), newPoolCommand(g), newClusterCommand(g), newMeterCommand(), newScoreCommand())
 	return root
 }
 
