@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hanzoai/visor-fleet/types"
@@ -27,7 +29,7 @@ func ReadAlibabaFile(path string) (Trace, error) {
 	if err != nil {
 		return Trace{}, fmt.Errorf("%s: %w", path, err)
 	}
-	t.Source = path
+	t.Name, t.Source = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)), path
 	return t, nil
 }
 
