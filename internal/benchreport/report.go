@@ -31,6 +31,7 @@ var areas = []struct {
 	{"History per pool-day", []string{"History"}},
 	{"Metering", []string{"BenchmarkNodeHours"}},
 	{"Observing a cluster", []string{"BenchmarkObserve"}},
+	{"Scoring simulator (one policy over the compressed openb day)", []string{"BenchmarkSimulate"}},
 }
 
 func writeReport(b *bytes.Buffer, r report) {

@@ -36,6 +36,10 @@ var variants = []struct {
 		p.MaxScaleDownPerDecision = 0
 		p.ScaleUpCooldown = types.Duration(time.Minute)
 	}},
+	{"maxScaleDownPerDecision: 0 + scaleUpCooldown: 30s", func(p *types.Policy) {
+		p.MaxScaleDownPerDecision = 0
+		p.ScaleUpCooldown = types.Duration(30 * time.Second)
+	}},
 }
 
 func scoreSuite(openbPath, specPath string) (suite, error) {
