@@ -105,7 +105,7 @@ func packFresh(pods []Pod, idx []int, catalog []types.InstanceType) (int, float6
 	}
 	nodes, hourly := 0, 0.0
 	for len(pending) > 0 {
-		plan := sizing.PlanScaleUp(sizing.Request{Pending: pending, Catalog: catalog})
+		plan := planFresh(pending, catalog)
 		if plan.NewNodes == 0 {
 			break
 		}

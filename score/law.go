@@ -189,3 +189,8 @@ func (l *Law) shrink(c *Cluster, d workflows.Decision) error {
 	l.lastDown = c.Now()
 	return nil
 }
+
+// planFresh is the planner on new nodes only, for the offline packing.
+func planFresh(pending []types.PendingPod, catalog []types.InstanceType) sizing.Plan {
+	return sizing.PlanScaleUp(sizing.Request{Pending: pending, Catalog: catalog})
+}
