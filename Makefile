@@ -4,7 +4,7 @@ BIN       ?= bin/visor
 PKGS      ?= ./...
 TESTFLAGS ?= -timeout 30m
 
-.PHONY: run build test bench lint replay-record kube-binaries clean
+.PHONY: run build test bench bench-report lint replay-record kube-binaries clean
 
 ## run: the whole system on the embedded default (Temporal + Web UI + worker + simulated fleet)
 run: build
@@ -24,11 +24,20 @@ build:
 test:
 	$(GO) test $(TESTFLAGS) $(PKGS)
 
-## bench: speed and memory figures (go test -bench -benchmem)
+## bench: speed and memory figures (go test -bench -benchmem), then the
+## control law scored on the traces; writes docs/BENCHMARKS.md and its plots
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./sizing ./metering ./connectors/kubernetes
-	$(GO) test -run '^$$' -bench DecisionLatency -benchtime 200x -timeout 30m ./testsuite/bench
-	$(GO) test -run '^$$' -bench IdlePools -benchtime 1x -timeout 40m ./testsuite/bench
+	@mkdir -p artifacts
+	$(GO) test -run '^$$' -bench . -benchmem ./sizing ./metering ./connectors/kubernetes ./score > artifacts/bench-speed.txt || { cat artifacts/bench-speed.txt; exit 1; }
+	$(GO) test -run '^$$' -bench DecisionLatency -benchmem -benchtime 200x -timeout 30m ./testsuite/bench > artifacts/bench-latency.txt || { cat artifacts/bench-latency.txt; exit 1; }
+	$(GO) test -run '^$$' -bench IdlePools -benchmem -benchtime 1x -timeout 40m ./testsuite/bench > artifacts/bench-idle.txt || { cat artifacts/bench-idle.txt; exit 1; }
+	cat artifacts/bench-speed.txt artifacts/bench-latency.txt artifacts/bench-idle.txt > artifacts/bench.txt
+	cat artifacts/bench.txt
+	$(GO) run ./internal/benchreport -bench artifacts/bench.txt -out docs/BENCHMARKS.md -plots docs/benchmarks
+
+## bench-report: rewrite docs/BENCHMARKS.md from the last bench log, recomputing the scores
+bench-report:
+	$(GO) run ./internal/benchreport -bench artifacts/bench.txt -out docs/BENCHMARKS.md -plots docs/benchmarks
 
 ## lint: vet and formatting
 lint:

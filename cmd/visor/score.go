@@ -1,0 +1,80 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hanzoai/visor-fleet/score"
+)
+
+// newScoreCommand replays a demand trace against the pool's control law and
+// the baselines, offline: no Temporal server is needed.
+func newScoreCommand() *cobra.Command {
+	var tracePath, specPath, pool, plots string
+	var topt score.TraceOptions
+	var opt score.Options
+	cmd := &cobra.Command{
+		Use:   "score --trace <file> --policy <pools.yaml>",
+		Short: "Score the control law against baselines on a demand trace (offline simulation)",
+		Long: `Replays a pod trace (Alibaba openb pod-list CSV format) in simulated time against
+the pool's own law (workflows.Decide with the real planner), the HIP seed rule, a
+cluster-autoscaler-like rule and two offline yardsticks, on the same trace and
+catalog; prints the score table and writes plots.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch {
+			case tracePath == "":
+				return errors.New("--trace is required")
+			case specPath == "":
+				return errors.New("--policy is required (a pools.yaml)")
+			case opt.ProvisioningDelay < 0:
+				return fmt.Errorf("--provisioning-delay must not be negative, got %s", opt.ProvisioningDelay)
+			case opt.Tick < 0:
+				return fmt.Errorf("--tick must not be negative, got %s", opt.Tick)
+			}
+			spec, catalog, err := score.PoolFromSpec(specPath, pool)
+			if err != nil {
+				return err
+			}
+			tr, err := score.LoadTrace(tracePath, topt)
+			if err != nil {
+				return err
+			}
+			cmp, err := score.Compare(tr, catalog, spec.Policy, opt)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if err := cmp.WriteTable(out); err != nil {
+				return err
+			}
+			law := cmp.Law()
+			fmt.Fprintf(out, "\nvisor law: %.2f× the lower bound's node-hours, %.2f× the offline packing's; longest wait %s (target %s)\n",
+				law.NodeHoursRatio, law.PackingNodeHoursRatio, law.MaxPending.Round(time.Second), cmp.PendingLimit())
+			if plots == "" {
+				return nil
+			}
+			files, err := cmp.WritePlots(plots)
+			if err != nil {
+				return err
+			}
+			for _, f := range files {
+				fmt.Fprintln(out, "wrote", f)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&tracePath, "trace", "", "pod trace, openb pod-list CSV (traces/*.csv)")
+	f.StringVar(&specPath, "policy", "", "pools.yaml whose pool's policy and provider catalog to score")
+	f.StringVar(&pool, "pool", "", "pool workflow ID when the file has several")
+	f.BoolVar(&topt.CompressDay, "compress-day", false, "fold the openb trace's dense 34 days into one busy day")
+	f.BoolVar(&topt.CPUOnly, "cpu-only", false, "keep only pods with num_gpu == 0")
+	f.DurationVar(&opt.ProvisioningDelay, "provisioning-delay", 60*time.Second, "time from asking for a node to it being Ready")
+	f.DurationVar(&opt.Tick, "tick", 10*time.Second, "simulation step")
+	f.StringVar(&plots, "plots", "score-plots", "directory for the SVG plots (empty: none)")
+	return cmd
+}

@@ -1,0 +1,196 @@
+package score
+
+import (
+	"time"
+
+	"github.com/hanzoai/visor-fleet/sizing"
+	"github.com/hanzoai/visor-fleet/types"
+	"github.com/hanzoai/visor-fleet/workflows"
+)
+
+// This file is the only place that builds workflows.DecisionInput and
+// sizing.Request: when either grows a field, adjust it here. It feeds the
+// real law the way the pool workflow does (pool_workflow.go decide,
+// applyObservation; pool_actions.go grow, scaleDown) and carries out what
+// it returns on the simulated cluster.
+
+// Law runs workflows.Decide with a sizing function: sizing.PlanScaleUp for
+// the pool's law, sizing.Baseline for the seed rule.
+type Law struct {
+	name    string
+	pool    types.PoolKey
+	policy  types.Policy
+	catalog []types.InstanceType
+	plan    func(sizing.Request) sizing.Plan
+
+	// The pool's durable state, as PoolState holds it.
+	obs         *types.PoolObservation
+	lastUp      time.Time
+	lastDown    time.Time
+	idleSince   map[string]time.Time
+	unplaceable map[string]string
+	targetNodes int
+	// noFitOnly records only pods no size holds as unplaceable, as
+	// DecisionInput.Unplaceable documents; false copies the pool workflow
+	// today, which records every code a plan reports (other-size and
+	// ceiling too), so those pods are not sized again while they wait.
+	noFitOnly     bool
+	lastSample    time.Time
+	wakeAt        time.Time
+	decisionCount int
+}
+
+// NewLaw is the pool's control law with the real planner.
+func NewLaw(name string, policy types.Policy, catalog []types.InstanceType) *Law {
+	return newLaw(name, policy, catalog, sizing.PlanScaleUp)
+}
+
+// NewSeedRule is the HIP seed: the law's defaults (keeping the pool's floor
+// and ceiling) with sum-of-requests sizing (sizing.Baseline).
+func NewSeedRule(pool types.Policy, catalog []types.InstanceType) *Law {
+	p := types.DefaultPolicy()
+	p.MinNodes, p.MaxNodes, p.AllowedSizes = pool.MinNodes, pool.MaxNodes, pool.AllowedSizes
+	return newLaw("seed rule", p, catalog, sizing.Baseline)
+}
+
+func newLaw(name string, policy types.Policy, catalog []types.InstanceType, plan func(sizing.Request) sizing.Plan) *Law {
+	return &Law{
+		name: name, policy: policy, catalog: catalog, plan: plan,
+		pool:      types.PoolKey{Org: "score", Project: "score", Service: "score", Provider: "sim", Cluster: "score"},
+		idleSince: map[string]time.Time{}, unplaceable: map[string]string{},
+	}
+}
+
+func (l *Law) Name() string { return l.name }
+
+// Decisions counts calls of workflows.Decide.
+func (l *Law) Decisions() int { return l.decisionCount }
+
+// Step samples the cluster every SampleInterval and decides when a sample
+// arrives or when the last decision's WakeAt is due.
+func (l *Law) Step(c *Cluster) error {
+	now := c.Now()
+	fresh := l.obs == nil || !now.Before(l.lastSample.Add(l.policy.SampleInterval.D()))
+	if fresh {
+		obs := c.Observe(l.pool)
+		l.applyObservation(obs)
+		l.lastSample = now
+	}
+	due := !l.wakeAt.IsZero() && !now.Before(l.wakeAt)
+	if !fresh && !due {
+		return nil
+	}
+	d := l.decide(now)
+	var err error
+	switch d.Action {
+	case workflows.ActionScaleUp:
+		err = l.grow(c, d)
+	case workflows.ActionScaleDown:
+		err = l.shrink(c, d)
+	}
+	if d.Action != workflows.ActionNone {
+		// As the workflow does: decide again for the next wake-up, but do
+		// not act on it until something wakes the pool.
+		d = l.decide(now)
+	}
+	l.wakeAt = d.WakeAt
+	return err
+}
+
+func (l *Law) decide(now time.Time) workflows.Decision {
+	l.decisionCount++
+	return workflows.Decide(workflows.DecisionInput{
+		Policy:        l.policy,
+		Observation:   l.obs,
+		Now:           now,
+		LastScaleUp:   l.lastUp,
+		LastScaleDown: l.lastDown,
+		IdleSince:     l.idleSince,
+		Unplaceable:   l.unplaceable,
+		InFlightNodes: max(0, l.targetNodes-l.observedNodes()),
+		Gate:          workflows.OpenGate(),
+	})
+}
+
+func (l *Law) applyObservation(obs types.PoolObservation) {
+	l.obs = &obs
+	l.idleSince = workflows.UpdateIdleSince(l.policy, l.idleSince, obs)
+	present := make(map[string]bool, len(obs.PendingPods))
+	for _, p := range obs.PendingPods {
+		present[p.Key()] = true
+	}
+	for k := range l.unplaceable {
+		if !present[k] {
+			delete(l.unplaceable, k)
+		}
+	}
+	l.targetNodes = max(l.targetNodes, l.observedNodes())
+}
+
+func (l *Law) observedNodes() int { return workflows.CountNodes(l.obs, 0) }
+
+// grow plans as activities.PlanScaleUp does: booting nodes count as room,
+// the floor buys the cheapest size without GPUs.
+func (l *Law) grow(c *Cluster, d workflows.Decision) error {
+	var booting []types.NodeObservation
+	for _, n := range l.obs.Nodes {
+		if n.State == types.NodeProvisioning || n.State == types.NodeNotReady {
+			booting = append(booting, n)
+		}
+	}
+	plan := l.plan(sizing.Request{Pending: d.Pods, Existing: booting, Catalog: l.catalog, MaxNewNodes: d.MaxNewNodes})
+	for _, u := range plan.Unplaceable {
+		if !l.noFitOnly || u.Code == sizing.CodeNoFit || u.Code == sizing.CodeInvalidRequest {
+			l.unplaceable[u.Pod] = u.Reason
+		}
+	}
+	size, n := plan.Size, plan.NewNodes
+	if n < d.MinNewNodes {
+		if size == "" {
+			size = cheapestCPU(l.catalog).Name
+		}
+		n = d.MinNewNodes
+	}
+	if d.MaxNewNodes >= 0 {
+		n = min(n, d.MaxNewNodes)
+	}
+	if n <= 0 {
+		return nil
+	}
+	added, err := c.AddNodes(size, n)
+	if err != nil || added == 0 {
+		return err
+	}
+	l.lastUp = c.Now()
+	l.targetNodes = max(l.targetNodes, l.observedNodes()) + added
+	return nil
+}
+
+// shrink drains and deletes the chosen nodes and forgets them.
+func (l *Law) shrink(c *Cluster, d workflows.Decision) error {
+	if err := c.RemoveNodes(d.RemoveNodes); err != nil {
+		return err
+	}
+	gone := make(map[string]bool, len(d.RemoveNodes))
+	for _, name := range d.RemoveNodes {
+		gone[name] = true
+		delete(l.idleSince, name)
+	}
+	kept := make([]types.NodeObservation, 0, len(l.obs.Nodes))
+	for _, n := range l.obs.Nodes {
+		if !gone[n.Name] {
+			kept = append(kept, n)
+		}
+	}
+	cp := *l.obs
+	cp.Nodes = kept
+	l.obs = &cp
+	l.targetNodes = max(0, l.targetNodes-len(d.RemoveNodes))
+	l.lastDown = c.Now()
+	return nil
+}
+
+// planFresh is the planner on new nodes only, for the offline packing.
+func planFresh(pending []types.PendingPod, catalog []types.InstanceType) sizing.Plan {
+	return sizing.PlanScaleUp(sizing.Request{Pending: pending, Catalog: catalog})
+}
