@@ -165,6 +165,7 @@ func TestMachineFaultRatesAreSeededAndRoughlyAsConfigured(t *testing.T) {
 	}
 	a, leaksA := fates()
 	b, leaksB := fates()
+	t.Logf("fates of 200 launches (seed 9): %v, leaked %d", a, leaksA)
 	assert.Equal(t, a, b, "the same seed, the same fates")
 	assert.Equal(t, leaksA, leaksB)
 	assert.InDelta(t, 40, a[NeverJoins], 15)
