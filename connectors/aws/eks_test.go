@@ -20,24 +20,32 @@ import (
 // moto implements EKS node groups as records (create, list, describe,
 // update config) and names a backing Auto Scaling group it never creates;
 // the test creates that group itself, playing EKS's part.
-func TestEKSEndToEnd(t *testing.T) {
+// newEKSProvider is an eks-mode provider on a fresh moto EKS cluster that
+// already has someone else's node group, "system" (no pool label).
+func newEKSProvider(t *testing.T, cluster string) (*Provider, motoFixture) {
+	t.Helper()
 	ctx := context.Background()
-	p := newTestProvider(t, Config{Mode: ModeEKS, ClusterName: "visor-eks"})
-	fx := newMotoFixture(t, p, "visor-base-eks")
+	p := newTestProvider(t, Config{Mode: ModeEKS, ClusterName: cluster})
+	fx := newMotoFixture(t, p, "visor-base-"+cluster)
 	p.cfg.NodeRoleARN = "arn:aws:iam::123456789012:role/visor-nodes"
 	p.cfg.Subnets = []string{fx.subnet}
 	_, err := p.eks.CreateCluster(ctx, &eks.CreateClusterInput{
-		Name:               aws.String("visor-eks"),
+		Name:               aws.String(cluster),
 		RoleArn:            aws.String("arn:aws:iam::123456789012:role/visor-cluster"),
 		ResourcesVpcConfig: &ekstypes.VpcConfigRequest{SubnetIds: []string{fx.subnet}},
 	})
 	require.NoError(t, err)
-	// A node group of someone else's in the same cluster is never listed.
 	_, err = p.eks.CreateNodegroup(ctx, &eks.CreateNodegroupInput{
-		ClusterName: aws.String("visor-eks"), NodegroupName: aws.String("system"),
+		ClusterName: aws.String(cluster), NodegroupName: aws.String("system"),
 		NodeRole: aws.String(p.cfg.NodeRoleARN), Subnets: []string{fx.subnet},
 	})
 	require.NoError(t, err)
+	return p, fx
+}
+
+func TestEKSEndToEnd(t *testing.T) {
+	ctx := context.Background()
+	p, fx := newEKSProvider(t, "visor-eks")
 
 	sent := recordEKSInputs(p)
 	pool := testPool("eks-e2e")

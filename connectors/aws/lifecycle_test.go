@@ -9,7 +9,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
-	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -130,21 +129,7 @@ func TestASGLeakOutsideTheGroupAndForceDelete(t *testing.T) {
 
 func TestEKSDeleteNodeGroupDeletesOnlyThePoolsNodegroup(t *testing.T) {
 	ctx := context.Background()
-	p := newTestProvider(t, Config{Mode: ModeEKS, ClusterName: "visor-eks-del"})
-	fx := newMotoFixture(t, p, "visor-base-eks-del")
-	p.cfg.NodeRoleARN = "arn:aws:iam::123456789012:role/visor-nodes"
-	p.cfg.Subnets = []string{fx.subnet}
-	_, err := p.eks.CreateCluster(ctx, &eks.CreateClusterInput{
-		Name:               aws.String("visor-eks-del"),
-		RoleArn:            aws.String("arn:aws:iam::123456789012:role/visor-cluster"),
-		ResourcesVpcConfig: &ekstypes.VpcConfigRequest{SubnetIds: []string{fx.subnet}},
-	})
-	require.NoError(t, err)
-	_, err = p.eks.CreateNodegroup(ctx, &eks.CreateNodegroupInput{
-		ClusterName: aws.String("visor-eks-del"), NodegroupName: aws.String("system"),
-		NodeRole: aws.String(p.cfg.NodeRoleARN), Subnets: []string{fx.subnet},
-	})
-	require.NoError(t, err)
+	p, _ := newEKSProvider(t, "visor-eks-del")
 	pool := testPool("eks-del")
 	key := connectors.IdempotencyKey(pool.WorkflowID() + "/decision/1")
 	g, err := p.CreateNodeGroup(ctx, connectors.NodeGroupSpec{Pool: pool, Size: "m6i.xlarge", TargetSize: 2}, key)

@@ -88,10 +88,7 @@ func (f *Fleet) Cluster() string { return f.cfg.Cluster }
 
 // Catalog returns the sizes this fleet offers.
 func (f *Fleet) Catalog(ctx context.Context) ([]types.InstanceType, error) {
-	f.callDelay(ctx)
-	defer f.callDelay(ctx)
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	defer f.enter(ctx)()
 	if err := f.callFault(ctx, "Catalog"); err != nil {
 		return nil, err
 	}

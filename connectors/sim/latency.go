@@ -47,3 +47,15 @@ func (f *Fleet) callDelay(ctx context.Context) {
 	case <-t.C:
 	}
 }
+
+// enter starts a provider call: the latency's first leg, then the lock.
+// The func it returns ends the call: unlock, then the second leg, so the
+// answer travels while other calls proceed. Use as defer f.enter(ctx)().
+func (f *Fleet) enter(ctx context.Context) func() {
+	f.callDelay(ctx)
+	f.mu.Lock()
+	return func() {
+		f.mu.Unlock()
+		f.callDelay(ctx)
+	}
+}

@@ -14,10 +14,7 @@ import (
 // FaultConfig.LeakRate), oldest first.
 func (f *Fleet) LeakedInstances(ctx context.Context, pool types.PoolKey) ([]connectors.Instance, error) {
 	const op = "LeakedInstances"
-	f.callDelay(ctx)
-	defer f.callDelay(ctx)
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	defer f.enter(ctx)()
 	if err := f.checkPool(pool); err != nil {
 		return nil, f.permanent(op, err)
 	}
@@ -38,10 +35,7 @@ func (f *Fleet) LeakedInstances(ctx context.Context, pool types.PoolKey) ([]conn
 // already gone, which is success.
 func (f *Fleet) DeleteInstances(ctx context.Context, pool types.PoolKey, ids []string, key connectors.IdempotencyKey) error {
 	const op = "DeleteInstances"
-	f.callDelay(ctx)
-	defer f.callDelay(ctx)
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	defer f.enter(ctx)()
 	if err := f.checkPool(pool); err != nil {
 		return f.permanent(op, err)
 	}

@@ -84,17 +84,22 @@ func (f *Fleet) markReady(ctx context.Context, node *corev1.Node, now time.Time)
 			taints = append(taints, t)
 		}
 	}
+	return f.patchReadiness(ctx, node.Name, taints, readyCondition(true, now))
+}
+
+// patchReadiness sets a node's taints and Ready condition by merge patch.
+func (f *Fleet) patchReadiness(ctx context.Context, name string, taints []corev1.Taint, ready corev1.NodeCondition) error {
 	patch := map[string]any{
 		"spec":   map[string]any{"taints": taints},
-		"status": map[string]any{"conditions": []corev1.NodeCondition{readyCondition(true, now)}},
+		"status": map[string]any{"conditions": []corev1.NodeCondition{ready}},
 	}
 	b, err := json.Marshal(patch)
 	if err != nil {
 		return err
 	}
-	_, err = f.cs.CoreV1().Nodes().Patch(ctx, node.Name, apitypes.MergePatchType, b, metav1.PatchOptions{})
+	_, err = f.cs.CoreV1().Nodes().Patch(ctx, name, apitypes.MergePatchType, b, metav1.PatchOptions{})
 	if err != nil {
-		return fmt.Errorf("mark node %s ready: %w", node.Name, err)
+		return fmt.Errorf("set node %s ready=%s: %w", name, ready.Status, err)
 	}
 	return nil
 }
@@ -114,19 +119,7 @@ func (f *Fleet) markNotReady(ctx context.Context, node *corev1.Node, now time.Ti
 		Reason: "NodeStatusUnknown", Message: "Kubelet stopped posting node status (simulated fault).",
 		LastHeartbeatTime: metav1.NewTime(now), LastTransitionTime: metav1.NewTime(now),
 	}
-	patch := map[string]any{
-		"spec":   map[string]any{"taints": taints},
-		"status": map[string]any{"conditions": []corev1.NodeCondition{cond}},
-	}
-	b, err := json.Marshal(patch)
-	if err != nil {
-		return err
-	}
-	_, err = f.cs.CoreV1().Nodes().Patch(ctx, node.Name, apitypes.MergePatchType, b, metav1.PatchOptions{})
-	if err != nil {
-		return fmt.Errorf("mark node %s not ready: %w", node.Name, err)
-	}
-	return nil
+	return f.patchReadiness(ctx, node.Name, taints, cond)
 }
 
 // deleteNode removes a Node object and the pods bound to it, as the cloud

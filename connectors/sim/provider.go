@@ -18,10 +18,7 @@ import (
 // NodeGroups lists the pool's groups in ID order.
 func (f *Fleet) NodeGroups(ctx context.Context, pool types.PoolKey) ([]connectors.NodeGroup, error) {
 	const op = "NodeGroups"
-	f.callDelay(ctx)
-	defer f.callDelay(ctx)
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	defer f.enter(ctx)()
 	if err := f.checkPool(pool); err != nil {
 		return nil, f.permanent(op, err)
 	}
@@ -41,10 +38,7 @@ func (f *Fleet) NodeGroups(ctx context.Context, pool types.PoolKey) ([]connector
 // pool. A repeat with the same key returns the group the first call made.
 func (f *Fleet) CreateNodeGroup(ctx context.Context, spec connectors.NodeGroupSpec, key connectors.IdempotencyKey) (connectors.NodeGroup, error) {
 	const op = "CreateNodeGroup"
-	f.callDelay(ctx)
-	defer f.callDelay(ctx)
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	defer f.enter(ctx)()
 	labels, err := f.groupLabels(spec)
 	if err == nil {
 		err = checkKey(key)
@@ -94,10 +88,7 @@ func (f *Fleet) CreateNodeGroup(ctx context.Context, spec connectors.NodeGroupSp
 // machines (newest first) at once.
 func (f *Fleet) SetTargetSize(ctx context.Context, groupID string, target int, key connectors.IdempotencyKey) error {
 	const op = "SetTargetSize"
-	f.callDelay(ctx)
-	defer f.callDelay(ctx)
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	defer f.enter(ctx)()
 	if err := checkKey(key); err != nil {
 		return f.permanent(op, err)
 	}
@@ -132,10 +123,7 @@ func (f *Fleet) SetTargetSize(ctx context.Context, groupID string, target int, k
 // belonging to another group is refused before anything changes.
 func (f *Fleet) DeleteNodes(ctx context.Context, groupID string, nodeNames []string, key connectors.IdempotencyKey) error {
 	const op = "DeleteNodes"
-	f.callDelay(ctx)
-	defer f.callDelay(ctx)
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	defer f.enter(ctx)()
 	if err := checkKey(key); err != nil {
 		return f.permanent(op, err)
 	}
@@ -177,10 +165,7 @@ func (f *Fleet) DeleteNodes(ctx context.Context, groupID string, nodeNames []str
 // already gone is success.
 func (f *Fleet) DeleteNodeGroup(ctx context.Context, groupID string, key connectors.IdempotencyKey) error {
 	const op = "DeleteNodeGroup"
-	f.callDelay(ctx)
-	defer f.callDelay(ctx)
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	defer f.enter(ctx)()
 	if err := checkKey(key); err != nil {
 		return f.permanent(op, err)
 	}
