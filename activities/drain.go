@@ -97,7 +97,8 @@ func groupOf(ctx context.Context, p connectors.Provider, key types.PoolKey, node
 	}
 	for _, g := range groups {
 		for _, inst := range g.Instances {
-			if inst.Name == node {
+			// A machine that never registered is known by its ID too.
+			if inst.Name == node || inst.ID == node {
 				return g, nil
 			}
 		}

@@ -31,6 +31,8 @@ func New(c client.Client, taskQueue string, acts *activities.Activities, opts wo
 // Register puts the workflows and activities on any registry (a worker or
 // a test environment).
 func Register(r worker.Registry, acts *activities.Activities) {
+	// Update validators check callers against this worker's trust.
+	workflows.UseTrust(acts.TrustKeys)
 	r.RegisterWorkflowWithOptions(workflows.PoolWorkflow, workflow.RegisterOptions{Name: contract.PoolWorkflow})
 	r.RegisterWorkflowWithOptions(workflows.ClusterWorkflow, workflow.RegisterOptions{Name: contract.ClusterWorkflow})
 	r.RegisterActivity(acts)

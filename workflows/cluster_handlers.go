@@ -9,7 +9,9 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/hanzoai/visor-fleet/auth"
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/types"
 )
 
 // registerHandlers wires the cluster's contract. Validators run before an
@@ -38,7 +40,42 @@ func (c *cluster) registerHandlers(ctx workflow.Context) error {
 	return nil
 }
 
+// authorizeAdmin checks that a cluster update comes from a platform
+// administrator (a caller for every org) or one of the cluster's owner
+// org, with the worker's trust (validators never run on replay).
+func (c *cluster) authorizeAdmin(ctx workflow.Context, message string, req any, a *contract.Authorization) error {
+	au := validatorAuthority()
+	if au.open() {
+		return nil
+	}
+	caller, err := au.caller(types.ClusterWorkflowID(c.state.Declared.ID), message, req, a, c.state.Nonces, workflow.Now(ctx))
+	if err != nil {
+		return err
+	}
+	owner := c.state.Declared.Owner
+	if !caller.MayActFor(auth.AllOrgs) && (owner == "" || !caller.MayActFor(owner)) {
+		return fmt.Errorf("%s refused: caller %q may act for %s; cluster changes need a platform administrator or the owner org %q",
+			message, caller.Subject, orgList(caller.Orgs), owner)
+	}
+	return nil
+}
+
+// acceptedBy records an accepted request's nonce and names its sender.
+func (c *cluster) acceptedBy(ctx workflow.Context, a *contract.Authorization, requestedBy string) string {
+	if c.state.Nonces == nil {
+		c.state.Nonces = map[string]time.Time{}
+	}
+	remember(c.state.Nonces, a, workflow.Now(ctx))
+	if s := subjectOf(a); s != "" {
+		return s
+	}
+	return requestedBy
+}
+
 func (c *cluster) validateSetPhase(ctx workflow.Context, req contract.SetPhaseRequest) error {
+	if err := c.authorizeAdmin(ctx, contract.UpdateSetPhase, req, req.Auth); err != nil {
+		return refused(ctx, c, contract.UpdateSetPhase, err)
+	}
 	var errs []error
 	if !req.Phase.Valid() {
 		errs = append(errs, fmt.Errorf("phase %q is not one of pending, active, draining, disabled", req.Phase))
@@ -52,6 +89,7 @@ func (c *cluster) validateSetPhase(ctx workflow.Context, req contract.SetPhaseRe
 // handleSetPhase returns once the loop has fanned the new gate out, so a
 // caller that sees the update complete knows every pool was told.
 func (c *cluster) handleSetPhase(ctx workflow.Context, req contract.SetPhaseRequest) (contract.ClusterStatus, error) {
+	req.RequestedBy = c.acceptedBy(ctx, req.Auth, req.RequestedBy)
 	s := c.state
 	s.LastPhaseChange = &contract.PhaseChange{From: s.Declared.Phase, To: req.Phase, Reason: req.Reason, RequestedBy: req.RequestedBy, At: workflow.Now(ctx)}
 	s.Declared.Phase = req.Phase
@@ -103,6 +141,9 @@ func (c *cluster) handleReport(ctx workflow.Context, r contract.ObservedReport) 
 }
 
 func (c *cluster) validateRotateToken(ctx workflow.Context, req contract.RotateTokenRequest) error {
+	if err := c.authorizeAdmin(ctx, contract.UpdateRotateToken, req, req.Auth); err != nil {
+		return refused(ctx, c, contract.UpdateRotateToken, err)
+	}
 	var errs []error
 	if b, err := hex.DecodeString(req.TokenHash); err != nil || len(b) != 32 || strings.ToLower(req.TokenHash) != req.TokenHash {
 		errs = append(errs, errors.New("tokenHash is not a lower-case hex SHA-256"))
@@ -119,6 +160,7 @@ func (c *cluster) validateRotateToken(ctx workflow.Context, req contract.RotateT
 }
 
 func (c *cluster) handleRotateToken(ctx workflow.Context, req contract.RotateTokenRequest) (contract.TokenIssued, error) {
+	req.RequestedBy = c.acceptedBy(ctx, req.Auth, req.RequestedBy)
 	s := c.state
 	old := contract.TokenFingerprint(s.TokenHash)
 	s.TokenHash, s.ReportKey, s.TokenIssuedAt = req.TokenHash, req.ReportKey, workflow.Now(ctx)

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/types"
 )
 
 // The observed half has two sources. The watcher (inside our worker, so
@@ -25,6 +26,12 @@ func (c *cluster) applyWatcherReport(ctx workflow.Context, r contract.WatcherRep
 		c.rejectSignal(ctx, fmt.Errorf("watcher-report dated %s (last sync %s), more than %s ahead of the workflow's clock",
 			r.At.UTC().Format(time.RFC3339), r.LastSync.UTC().Format(time.RFC3339), maxFutureSkew))
 		return
+	}
+	if c.authOn {
+		if err := c.auth.systemInput(types.ClusterWorkflowID(c.state.Declared.ID), contract.SignalWatcherReport, r, r.Auth, now); err != nil {
+			c.rejectSignal(ctx, err)
+			return
+		}
 	}
 	if len(r.LastError) > maxTextLen {
 		r.LastError = truncate(r.LastError, maxTextLen)

@@ -46,6 +46,8 @@ type ClusterState struct {
 	LastRejected    string                `json:"lastRejected,omitempty"`
 	// Rejected counts signals refused (undecodable, invalid, future-dated).
 	Rejected int `json:"rejected,omitempty"`
+	// Nonces of signed requests accepted recently: a replay is refused.
+	Nonces map[string]time.Time `json:"nonces,omitempty"`
 }
 
 type cluster struct {
@@ -67,6 +69,10 @@ type cluster struct {
 	stale       workflow.Future
 	staleCancel workflow.CancelFunc
 	staleAt     time.Time
+	// authOn: watcher reports must carry a worker's system signature,
+	// checked with the trust the run read (versionAuthenticatedInputs).
+	authOn bool
+	auth   authority
 }
 
 // ClusterWorkflow carries one enrolled cluster: its declared and observed
@@ -95,6 +101,10 @@ func ClusterWorkflow(ctx workflow.Context, in ClusterInput) error {
 	if err := c.registerHandlers(ctx); err != nil {
 		return err
 	}
+	c.authOn = workflow.GetVersion(ctx, versionAuthenticatedInputs, workflow.DefaultVersion, 1) >= 1
+	if c.authOn {
+		c.loadTrust(ctx)
+	}
 	return c.run(ctx)
 }
 
@@ -106,6 +116,9 @@ func (c *cluster) run(ctx workflow.Context) error {
 	watchCtx, stopWatch := workflow.WithCancel(ctx)
 	watch, restart := c.startWatcher(watchCtx), workflow.Future(nil)
 	for {
+		if c.authOn && c.auth.refresh {
+			c.loadTrust(ctx)
+		}
 		c.refresh(ctx)
 		info := workflow.GetInfo(ctx)
 		if info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() > maxEventsPerRun {

@@ -46,7 +46,7 @@ func (p *pool) resync(ctx workflow.Context) {
 		p.reject(ctx, "resync", err)
 		return
 	}
-	p.applyObservation(ctx, obs)
+	p.applyObservation(ctx, obs, true)
 	if p.truth {
 		p.readProvider(ctx)
 	}

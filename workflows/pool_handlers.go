@@ -8,7 +8,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hanzoai/visor-fleet/contract"
-	"github.com/hanzoai/visor-fleet/types"
 )
 
 // registerHandlers wires the contract of DESIGN.md. Validators run before an
@@ -21,11 +20,9 @@ func (p *pool) registerHandlers(ctx workflow.Context) error {
 	}{
 		{contract.UpdateScale, p.handleScale, p.validateScale},
 		{contract.UpdateSetPolicy, p.handleSetPolicy, p.validateSetPolicy},
-		{contract.UpdatePause, p.handlePause, p.validateNotDeregistering},
-		{contract.UpdateResume, p.handleResume, p.validateNotDeregistering},
-		{contract.UpdateDeregister, p.handleDeregister, func(req contract.DeregisterRequest) error {
-			return errors.Join(checkText("reason", req.Reason), checkText("requestedBy", req.RequestedBy))
-		}},
+		{contract.UpdatePause, p.handlePause, p.validatePause},
+		{contract.UpdateResume, p.handleResume, p.validateResume},
+		{contract.UpdateDeregister, p.handleDeregister, p.validateDeregister},
 	}
 	for _, h := range handlers {
 		if err := workflow.SetUpdateHandlerWithOptions(ctx, h.name, h.handler, workflow.UpdateHandlerOptions{Validator: h.validator}); err != nil {
@@ -37,7 +34,30 @@ func (p *pool) registerHandlers(ctx workflow.Context) error {
 	})
 }
 
-func (p *pool) validateScale(req contract.ScaleRequest) error {
+// authorize checks the caller of an update against the pool's org with
+// the worker's trust (validators never run on replay).
+func (p *pool) authorize(ctx workflow.Context, message string, req any, a *contract.Authorization) error {
+	_, err := validatorAuthority().forOrg(p.spec.Key, message, req, a, p.state.Nonces, workflow.Now(ctx))
+	if err != nil {
+		workflow.GetLogger(ctx).Warn("refused "+message, "pool", p.spec.Key.WorkflowID(), "error", err)
+	}
+	return err
+}
+
+// accepted records an accepted request's nonce and returns who sent it:
+// the verified subject when signed, else what the request says.
+func (p *pool) accepted(ctx workflow.Context, a *contract.Authorization, requestedBy string) string {
+	remember(p.state.Nonces, a, workflow.Now(ctx))
+	if s := subjectOf(a); s != "" {
+		return s
+	}
+	return requestedBy
+}
+
+func (p *pool) validateScale(ctx workflow.Context, req contract.ScaleRequest) error {
+	if err := p.authorize(ctx, contract.UpdateScale, req, req.Auth); err != nil {
+		return err
+	}
 	var errs []error
 	pol := p.state.Policy
 	if p.state.Deregistering {
@@ -54,6 +74,7 @@ func (p *pool) validateScale(req contract.ScaleRequest) error {
 }
 
 func (p *pool) handleScale(ctx workflow.Context, req contract.ScaleRequest) (contract.ScaleAccepted, error) {
+	req.RequestedBy = p.accepted(ctx, req.Auth, req.RequestedBy)
 	seq := p.nextSeq()
 	p.state.ManualTarget = &ManualScale{Seq: seq, Target: req.Target, Reason: req.Reason, RequestedBy: req.RequestedBy}
 	p.wake.SendAsync(true)
@@ -73,6 +94,14 @@ func (p *pool) applyForceScale(ctx workflow.Context, req contract.ScaleRequest) 
 			return
 		}
 	}
+	if p.authOn && !p.auth.open() {
+		// A signal has no validator: verify with the run's recorded trust.
+		if _, err := p.auth.forOrg(p.spec.Key, contract.SignalForceScale, req, req.Auth, p.state.Nonces, workflow.Now(ctx)); err != nil {
+			p.reject(ctx, "force-scale", err)
+			return
+		}
+		req.RequestedBy = p.accepted(ctx, req.Auth, req.RequestedBy)
+	}
 	pol := p.state.Policy
 	target := min(max(req.Target, pol.MinNodes), pol.MaxNodes)
 	reason := req.Reason
@@ -85,14 +114,21 @@ func (p *pool) applyForceScale(ctx workflow.Context, req contract.ScaleRequest) 
 	p.state.ManualTarget = &ManualScale{Seq: p.nextSeq(), Target: target, Reason: reason, RequestedBy: req.RequestedBy}
 }
 
-func (p *pool) validateSetPolicy(pol types.Policy) error {
+func (p *pool) validateSetPolicy(ctx workflow.Context, req contract.SetPolicyRequest) error {
+	if err := p.authorize(ctx, contract.UpdateSetPolicy, req, req.Auth); err != nil {
+		return err
+	}
 	if p.state.Deregistering {
 		return errors.New("pool is deregistering: set-policy refused")
 	}
-	return pol.Validate()
+	return req.Policy.Validate()
 }
 
-func (p *pool) handleSetPolicy(ctx workflow.Context, pol types.Policy) (contract.PolicyAccepted, error) {
+// handleSetPolicy takes SetPolicyRequest, whose policy fields sit at the
+// top level, so the bare policies recorded before it decode the same.
+func (p *pool) handleSetPolicy(ctx workflow.Context, req contract.SetPolicyRequest) (contract.PolicyAccepted, error) {
+	p.accepted(ctx, req.Auth, "")
+	pol := req.Policy
 	p.state.Policy = pol
 	p.policyChanged = true
 	// A pod that fit no size may fit one the new policy allows, and one a
@@ -103,14 +139,33 @@ func (p *pool) handleSetPolicy(ctx workflow.Context, pol types.Policy) (contract
 	return contract.PolicyAccepted{Policy: pol}, nil
 }
 
-func (p *pool) validateNotDeregistering(req contract.PauseRequest) error {
+func (p *pool) validatePause(ctx workflow.Context, req contract.PauseRequest) error {
+	return p.validatePauseOrResume(ctx, contract.UpdatePause, req)
+}
+
+func (p *pool) validateResume(ctx workflow.Context, req contract.PauseRequest) error {
+	return p.validatePauseOrResume(ctx, contract.UpdateResume, req)
+}
+
+func (p *pool) validatePauseOrResume(ctx workflow.Context, message string, req contract.PauseRequest) error {
+	if err := p.authorize(ctx, message, req, req.Auth); err != nil {
+		return err
+	}
 	if p.state.Deregistering {
 		return errors.New("pool is deregistering")
 	}
 	return errors.Join(checkText("reason", req.Reason), checkText("requestedBy", req.RequestedBy))
 }
 
+func (p *pool) validateDeregister(ctx workflow.Context, req contract.DeregisterRequest) error {
+	if err := p.authorize(ctx, contract.UpdateDeregister, req, req.Auth); err != nil {
+		return err
+	}
+	return errors.Join(checkText("reason", req.Reason), checkText("requestedBy", req.RequestedBy))
+}
+
 func (p *pool) handlePause(ctx workflow.Context, req contract.PauseRequest) (contract.PoolStatus, error) {
+	req.RequestedBy = p.accepted(ctx, req.Auth, req.RequestedBy)
 	p.state.Paused = true
 	p.state.PausedReason = strings.TrimSpace(req.Reason + " " + by(req.RequestedBy))
 	p.wake.SendAsync(true)
@@ -118,12 +173,14 @@ func (p *pool) handlePause(ctx workflow.Context, req contract.PauseRequest) (con
 }
 
 func (p *pool) handleResume(ctx workflow.Context, req contract.PauseRequest) (contract.PoolStatus, error) {
+	p.accepted(ctx, req.Auth, req.RequestedBy)
 	p.state.Paused, p.state.PausedReason = false, ""
 	p.wake.SendAsync(true)
 	return p.status(), nil
 }
 
 func (p *pool) handleDeregister(ctx workflow.Context, req contract.DeregisterRequest) (contract.PoolStatus, error) {
+	p.accepted(ctx, req.Auth, req.RequestedBy)
 	p.state.Deregistering = true
 	p.wake.SendAsync(true)
 	return p.status(), nil

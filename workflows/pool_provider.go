@@ -76,7 +76,10 @@ func (s *PoolState) machines() []Machine {
 	var out []Machine
 	for _, g := range s.Provider.Groups {
 		for _, inst := range g.Instances {
-			m := Machine{Name: inst.Name, Size: g.Size, GroupID: g.ID, CreatedAt: inst.CreatedAt}
+			m := Machine{ID: inst.ID, Name: inst.Name, Size: g.Size, GroupID: g.ID, CreatedAt: inst.CreatedAt}
+			if m.Name == "" {
+				m.Name = inst.ID // not named yet: known by its ID until it registers
+			}
 			if n, ok := nodes[inst.Name]; ok {
 				m.Node = n.State
 				if m.CreatedAt.IsZero() {

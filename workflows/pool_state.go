@@ -79,6 +79,8 @@ type PoolState struct {
 	Rejected map[string]int `json:"rejected,omitempty"`
 	// Repairs keeps the most recent corrections made from provider truth.
 	Repairs []string `json:"repairs,omitempty"`
+	// Nonces of signed requests accepted recently: a replay is refused.
+	Nonces map[string]time.Time `json:"nonces,omitempty"`
 }
 
 // Purchase is a scale-up that bought nodes for a pod.
@@ -131,7 +133,7 @@ func (s *PoolState) ensureMaps() {
 	if s.DrainBlocked == nil {
 		s.DrainBlocked = map[string]time.Time{}
 	}
-	for _, m := range []*map[string]time.Time{&s.NotReadySince, &s.SeenReady, &s.SizeBackoff, &s.Removed} {
+	for _, m := range []*map[string]time.Time{&s.NotReadySince, &s.SeenReady, &s.SizeBackoff, &s.Removed, &s.Nonces} {
 		if *m == nil {
 			*m = map[string]time.Time{}
 		}

@@ -41,6 +41,12 @@ type pool struct {
 	truth bool
 	// addedWithoutProgress is the runaway guard's count at the last decision.
 	addedWithoutProgress int
+	// authOn: this run verifies signed signals with the trust in auth
+	// (versionAuthenticatedInputs); gateDirty: a gate signal arrived and
+	// the gate is read from the cluster workflow, not taken from it.
+	authOn    bool
+	auth      authority
+	gateDirty bool
 }
 
 // maxActionsPerWake bounds how many decisions one wake-up carries out in a
@@ -75,6 +81,10 @@ func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 		return err
 	}
 	p.truth = workflow.GetVersion(ctx, versionProviderTruth, workflow.DefaultVersion, 1) >= 1
+	p.authOn = workflow.GetVersion(ctx, versionAuthenticatedInputs, workflow.DefaultVersion, 1) >= 1
+	if p.authOn {
+		p.loadTrust(ctx)
+	}
 	p.announce(ctx, false)
 	return p.run(ctx)
 }
@@ -82,6 +92,12 @@ func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 func (p *pool) run(ctx workflow.Context) error {
 	for {
 		p.drainMessages(ctx)
+		if p.authOn && p.auth.refresh {
+			p.loadTrust(ctx)
+		}
+		if p.gateDirty {
+			p.readGate(ctx)
+		}
 		if p.state.Deregistering {
 			return p.deregister(ctx)
 		}
@@ -242,7 +258,7 @@ func (p *pool) drainMessages(ctx workflow.Context) {
 			p.reject(ctx, "observe", err)
 			continue
 		}
-		p.applyObservation(ctx, obs)
+		p.applyObservation(ctx, obs, false)
 	}
 	for {
 		req, ok, err := receiveAsync[contract.ScaleRequest](p.force)
@@ -264,6 +280,12 @@ func (p *pool) drainMessages(ctx workflow.Context) {
 			p.reject(ctx, "cluster-gate", err)
 			continue
 		}
+		if p.authOn && !p.auth.open() {
+			// Anyone can send a signal: the gate's content is not taken,
+			// the gate is read from the cluster workflow itself.
+			p.gateDirty = true
+			continue
+		}
 		p.applyGate(ctx, g)
 	}
 	for p.wake.ReceiveAsync(nil) {
@@ -272,7 +294,10 @@ func (p *pool) drainMessages(ctx workflow.Context) {
 
 // applyObservation folds a new observation into the durable state. A bad or
 // out-of-order one changes nothing and is recorded as rejected.
-func (p *pool) applyObservation(ctx workflow.Context, obs types.PoolObservation) {
+//
+// fromActivity marks the pool's own resync: an activity's result comes from
+// a worker, not from a signal anyone could send, and needs no signature.
+func (p *pool) applyObservation(ctx workflow.Context, obs types.PoolObservation, fromActivity bool) {
 	if err := validateObservation(p.spec.Key, obs); err != nil {
 		p.reject(ctx, "observe", err)
 		return
@@ -282,6 +307,12 @@ func (p *pool) applyObservation(ctx workflow.Context, obs types.PoolObservation)
 		p.reject(ctx, "observe", fmt.Errorf("observation is dated %s, more than %s ahead of the workflow's clock (%s)",
 			obs.ObservedAt.UTC().Format(time.RFC3339), maxFutureSkew, now.UTC().Format(time.RFC3339)))
 		return
+	}
+	if p.authOn && !fromActivity {
+		if err := p.auth.systemInput(p.spec.Key.WorkflowID(), contract.SignalObserve, obs, obs.Auth, now); err != nil {
+			p.reject(ctx, "observe", err)
+			return
+		}
 	}
 	if prev := p.state.Observation; prev != nil && obs.ObservedAt.Before(prev.ObservedAt) {
 		p.reject(ctx, "observe", fmt.Errorf("observation of %s is older than the one held (%s)", obs.ObservedAt.Format(time.RFC3339), prev.ObservedAt.Format(time.RFC3339)))

@@ -16,4 +16,10 @@ const (
 	// skips idle nodes that cannot be emptied, refuses inputs dated in the
 	// future and bounds what it carries. Checked once per run.
 	versionProviderTruth = "provider-truth"
+	// versionAuthenticatedInputs: the run reads the worker's trust through
+	// the Trust activity and verifies signed signals with it (force-scale
+	// by a caller of the pool's org, observe and watcher-report by a
+	// worker's system key); a cluster-gate signal makes the pool read the
+	// gate from the cluster workflow instead of taking its content.
+	versionAuthenticatedInputs = "authenticated-inputs"
 )
