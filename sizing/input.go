@@ -27,6 +27,7 @@ type shape struct {
 	// canonical text (see filterSignature, podSignature).
 	sched             *types.PodScheduling
 	namespace         string
+	tenant            [3]string // org, project, service
 	filterSig, podSig string
 	// filter indexes input.filters.
 	filter int32
@@ -229,6 +230,7 @@ func (in *input) groupShapes() {
 			sh := shape{
 				req:   types.Resources{MilliCPU: k.cpu, Memory: k.mem, GPUs: k.gpus, Pods: k.slots},
 				model: k.model, filterSig: k.filterSig, podSig: k.podSig, namespace: p.Namespace,
+				tenant: [3]string{p.Org, p.Project, p.Service},
 			}
 			if k.filterSig != "" || k.podSig != "" {
 				sh.sched = p.Scheduling

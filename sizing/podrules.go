@@ -2,6 +2,7 @@ package sizing
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 
@@ -43,6 +44,7 @@ func podSignature(p *types.PendingPod, withLabels bool) string {
 	}
 	var sig struct {
 		N string                            `json:"n,omitempty"`
+		O [3]string                         `json:"o,omitzero"`
 		L map[string]string                 `json:"l,omitempty"`
 		P []types.HostPort                  `json:"p,omitempty"`
 		A []corev1.PodAffinityTerm          `json:"a,omitempty"`
@@ -52,7 +54,7 @@ func podSignature(p *types.PendingPod, withLabels bool) string {
 		sig.N = p.Namespace
 	}
 	if withLabels {
-		sig.L = s.Labels
+		sig.O, sig.L = [3]string{p.Org, p.Project, p.Service}, s.Labels
 	}
 	sig.P, sig.A, sig.T = s.HostPorts, s.AntiAffinity, s.TopologySpread
 	b, _ := json.Marshal(sig)
@@ -142,10 +144,7 @@ func (in *input) applySelectors() {
 	own := make([]int32, len(in.shapes))
 	for i := range in.shapes {
 		sh := &in.shapes[i]
-		var l map[string]string
-		if sh.sched != nil {
-			l = sh.sched.Labels
-		}
+		l := sh.podLabels()
 		k := sh.namespace + "\x00" + canonicalLabels(l)
 		id, ok := setIDs[k]
 		if !ok {
@@ -220,6 +219,21 @@ func (in *input) applySelectors() {
 			}
 		}
 	}
+}
+
+// podLabels are the labels selectors see: the captured ones and the
+// tenant labels, which PendingPod carries in its own fields.
+func (s shape) podLabels() labels.Set {
+	l := labels.Set{}
+	if s.sched != nil {
+		maps.Copy(l, s.sched.Labels)
+	}
+	for k, v := range map[string]string{types.LabelOrg: s.tenant[0], types.LabelProject: s.tenant[1], types.LabelService: s.tenant[2]} {
+		if v != "" {
+			l[k] = v
+		}
+	}
+	return l
 }
 
 // minCap is the smaller cap, 0 meaning unlimited.

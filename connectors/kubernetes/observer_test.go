@@ -97,6 +97,8 @@ func TestObserveClusterAttributesPodsAndMeasuresNodes(t *testing.T) {
 	assert.Equal(t, types.PendingPod{
 		Namespace: "web", Name: "pend-a", Org: "acme", Project: "shop", Service: "api",
 		Requests:           types.Resources{MilliCPU: 250, Memory: 512 * types.MiB, Pods: 1},
+		// Labels other pods' selectors may match; the tenant ones are the fields above.
+		Scheduling:         &types.PodScheduling{Labels: map[string]string{"app": "pend-a"}},
 		UnschedulableSince: observedAt.Add(-5 * time.Minute),
 	}, api.PendingPods[0], "pending time counts from the scheduler's transition")
 	assert.Equal(t, "pend-b", api.PendingPods[1].Name)
@@ -112,6 +114,7 @@ func TestObserveClusterAttributesPodsAndMeasuresNodes(t *testing.T) {
 		// app + the bound, still-starting pod; not the DaemonSet, mirror or finished pods.
 		Requested: types.Resources{MilliCPU: 1250, Memory: 2*types.GiB + 256*types.MiB, Pods: 2},
 		Usage:     &types.Resources{MilliCPU: 300, Memory: types.GiB},
+		Labels:    map[string]string{LabelInstanceType: "s-4vcpu-8gb", types.LabelPool: apiPool.NodePoolLabel()},
 	}, n1)
 	assert.InDelta(t, 1250.0/4000, n1.CPUUtilization(), 1e-9)
 	assert.Equal(t, types.NodeCordoned, n2.State)
