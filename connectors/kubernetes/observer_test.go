@@ -96,7 +96,7 @@ func TestObserveClusterAttributesPodsAndMeasuresNodes(t *testing.T) {
 	require.Len(t, api.PendingPods, 2)
 	assert.Equal(t, types.PendingPod{
 		Namespace: "web", Name: "pend-a", Org: "acme", Project: "shop", Service: "api",
-		Requests:           types.Resources{MilliCPU: 250, Memory: 512 * types.MiB, Pods: 1},
+		Requests: types.Resources{MilliCPU: 250, Memory: 512 * types.MiB, Pods: 1},
 		// Labels other pods' selectors may match; the tenant ones are the fields above.
 		Scheduling:         &types.PodScheduling{Labels: map[string]string{"app": "pend-a"}},
 		UnschedulableSince: observedAt.Add(-5 * time.Minute),
