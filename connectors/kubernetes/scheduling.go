@@ -15,7 +15,7 @@ import (
 func podScheduling(pod *corev1.Pod) *types.PodScheduling {
 	s := &types.PodScheduling{
 		NodeSelector: pod.Spec.NodeSelector,
-		Tolerations:  pod.Spec.Tolerations,
+		Tolerations:  withoutDefaultTolerations(pod.Spec.Tolerations),
 		HostPorts:    hostPorts(pod),
 	}
 	if len(pod.Labels) > 0 {
@@ -49,6 +49,22 @@ func podScheduling(pod *corev1.Pod) *types.PodScheduling {
 		return nil
 	}
 	return s
+}
+
+// withoutDefaultTolerations drops the not-ready and unreachable NoExecute
+// tolerations the DefaultTolerationSeconds admission plugin adds to every
+// pod: sizing ignores those startup taints anyway, and carrying them would
+// give every pending pod a constraint.
+func withoutDefaultTolerations(tolerations []corev1.Toleration) []corev1.Toleration {
+	var out []corev1.Toleration
+	for _, t := range tolerations {
+		if (t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable) &&
+			t.Operator == corev1.TolerationOpExists && t.Effect == corev1.TaintEffectNoExecute {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // hostPorts are the ports the pod binds on its node, from every container

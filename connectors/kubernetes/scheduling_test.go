@@ -128,3 +128,15 @@ func TestObservedConstraintsPlan(t *testing.T) {
 		Reason: "nodeSelector disktype=nvme: no size in this pool has that label"}, plan.Unplaceable[0])
 	assert.Equal(t, 1, plan.NewNodes)
 }
+
+func TestAdmissionDefaultTolerationsAreNotConstraints(t *testing.T) {
+	five := int64(300)
+	pod := newPod("web", "p", unschedulable(observedAt), withSpec(func(s *corev1.PodSpec) {
+		s.Tolerations = []corev1.Toleration{
+			{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &five},
+			{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &five},
+			{Key: "gpu", Operator: corev1.TolerationOpExists},
+		}
+	}))
+	assert.Equal(t, []corev1.Toleration{{Key: "gpu", Operator: corev1.TolerationOpExists}}, podScheduling(pod).Tolerations)
+}
