@@ -20,9 +20,9 @@
 // caps and isolation in the packer (podrules.go). A pod no template can
 // hold is CodeNoFit with the failing constraint in its reason.
 //
-// Speed: pods with identical requests and constraints are packed as one shape (a
-// Deployment's replicas cost one step), new nodes are kept as runs of
-// identical nodes, and first fit finds its node through a segment tree, so
+// Speed: pods with identical requests and constraints are packed as one
+// shape (a Deployment's replicas cost one step), new nodes are kept as runs
+// of identical nodes, and first fit finds its node through a segment tree, so
 // a plan costs a sort of the pod keys plus a little per shape and size.
 // Each node filter is evaluated once per template, not per pod; sizes that
 // look alike to every pod are packed once; and on large requests a size
