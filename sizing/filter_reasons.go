@@ -15,7 +15,7 @@ import (
 func (in *input) admittingSizes(f int32) []size {
 	var out []size
 	for _, z := range in.sizes {
-		if in.zonesAdmitting(f, z) > 0 {
+		if in.zonesAdmitting(f, &z) > 0 {
 			out = append(out, z)
 		}
 	}

@@ -228,9 +228,9 @@ func (s shape) podLabels() labels.Set {
 	if s.sched != nil {
 		maps.Copy(l, s.sched.Labels)
 	}
-	for k, v := range map[string]string{types.LabelOrg: s.tenant[0], types.LabelProject: s.tenant[1], types.LabelService: s.tenant[2]} {
-		if v != "" {
-			l[k] = v
+	for i, k := range [3]string{types.LabelOrg, types.LabelProject, types.LabelService} {
+		if s.tenant[i] != "" {
+			l[k] = s.tenant[i]
 		}
 	}
 	return l
@@ -249,7 +249,7 @@ func minCap(a, b int64) int64 {
 // deals the shape's pods evenly over the zones, so each node takes at most
 // its zone's share; a size without zones is one zone (its region), where
 // any spread is even.
-func (s shape) capOn(zones int32) int64 {
+func (s *shape) capOn(zones int32) int64 {
 	c := s.cap
 	if s.zoneSpread && zones > 1 {
 		c = minCap(c, (s.count()+int64(zones)-1)/int64(zones))
