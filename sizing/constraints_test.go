@@ -101,6 +101,8 @@ func TestNodeFiltersAgainstTemplates(t *testing.T) {
 		{name: "affinity on a node field", pods: constrained("p", 1, &types.PodScheduling{NodeAffinity: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{
 			{MatchFields: []corev1.NodeSelectorRequirement{requirement("metadata.name", corev1.NodeSelectorOpIn, "node-7")}}}}}),
 			wantReason: "required node affinity metadata.name In [node-7]: no size in this pool matches it"},
+		{name: "an invalid affinity says so", pods: constrained("p", 1, affinity(requirement("generation", corev1.NodeSelectorOpGt, "seven"))),
+			wantReason: "required node affinity is invalid: nodeSelectorTerms[0].matchExpressions[0].values[0]: Invalid value: \"seven\": for 'Gt', 'Lt' operators, the value must be an integer"},
 		{name: "toleration for the pool's taint", pods: constrained("p", 1, &types.PodScheduling{Tolerations: tolerate}), template: tainted, wantSize: "c4"},
 		{name: "no toleration for the pool's taint", pods: pods("p", 1, 500, 512*types.MiB), template: tainted,
 			wantReason: "untolerated taint dedicated=ml:NoSchedule on every size"},

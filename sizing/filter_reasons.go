@@ -35,6 +35,11 @@ func (in *input) filterReason(f int32) string {
 				return fmt.Sprintf("nodeSelector %s=%s: no size in this pool has that label", k, s.NodeSelector[k])
 			}
 		}
+		if s.NodeAffinity != nil {
+			if _, err := nodeaffinity.NewNodeSelector(s.NodeAffinity); err != nil {
+				return fmt.Sprintf("required node affinity is invalid: %v", err)
+			}
+		}
 		if s.NodeAffinity != nil && !slices.ContainsFunc(nodes, matchesAffinity(nodeaffinity.NewRequiredNodeAffinity(nil, affinityOf(s.NodeAffinity)))) {
 			return fmt.Sprintf("required node affinity %s: no size in this pool matches it", describeNodeSelector(s.NodeAffinity))
 		}
