@@ -26,13 +26,14 @@ func (in *input) boundOf(remaining []int64, z size) bound {
 	var b bound
 	var sum [4]int64
 	var isolated int64
-	for s, sh := range in.shapes {
+	for s := range in.shapes {
+		sh := &in.shapes[s]
 		r := remaining[s]
 		if r == 0 {
 			continue
 		}
 		b.count += r
-		most := in.holds(z, sh)
+		most := in.holds(&z, sh)
 		if most == 0 {
 			b.unfit += r
 			continue

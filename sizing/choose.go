@@ -191,7 +191,7 @@ func (in *input) lookOf(z size) string {
 	b = append(b, z.t.GPUModel...)
 	b = append(b, 0)
 	for f := range in.filters {
-		b = binary.AppendUvarint(b, uint64(in.zonesAdmitting(int32(f), z)))
+		b = binary.AppendUvarint(b, uint64(in.zonesAdmitting(int32(f), &z)))
 	}
 	return string(b)
 }

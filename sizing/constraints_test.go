@@ -101,6 +101,8 @@ func TestNodeFiltersAgainstTemplates(t *testing.T) {
 		{name: "affinity on a node field", pods: constrained("p", 1, &types.PodScheduling{NodeAffinity: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{
 			{MatchFields: []corev1.NodeSelectorRequirement{requirement("metadata.name", corev1.NodeSelectorOpIn, "node-7")}}}}}),
 			wantReason: "required node affinity metadata.name In [node-7]: no size in this pool matches it"},
+		{name: "an invalid affinity says so", pods: constrained("p", 1, affinity(requirement("generation", corev1.NodeSelectorOpGt, "seven"))),
+			wantReason: "required node affinity is invalid: nodeSelectorTerms[0].matchExpressions[0].values[0]: Invalid value: \"seven\": for 'Gt', 'Lt' operators, the value must be an integer"},
 		{name: "toleration for the pool's taint", pods: constrained("p", 1, &types.PodScheduling{Tolerations: tolerate}), template: tainted, wantSize: "c4"},
 		{name: "no toleration for the pool's taint", pods: pods("p", 1, 500, 512*types.MiB), template: tainted,
 			wantReason: "untolerated taint dedicated=ml:NoSchedule on every size"},
@@ -380,4 +382,33 @@ func jittered(pods []types.PendingPod) []types.PendingPod {
 		}
 	}
 	return pods
+}
+
+func TestAntiAffinitySeesTenantLabelsAndNamespaces(t *testing.T) {
+	c4 := constraintCatalog()[:1]
+	// Observed pods carry hanzo.ai/service as PendingPod.Service, not in
+	// Scheduling.Labels: a selector on it must still see it.
+	bySvc := []corev1.PodAffinityTerm{{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{types.LabelService: "api"}},
+		TopologyKey: corev1.LabelHostname}}
+	pending := constrained("api", 3, &types.PodScheduling{AntiAffinity: bySvc})
+	for i := range pending {
+		pending[i].Service = "api"
+	}
+	if p := PlanScaleUp(Request{Pending: pending, Catalog: c4}); p.NewNodes != 3 {
+		t.Errorf("a selector on the tenant label repels its own pods: want 3 nodes, got %d", p.NewNodes)
+	}
+	// The same term in another namespace selects nothing there.
+	other := constrained("w", 2, &types.PodScheduling{Labels: appLabels("web")})
+	for i := range other {
+		other[i].Namespace = "elsewhere"
+	}
+	anti := constrained("db", 1, &types.PodScheduling{Labels: appLabels("db"),
+		AntiAffinity: []corev1.PodAffinityTerm{{LabelSelector: selectApp("web"), TopologyKey: corev1.LabelHostname}}})
+	if p := PlanScaleUp(Request{Pending: concat(other, anti), Catalog: c4}); p.NewNodes != 1 {
+		t.Errorf("anti-affinity reaches only its own namespace by default: want 1 shared node, got %d", p.NewNodes)
+	}
+	anti[0].Scheduling.AntiAffinity[0].Namespaces = []string{"elsewhere"}
+	if p := PlanScaleUp(Request{Pending: concat(other, anti), Catalog: c4}); p.NewNodes != 2 {
+		t.Errorf("a term naming the other namespace repels its pods: want 2 nodes, got %d", p.NewNodes)
+	}
 }

@@ -10,8 +10,21 @@
 // the HIP's original sum-and-divide rule so tests and benchmarks can
 // compare against it. Prices are US dollars per node-hour.
 //
-// Speed: pods with identical requests are packed as one shape (a
-// Deployment's replicas cost one step), new nodes are kept as runs of
-// identical nodes, and first fit finds its node through a segment tree, so
+// Scheduling: every size has node templates (Templates: labels, taints,
+// allocatable, one per zone), and each pending pod is matched against them
+// and against the free room of existing and booting nodes with the
+// kube-scheduler's filters, through k8s.io/component-helpers: nodeSelector
+// and required node affinity (nodeaffinity), taints and tolerations
+// (FindMatchingUntoleratedTaint). Host ports, required anti-affinity on
+// hostname and DoNotSchedule spread on hostname and zone become per-node
+// caps and isolation in the packer (podrules.go). A pod no template can
+// hold is CodeNoFit with the failing constraint in its reason.
+//
+// Speed: pods with identical requests and constraints are packed as one
+// shape (a Deployment's replicas cost one step), new nodes are kept as runs
+// of identical nodes, and first fit finds its node through a segment tree, so
 // a plan costs a sort of the pod keys plus a little per shape and size.
+// Each node filter is evaluated once per template, not per pod; sizes that
+// look alike to every pod are packed once; and on large requests a size
+// whose lower bound cannot beat the best packing is not packed (bound.go).
 package sizing

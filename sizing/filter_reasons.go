@@ -15,7 +15,7 @@ import (
 func (in *input) admittingSizes(f int32) []size {
 	var out []size
 	for _, z := range in.sizes {
-		if in.zonesAdmitting(f, z) > 0 {
+		if in.zonesAdmitting(f, &z) > 0 {
 			out = append(out, z)
 		}
 	}
@@ -33,6 +33,11 @@ func (in *input) filterReason(f int32) string {
 			pair := map[string]string{k: s.NodeSelector[k]}
 			if !slices.ContainsFunc(nodes, matchesAffinity(nodeaffinity.NewRequiredNodeAffinity(pair, nil))) {
 				return fmt.Sprintf("nodeSelector %s=%s: no size in this pool has that label", k, s.NodeSelector[k])
+			}
+		}
+		if s.NodeAffinity != nil {
+			if _, err := nodeaffinity.NewNodeSelector(s.NodeAffinity); err != nil {
+				return fmt.Sprintf("required node affinity is invalid: %v", err)
 			}
 		}
 		if s.NodeAffinity != nil && !slices.ContainsFunc(nodes, matchesAffinity(nodeaffinity.NewRequiredNodeAffinity(nil, affinityOf(s.NodeAffinity)))) {

@@ -175,7 +175,7 @@ func (in *input) prepareTemplates(opts TemplateOptions) {
 
 // zonesAdmitting is how many of size z's zone templates (one when it names
 // no zones) take pods with filter f; 0 means none.
-func (in *input) zonesAdmitting(f int32, z size) int32 {
+func (in *input) zonesAdmitting(f int32, z *size) int32 {
 	return in.admitZones[int(f)*len(in.templates)+z.index]
 }
 

@@ -27,6 +27,7 @@ type shape struct {
 	// canonical text (see filterSignature, podSignature).
 	sched             *types.PodScheduling
 	namespace         string
+	tenant            [3]string // org, project, service
 	filterSig, podSig string
 	// filter indexes input.filters.
 	filter int32
@@ -57,7 +58,7 @@ type size struct {
 // holds reports how many pods of shape s one empty node of size z holds:
 // none when a filter refuses every template of the size, else what room
 // and the shape's per-node cap allow.
-func (in *input) holds(z size, s shape) int64 {
+func (in *input) holds(z *size, s *shape) int64 {
 	if !admits(s, z.t.GPUs, z.t.GPUModel) {
 		return 0
 	}
@@ -78,7 +79,7 @@ func (in *input) holds(z size, s shape) int64 {
 // clusters taint GPU nodes, and buying accelerators to run CPU pods would
 // cost several times the CPU node. A catalog of only GPU sizes still takes
 // them.
-func admits(s shape, nodeGPUs int64, nodeModel string) bool {
+func admits(s *shape, nodeGPUs int64, nodeModel string) bool {
 	if s.req.GPUs > 0 {
 		return s.model == "" || s.model == nodeModel
 	}
@@ -229,6 +230,7 @@ func (in *input) groupShapes() {
 			sh := shape{
 				req:   types.Resources{MilliCPU: k.cpu, Memory: k.mem, GPUs: k.gpus, Pods: k.slots},
 				model: k.model, filterSig: k.filterSig, podSig: k.podSig, namespace: p.Namespace,
+				tenant: [3]string{p.Org, p.Project, p.Service},
 			}
 			if k.filterSig != "" || k.podSig != "" {
 				sh.sched = p.Scheduling
@@ -315,7 +317,7 @@ func (in *input) markOffGPU() {
 			continue
 		}
 		for _, z := range in.sizes {
-			if z.t.GPUs == 0 && in.zonesAdmitting(s.filter, z) > 0 && fitCount(z.alloc, s.req) > 0 {
+			if z.t.GPUs == 0 && in.zonesAdmitting(s.filter, &z) > 0 && fitCount(z.alloc, s.req) > 0 {
 				s.offGPU = true
 				break
 			}

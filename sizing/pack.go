@@ -28,7 +28,7 @@ func (in *input) fillExisting() (remaining []int64, fills []fill) {
 				break
 			}
 			n := &in.existing[i]
-			if !admits(sh, n.gpus, n.model) || n.closed || (sh.isolated && n.used) || !in.existingAdmits(sh.filter, i) {
+			if !admits(&sh, n.gpus, n.model) || n.closed || (sh.isolated && n.used) || !in.existingAdmits(sh.filter, i) {
 				continue
 			}
 			k := min(fitCount(n.free, sh.req), r)
@@ -87,7 +87,7 @@ func (p *packer) pack(in *input, remaining []int64, z size, limit int) outcome {
 		if remaining[s] == 0 {
 			continue
 		}
-		if p.most[s] = in.holds(z, sh); p.most[s] == 0 {
+		if p.most[s] = in.holds(&z, &in.shapes[s]); p.most[s] == 0 {
 			out.unfit += remaining[s]
 			continue
 		}

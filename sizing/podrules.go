@@ -2,6 +2,7 @@ package sizing
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 
@@ -43,6 +44,7 @@ func podSignature(p *types.PendingPod, withLabels bool) string {
 	}
 	var sig struct {
 		N string                            `json:"n,omitempty"`
+		O [3]string                         `json:"o,omitzero"`
 		L map[string]string                 `json:"l,omitempty"`
 		P []types.HostPort                  `json:"p,omitempty"`
 		A []corev1.PodAffinityTerm          `json:"a,omitempty"`
@@ -52,7 +54,7 @@ func podSignature(p *types.PendingPod, withLabels bool) string {
 		sig.N = p.Namespace
 	}
 	if withLabels {
-		sig.L = s.Labels
+		sig.O, sig.L = [3]string{p.Org, p.Project, p.Service}, s.Labels
 	}
 	sig.P, sig.A, sig.T = s.HostPorts, s.AntiAffinity, s.TopologySpread
 	b, _ := json.Marshal(sig)
@@ -142,10 +144,7 @@ func (in *input) applySelectors() {
 	own := make([]int32, len(in.shapes))
 	for i := range in.shapes {
 		sh := &in.shapes[i]
-		var l map[string]string
-		if sh.sched != nil {
-			l = sh.sched.Labels
-		}
+		l := sh.podLabels()
 		k := sh.namespace + "\x00" + canonicalLabels(l)
 		id, ok := setIDs[k]
 		if !ok {
@@ -222,6 +221,21 @@ func (in *input) applySelectors() {
 	}
 }
 
+// podLabels are the labels selectors see: the captured ones and the
+// tenant labels, which PendingPod carries in its own fields.
+func (s shape) podLabels() labels.Set {
+	l := labels.Set{}
+	if s.sched != nil {
+		maps.Copy(l, s.sched.Labels)
+	}
+	for i, k := range [3]string{types.LabelOrg, types.LabelProject, types.LabelService} {
+		if s.tenant[i] != "" {
+			l[k] = s.tenant[i]
+		}
+	}
+	return l
+}
+
 // minCap is the smaller cap, 0 meaning unlimited.
 func minCap(a, b int64) int64 {
 	if a == 0 || (b > 0 && b < a) {
@@ -235,7 +249,7 @@ func minCap(a, b int64) int64 {
 // deals the shape's pods evenly over the zones, so each node takes at most
 // its zone's share; a size without zones is one zone (its region), where
 // any spread is even.
-func (s shape) capOn(zones int32) int64 {
+func (s *shape) capOn(zones int32) int64 {
 	c := s.cap
 	if s.zoneSpread && zones > 1 {
 		c = minCap(c, (s.count()+int64(zones)-1)/int64(zones))

@@ -26,7 +26,7 @@ func (in *input) whyUnplaced(s shape, winner *size, out *Plan) *Unplaceable {
 		return &Unplaceable{Code: CodeNoFit, Reason: noFitReason(s, admitting)}
 	case in.limit < 0:
 		return &Unplaceable{Code: CodeCeiling, Reason: "the pool is at its ceiling: no new node may be added"}
-	case winner != nil && in.holds(*winner, s) > 0:
+	case winner != nil && in.holds(winner, &s) > 0:
 		return &Unplaceable{Code: CodeCeiling, Reason: fmt.Sprintf(
 			"the pool's ceiling allows %d more node(s) and the plan's %d %s nodes are full",
 			in.limit, out.NewNodes, winner.t.Name)}
@@ -34,7 +34,7 @@ func (in *input) whyUnplaced(s shape, winner *size, out *Plan) *Unplaceable {
 		// Name the best-ranked alternative that would hold it.
 		holder := fitting[0].t.Name
 		for _, a := range out.Alternatives {
-			if a.Skipped == "" && in.holds(*in.sizeNamed(a.Size), s) > 0 {
+			if a.Skipped == "" && in.holds(in.sizeNamed(a.Size), &s) > 0 {
 				holder = a.Size
 				break
 			}
@@ -51,7 +51,7 @@ func (in *input) whyUnplaced(s shape, winner *size, out *Plan) *Unplaceable {
 func (in *input) fittingSizes(sizes []size, s shape) []size {
 	var out []size
 	for _, z := range sizes {
-		if in.holds(z, s) > 0 {
+		if in.holds(&z, &s) > 0 {
 			out = append(out, z)
 		}
 	}

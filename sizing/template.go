@@ -4,7 +4,6 @@ import (
 	"maps"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hanzoai/visor-fleet/types"
@@ -13,9 +12,6 @@ import (
 // LabelGPUProduct is the label NVIDIA's GPU feature discovery puts on GPU
 // nodes, naming the model.
 const LabelGPUProduct = "nvidia.com/gpu.product"
-
-// ResourceGPU is the extended resource GPU nodes advertise.
-const ResourceGPU corev1.ResourceName = "nvidia.com/gpu"
 
 // TemplateOptions say what the pool adds to every node it buys.
 type TemplateOptions struct {
@@ -83,7 +79,7 @@ func (nt NodeTemplate) Node() *corev1.Node {
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: "template-" + nt.Size, Labels: nt.Labels},
 		Spec:       corev1.NodeSpec{Taints: coreTaints(nt.Taints)},
-		Status:     corev1.NodeStatus{Allocatable: resourceList(nt.Allocatable)},
+		Status:     corev1.NodeStatus{Allocatable: nt.Allocatable.ResourceList()},
 	}
 }
 
@@ -96,16 +92,4 @@ func coreTaints(taints []types.Taint) []corev1.Taint {
 		out[i] = t.Core()
 	}
 	return out
-}
-
-func resourceList(r types.Resources) corev1.ResourceList {
-	l := corev1.ResourceList{
-		corev1.ResourceCPU:    *resource.NewMilliQuantity(r.MilliCPU, resource.DecimalSI),
-		corev1.ResourceMemory: *resource.NewQuantity(r.Memory, resource.BinarySI),
-		corev1.ResourcePods:   *resource.NewQuantity(r.Pods, resource.DecimalSI),
-	}
-	if r.GPUs > 0 {
-		l[ResourceGPU] = *resource.NewQuantity(r.GPUs, resource.DecimalSI)
-	}
-	return l
 }

@@ -36,7 +36,7 @@ func TestTemplatesCarryWellKnownAndDeclaredLabels(t *testing.T) {
 		t.Errorf("labels %v, want exactly %v", got[1].Labels, want)
 	}
 	node := got[0].Node()
-	if q := node.Status.Allocatable[ResourceGPU]; q.Value() != 4 {
+	if q := node.Status.Allocatable[types.ResourceGPU]; q.Value() != 4 {
 		t.Errorf("allocatable nvidia.com/gpu = %v, want 4", q.String())
 	}
 	if q := node.Status.Allocatable[corev1.ResourcePods]; q.Value() != 58 {

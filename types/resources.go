@@ -1,6 +1,14 @@
 package types
 
-import "fmt"
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// ResourceGPU is the extended resource GPU nodes advertise.
+const ResourceGPU corev1.ResourceName = "nvidia.com/gpu"
 
 // Resources is an amount of the four things a pod asks a node for. CPU is
 // in millicores and memory in bytes so that arithmetic stays exact.
@@ -29,6 +37,20 @@ func (r Resources) Fits(c Resources) bool {
 // IsNegative reports whether any dimension is below zero.
 func (r Resources) IsNegative() bool {
 	return r.MilliCPU < 0 || r.Memory < 0 || r.GPUs < 0 || r.Pods < 0
+}
+
+// ResourceList renders r as a Kubernetes node capacity or allocatable
+// list (GPUs as ResourceGPU, only when there are some).
+func (r Resources) ResourceList() corev1.ResourceList {
+	l := corev1.ResourceList{
+		corev1.ResourceCPU:    *resource.NewMilliQuantity(r.MilliCPU, resource.DecimalSI),
+		corev1.ResourceMemory: *resource.NewQuantity(r.Memory, resource.BinarySI),
+		corev1.ResourcePods:   *resource.NewQuantity(r.Pods, resource.DecimalSI),
+	}
+	if r.GPUs > 0 {
+		l[ResourceGPU] = *resource.NewQuantity(r.GPUs, resource.DecimalSI)
+	}
+	return l
 }
 
 func (r Resources) String() string {

@@ -132,6 +132,9 @@ func (p *pool) bootingNodes(now time.Time) []types.NodeObservation {
 			case !registered:
 				out = append(out, types.NodeObservation{Name: inst.Name, Size: g.Size, State: types.NodeProvisioning, CreatedAt: inst.CreatedAt})
 			case (n.State == types.NodeProvisioning || n.State == types.NodeNotReady) && s.SeenReady[n.Name].IsZero():
+				// Registered, not Ready yet: sizing counts booting room on
+				// provisioning nodes only.
+				n.State = types.NodeProvisioning
 				out = append(out, n)
 			}
 		}

@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -203,6 +204,7 @@ func pendingPod(pod *corev1.Pod) (types.PendingPod, bool) {
 		Service:            pod.Labels[types.LabelService],
 		Requests:           PodRequests(pod),
 		GPUModel:           gpuModel(pod),
+		Scheduling:         podScheduling(pod),
 		UnschedulableSince: since.Time,
 	}, true
 }
@@ -220,6 +222,8 @@ func nodeObservation(node *corev1.Node, requested types.Resources) types.NodeObs
 		CreatedAt:   node.CreationTimestamp.Time,
 		Allocatable: NodeAllocatable(node),
 		Requested:   requested,
+		Labels:      maps.Clone(node.Labels),
+		Taints:      nodeTaints(node),
 	}
 }
 

@@ -81,7 +81,8 @@ func TestIntegrationObserverFindsUnschedulablePodsWithTheirTransitionTimes(t *te
 
 	gotInfer := obs.Pools[infer.WorkflowID()].PendingPods
 	wantInfer := []types.PendingPod{{Namespace: e.ns, Name: "gpu", Org: e.ns, Project: "shop", Service: "infer",
-		Requests: types.Resources{MilliCPU: 8000, Memory: 64 * gib, Pods: 1}, GPUModel: "NVIDIA-L4", UnschedulableSince: t1}}
+		Requests: types.Resources{MilliCPU: 8000, Memory: 64 * gib, Pods: 1}, GPUModel: "NVIDIA-L4", UnschedulableSince: t1,
+		Scheduling: &types.PodScheduling{NodeSelector: map[string]string{kubernetes.LabelGPUProduct: "NVIDIA-L4"}}}}
 	assertPending(t, "infer pool", gotInfer, wantInfer)
 
 	var orphans []types.PendingPod

@@ -96,7 +96,9 @@ func TestObserveClusterAttributesPodsAndMeasuresNodes(t *testing.T) {
 	require.Len(t, api.PendingPods, 2)
 	assert.Equal(t, types.PendingPod{
 		Namespace: "web", Name: "pend-a", Org: "acme", Project: "shop", Service: "api",
-		Requests:           types.Resources{MilliCPU: 250, Memory: 512 * types.MiB, Pods: 1},
+		Requests: types.Resources{MilliCPU: 250, Memory: 512 * types.MiB, Pods: 1},
+		// Labels other pods' selectors may match; the tenant ones are the fields above.
+		Scheduling:         &types.PodScheduling{Labels: map[string]string{"app": "pend-a"}},
 		UnschedulableSince: observedAt.Add(-5 * time.Minute),
 	}, api.PendingPods[0], "pending time counts from the scheduler's transition")
 	assert.Equal(t, "pend-b", api.PendingPods[1].Name)
@@ -114,6 +116,7 @@ func TestObserveClusterAttributesPodsAndMeasuresNodes(t *testing.T) {
 		Usage:     &types.Resources{MilliCPU: 300, Memory: types.GiB},
 		// The biggest pod a drain would move (the app), for scale-down's room check.
 		LargestPod: types.Resources{MilliCPU: 1000, Memory: 2 * types.GiB, Pods: 1},
+		Labels:    map[string]string{LabelInstanceType: "s-4vcpu-8gb", types.LabelPool: apiPool.NodePoolLabel()},
 	}, n1)
 	assert.InDelta(t, 1250.0/4000, n1.CPUUtilization(), 1e-9)
 	assert.Equal(t, types.NodeCordoned, n2.State)

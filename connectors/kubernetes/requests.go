@@ -7,7 +7,7 @@ import (
 )
 
 // ResourceGPU is the extended resource GPU nodes advertise.
-const ResourceGPU corev1.ResourceName = "nvidia.com/gpu"
+const ResourceGPU = types.ResourceGPU
 
 // resourcesOf converts a Kubernetes resource list; pods is left to callers
 // because its meaning differs between a request and a capacity.

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	apitypes "k8s.io/apimachinery/pkg/types"
+
+	"github.com/hanzoai/visor-fleet/connectors/kubernetes"
 )
 
 // providerIDPrefix marks nodes this fleet's cloud owns, as "aws://" does.
@@ -31,7 +33,12 @@ func (f *Fleet) nodeObject(g *nodeGroup, m *machine) *corev1.Node {
 	labels[corev1.LabelInstanceTypeStable] = g.Size
 	labels[corev1.LabelHostname] = m.Node
 	labels[corev1.LabelOSStable] = "linux"
-	labels[corev1.LabelArchStable] = "amd64"
+	// As sizing's node template for the size says, so pods planned onto a
+	// size can bind to its nodes.
+	labels[corev1.LabelArchStable] = t.Architecture()
+	if t.GPUs > 0 && t.GPUModel != "" {
+		labels[kubernetes.LabelGPUProduct] = t.GPUModel
+	}
 	capacity := t.Allocatable().Add(t.Overhead)
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{

@@ -11,8 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	apitypes "k8s.io/apimachinery/pkg/types"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
 
 	"github.com/hanzoai/visor-fleet/connectors/kubernetes"
@@ -23,8 +24,9 @@ import (
 // not on every step: observers key pending time off its transition time.
 const unschedulableMessage = "no Ready, schedulable node matching the pod's node selector has room for its requests"
 
-// schedule binds pending pods first-fit to Ready, uncordoned, untainted
-// nodes their selector matches and that have room (allocatable minus what
+// schedule binds pending pods first-fit to Ready, uncordoned nodes whose
+// labels and taints the pod's nodeSelector, node affinity and tolerations
+// accept and that have room (allocatable minus what
 // bound pods request, summed as the kubernetes connector and the real
 // scheduler do); the rest are marked Unschedulable.
 func (f *Fleet) schedule(ctx context.Context, now time.Time, nodes []corev1.Node, pods []corev1.Pod) error {
@@ -73,27 +75,22 @@ func (f *Fleet) schedule(ctx context.Context, now time.Time, nodes []corev1.Node
 	return errors.Join(errs...)
 }
 
+// schedulable is the kube-scheduler's NodeUnschedulable, NodeAffinity
+// (nodeSelector and required node affinity, every operator) and
+// TaintToleration filters, through the same component-helpers the
+// scheduler and sizing use.
 func schedulable(n *corev1.Node, p *corev1.Pod) bool {
 	if n.Spec.Unschedulable || n.DeletionTimestamp != nil || !nodeReady(n) {
 		return false
 	}
-	if !labels.SelectorFromSet(p.Spec.NodeSelector).Matches(labels.Set(n.Labels)) {
+	if ok, err := nodeaffinity.GetRequiredNodeAffinity(p).Match(n); err != nil || !ok {
 		return false
 	}
-	for i := range n.Spec.Taints {
-		t := &n.Spec.Taints[i]
-		if t.Effect == corev1.TaintEffectPreferNoSchedule {
-			continue
-		}
-		tolerated := false
-		for j := range p.Spec.Tolerations {
-			tolerated = tolerated || p.Spec.Tolerations[j].ToleratesTaint(klog.Background(), t, true)
-		}
-		if !tolerated {
-			return false
-		}
-	}
-	return true
+	_, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), n.Spec.Taints, p.Spec.Tolerations,
+		func(t *corev1.Taint) bool {
+			return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+		}, true)
+	return !untolerated
 }
 
 // bind sets the node and a running status in one patch; a pod evicted
