@@ -137,7 +137,11 @@ func cheapest(catalog []types.InstanceType, excluded []string) types.InstanceTyp
 
 // ProvisionInput sets an absolute target on a group, or creates it.
 type ProvisionInput struct {
-	Key            types.PoolKey             `json:"key"`
+	Key types.PoolKey `json:"key"`
+	// NodeLabels and NodeTaints, from the pool's policy, go on the nodes
+	// of a group this creates, as the templates sizing matched promised.
+	NodeLabels     map[string]string         `json:"nodeLabels,omitempty"`
+	NodeTaints     []types.Taint             `json:"nodeTaints,omitempty"`
 	Size           string                    `json:"size"`
 	GroupID        string                    `json:"groupID,omitempty"`
 	Target         int                       `json:"target"`
@@ -169,7 +173,7 @@ func (a *Activities) Provision(ctx context.Context, in ProvisionInput) (Provisio
 		var g connectors.NodeGroup
 		g, err = c.Provider.CreateNodeGroup(ctx, connectors.NodeGroupSpec{
 			Pool: in.Key, Name: GroupName(in.Key, in.Size), Size: in.Size, TargetSize: in.Target,
-			Labels: in.Key.NodeLabels(),
+			Labels: withIdentity(in.NodeLabels, in.Key), Taints: in.NodeTaints,
 		}, in.IdempotencyKey)
 		groupID = g.ID
 	}
@@ -182,6 +186,19 @@ func (a *Activities) Provision(ctx context.Context, in ProvisionInput) (Provisio
 		return ProvisionResult{}, asTemporalError(err)
 	}
 	return ProvisionResult{GroupID: groupID, TotalTarget: view.Target(), View: &view}, nil
+}
+
+// withIdentity is the pool's declared node labels plus its identity
+// labels, which nothing may override.
+func withIdentity(labels map[string]string, key types.PoolKey) map[string]string {
+	out := make(map[string]string, len(labels)+4)
+	for k, v := range labels {
+		out[k] = v
+	}
+	for k, v := range key.NodeLabels() {
+		out[k] = v
+	}
+	return out
 }
 
 // GroupName is a node group's provider-side name: short, stable, DNS-safe.

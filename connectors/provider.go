@@ -55,6 +55,10 @@ type NodeGroupSpec struct {
 	Size       string            `json:"size"`
 	TargetSize int               `json:"targetSize"`
 	Labels     map[string]string `json:"labels,omitempty"`
+	// Taints are what the pool's policy declares for its nodes; a provider
+	// that cannot set node taints at launch says so in its docs, and the
+	// pool's no-help guard notices pods its nodes then refuse.
+	Taints []types.Taint `json:"taints,omitempty"`
 }
 
 // Provider is the cloud side of a pool.

@@ -104,6 +104,9 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 			Key: p.spec.Key, Size: plan.Size, GroupID: plan.GroupID, Target: plan.GroupTarget + plan.NewNodes,
 			IdempotencyKey: p.idempotencyKey(seq, fmt.Sprintf("provision-%d", attempt)),
 		}
+		if p.truth {
+			pin.NodeLabels, pin.NodeTaints = p.state.Policy.NodeLabels, p.state.Policy.NodeTaints
+		}
 		summary := fmt.Sprintf("provision %d × %s", plan.NewNodes, plan.Size)
 		err := workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, summary), a.Provision, pin).Get(ctx, &res)
 		if isErrorClass(err, connectors.InsufficientCapacity) {

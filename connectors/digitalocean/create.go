@@ -102,6 +102,7 @@ func createRequest(spec connectors.NodeGroupSpec, key connectors.IdempotencyKey)
 		Count:     spec.TargetSize,
 		Tags:      []string{KeyTag(key)},
 		Labels:    labels,
+		Taints:    taintsOf(spec.Taints),
 		AutoScale: false, // Visor owns the count; DigitalOcean's autoscaler stays off.
 	}, nil
 }
@@ -140,4 +141,13 @@ func (p *Provider) keepOne(ctx context.Context, pools []*godo.KubernetesNodePool
 		}
 	}
 	return pools[0], nil
+}
+
+// taintsOf is the pool's declared node taints in DOKS's form.
+func taintsOf(ts []types.Taint) []godo.Taint {
+	out := make([]godo.Taint, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, godo.Taint{Key: t.Key, Value: t.Value, Effect: string(t.Effect)})
+	}
+	return out
 }

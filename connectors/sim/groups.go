@@ -36,6 +36,7 @@ type nodeGroup struct {
 	Size     string            `json:"size"`
 	Pool     types.PoolKey     `json:"pool"`
 	Labels   map[string]string `json:"labels"`
+	Taints   []types.Taint     `json:"taints,omitempty"`
 	Target   int               `json:"target"`
 	Machines []*machine        `json:"machines"` // oldest first
 }

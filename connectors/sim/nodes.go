@@ -48,7 +48,7 @@ func (f *Fleet) nodeObject(g *nodeGroup, m *machine) *corev1.Node {
 		},
 		Spec: corev1.NodeSpec{
 			ProviderID: f.providerID(m),
-			Taints:     []corev1.Taint{{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}},
+			Taints:     append([]corev1.Taint{{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}}, groupTaints(g)...),
 		},
 		Status: corev1.NodeStatus{
 			Capacity:    resourceList(capacity),
@@ -165,4 +165,13 @@ func nodeReady(n *corev1.Node) bool {
 		}
 	}
 	return false
+}
+
+// groupTaints are the taints the pool declared for the group's nodes.
+func groupTaints(g *nodeGroup) []corev1.Taint {
+	out := make([]corev1.Taint, 0, len(g.Taints))
+	for _, t := range g.Taints {
+		out = append(out, t.Core())
+	}
+	return out
 }

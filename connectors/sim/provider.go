@@ -69,7 +69,7 @@ func (f *Fleet) CreateNodeGroup(ctx context.Context, spec connectors.NodeGroupSp
 	now := f.cfg.Clock()
 	g := &nodeGroup{
 		ID: fmt.Sprintf("ng-%d", f.nextID()), Name: spec.Name, Size: spec.Size,
-		Pool: spec.Pool, Labels: labels, Target: spec.TargetSize,
+		Pool: spec.Pool, Labels: labels, Taints: spec.Taints, Target: spec.TargetSize,
 	}
 	if g.Name == "" {
 		g.Name = spec.Pool.Service + "-" + spec.Size
