@@ -61,6 +61,7 @@ func TestSignVerifyRoundTrip(t *testing.T) {
 	require.True(t, caller.MayActFor("acme"))
 	require.False(t, caller.MayActFor("globex"))
 	require.False(t, caller.MayActFor(""))
+	require.False(t, caller.IsPlatform())
 }
 
 func TestVerifyAcceptsTheRequestAsItTravels(t *testing.T) {
@@ -247,6 +248,7 @@ func TestAllOrgsCaller(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, c.MayActFor("acme"))
 	require.True(t, c.MayActFor("globex"))
+	require.True(t, c.IsPlatform())
 }
 
 func TestSystemSignature(t *testing.T) {
