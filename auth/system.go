@@ -32,15 +32,17 @@ func SignSystem(key SigningKey, workflowID, message string, body []byte, at time
 }
 
 // VerifySystem checks a system signature: the key is a trusted system key,
-// At is within the skew of now, and the signature covers workflowID,
-// message and body. Ordering (refusing an input older than the last one
-// accepted) is the workflow's.
+// At is at most the skew ahead of now and at most MaxSystemAge behind it
+// (a signal may wait in history while no worker runs), and the signature
+// covers workflowID, message and body. Ordering (refusing an input not
+// newer than the last one accepted) is the workflow's, and is what stops a
+// replay of an old signed input.
 func VerifySystem(trust Trust, s contract.SystemSignature, workflowID, message string, body []byte, now time.Time) error {
 	pub, err := trust.key("system", trust.System, s.Key)
 	if err != nil {
 		return err
 	}
-	if err := trust.checkTime("system signature", s.At, now); err != nil {
+	if err := checkTime("system signature", s.At, now, trust.skew(), trust.systemAge()); err != nil {
 		return err
 	}
 	sig, err := b64.DecodeString(s.Sig)
