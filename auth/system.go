@@ -68,3 +68,9 @@ func SignSystemValue(key SigningKey, workflowID, message string, v any, at time.
 	}
 	return SignSystem(key, workflowID, message, body, at)
 }
+
+// FromWorkflow names a message as sent by the workflow senderID, for
+// trusted inputs one workflow sends another (the cluster workflow's
+// cluster-gate to its pools): sign and verify with this name, and the
+// receiver knows which workflow vouched for it, not only that a worker did.
+func FromWorkflow(message, senderID string) string { return message + " from " + senderID }
