@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/hanzoai/visor-fleet/auth"
@@ -31,4 +32,29 @@ func (a *Activities) Trust(context.Context) (auth.Trust, error) {
 		return auth.Trust{}, temporal.NewNonRetryableApplicationError("this worker has no trust configured (visor worker --trust)", "NoTrust", nil)
 	}
 	return *a.TrustKeys, nil
+}
+
+// SignInput asks the worker to vouch for a message a workflow sends another.
+type SignInput struct {
+	Target  string `json:"target"`
+	Message string `json:"message"`
+	// Body is the message's payload as it will be sent (JSON).
+	Body []byte `json:"body"`
+}
+
+// SignAsWorkflow signs in.Body for in.Target with the system key, bound to
+// the calling workflow's ID (auth.FromWorkflow): a workflow cannot have the
+// worker vouch for a message in another workflow's name. Workflow code
+// holds no key; it calls this (as a local activity) and sends the result
+// along. The signature is not a secret.
+func (a *Activities) SignAsWorkflow(ctx context.Context, in SignInput) (types.SystemSignature, error) {
+	if a.SystemKey == nil {
+		return types.SystemSignature{}, temporal.NewNonRetryableApplicationError("this worker has no system key (visor worker --system-key)", "NoSystemKey", nil)
+	}
+	sender := activity.GetInfo(ctx).WorkflowExecution.ID
+	s, err := auth.SignSystem(*a.SystemKey, in.Target, auth.FromWorkflow(in.Message, sender), in.Body, time.Now())
+	if err != nil {
+		return s, temporal.NewNonRetryableApplicationError(err.Error(), "BadSignInput", nil)
+	}
+	return s, nil
 }

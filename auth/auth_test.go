@@ -61,6 +61,7 @@ func TestSignVerifyRoundTrip(t *testing.T) {
 	require.True(t, caller.MayActFor("acme"))
 	require.False(t, caller.MayActFor("globex"))
 	require.False(t, caller.MayActFor(""))
+	require.False(t, caller.IsPlatform())
 }
 
 func TestVerifyAcceptsTheRequestAsItTravels(t *testing.T) {
@@ -247,6 +248,7 @@ func TestAllOrgsCaller(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, c.MayActFor("acme"))
 	require.True(t, c.MayActFor("globex"))
+	require.True(t, c.IsPlatform())
 }
 
 func TestSystemSignature(t *testing.T) {
@@ -256,6 +258,7 @@ func TestSystemSignature(t *testing.T) {
 	s, err := SignSystem(f.system, clusterID, contract.SignalWatcherReport, body, t0)
 	require.NoError(t, err)
 	require.NoError(t, VerifySystem(f.trust, s, clusterID, contract.SignalWatcherReport, body, t0.Add(time.Second)))
+	require.NoError(t, VerifySystem(f.trust, s, clusterID, contract.SignalWatcherReport, body, t0.Add(30*time.Minute)), "waited in history while no worker ran")
 
 	// Signed by the issuer under its own kid: an issuer key is no system key.
 	byIssuer, err := SignSystem(f.issuer, clusterID, contract.SignalWatcherReport, body, t0)
@@ -278,7 +281,7 @@ func TestSystemSignature(t *testing.T) {
 		{"no key", contract.SystemSignature{}, clusterID, contract.SignalWatcherReport, body, t0, `system kid "" is not trusted`},
 		{"forged under the system kid", forged, clusterID, contract.SignalWatcherReport, body, t0, "does not cover this input"},
 		{"dated in the future", s, clusterID, contract.SignalWatcherReport, body, t0.Add(-time.Hour), "ahead of now"},
-		{"replayed much later", s, clusterID, contract.SignalWatcherReport, body, t0.Add(time.Hour), "old"},
+		{"replayed much later", s, clusterID, contract.SignalWatcherReport, body, t0.Add(DefaultMaxSystemAge + time.Second), "old (at most 1h0m0s allowed)"},
 		{"other workflow", s, "cluster/sim-west", contract.SignalWatcherReport, body, t0, "does not cover this input"},
 		{"other message", s, clusterID, contract.SignalObserve, body, t0, "does not cover this input"},
 		{"other body", s, clusterID, contract.SignalWatcherReport, []byte(`{"reachable":false}`), t0, "does not cover this input"},

@@ -34,6 +34,10 @@ func (c Caller) MayActFor(org string) bool {
 	return org != "" && (slices.Contains(c.Orgs, AllOrgs) || slices.Contains(c.Orgs, org))
 }
 
+// IsPlatform reports whether the caller acts for every org (platform
+// admins and the system's own worker), as cluster-wide requests need.
+func (c Caller) IsPlatform() bool { return slices.Contains(c.Orgs, AllOrgs) }
+
 // certClaims are a certificate's claims; cnf is the caller's public key.
 type certClaims struct {
 	Sub  string   `json:"sub"`

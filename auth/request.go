@@ -111,7 +111,7 @@ func Verify(trust Trust, a contract.Authorization, workflowID, message string, b
 	if err != nil {
 		return Caller{}, err
 	}
-	if err := trust.checkTime("authorization", a.At, now); err != nil {
+	if err := checkTime("authorization", a.At, now, trust.skew(), trust.skew()); err != nil {
 		return Caller{}, err
 	}
 	if err := checkNonce(a.Nonce); err != nil {

@@ -32,15 +32,17 @@ func SignSystem(key SigningKey, workflowID, message string, body []byte, at time
 }
 
 // VerifySystem checks a system signature: the key is a trusted system key,
-// At is within the skew of now, and the signature covers workflowID,
-// message and body. Ordering (refusing an input older than the last one
-// accepted) is the workflow's.
+// At is at most the skew ahead of now and at most MaxSystemAge behind it
+// (a signal may wait in history while no worker runs), and the signature
+// covers workflowID, message and body. Ordering (refusing an input not
+// newer than the last one accepted) is the workflow's, and is what stops a
+// replay of an old signed input.
 func VerifySystem(trust Trust, s contract.SystemSignature, workflowID, message string, body []byte, now time.Time) error {
 	pub, err := trust.key("system", trust.System, s.Key)
 	if err != nil {
 		return err
 	}
-	if err := trust.checkTime("system signature", s.At, now); err != nil {
+	if err := checkTime("system signature", s.At, now, trust.skew(), trust.systemAge()); err != nil {
 		return err
 	}
 	sig, err := b64.DecodeString(s.Sig)
@@ -66,3 +68,9 @@ func SignSystemValue(key SigningKey, workflowID, message string, v any, at time.
 	}
 	return SignSystem(key, workflowID, message, body, at)
 }
+
+// FromWorkflow names a message as sent by the workflow senderID, for
+// trusted inputs one workflow sends another (the cluster workflow's
+// cluster-gate to its pools): sign and verify with this name, and the
+// receiver knows which workflow vouched for it, not only that a worker did.
+func FromWorkflow(message, senderID string) string { return message + " from " + senderID }

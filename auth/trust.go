@@ -24,9 +24,17 @@ const maxSkewLimit = time.Hour
 type Trust struct {
 	Issuers map[string]string `json:"issuers"`
 	System  map[string]string `json:"system,omitempty"`
-	// MaxSkew bounds |now - signed time|; zero means DefaultMaxSkew.
+	// MaxSkew bounds |now - signed time| of a request, and how far a
+	// trusted input may be ahead of now; zero means DefaultMaxSkew.
 	MaxSkew types.Duration `json:"maxSkew,omitempty"`
+	// MaxSystemAge bounds how old a trusted input may be when the workflow
+	// gets to it (a signal waits in history while no worker runs); zero
+	// means DefaultMaxSystemAge.
+	MaxSystemAge types.Duration `json:"maxSystemAge,omitempty"`
 }
+
+// DefaultMaxSystemAge: a watcher's signal older than this is stale anyway.
+const DefaultMaxSystemAge = time.Hour
 
 // Validate names every bad key.
 func (t Trust) Validate() error {
@@ -49,6 +57,9 @@ func (t Trust) Validate() error {
 	check("system", t.System)
 	if t.MaxSkew < 0 || t.MaxSkew.D() > maxSkewLimit {
 		errs = append(errs, fmt.Errorf("trust.maxSkew %s must be between 0 and %s", t.MaxSkew, maxSkewLimit))
+	}
+	if t.MaxSystemAge < 0 || t.MaxSystemAge.D() > 24*time.Hour {
+		errs = append(errs, fmt.Errorf("trust.maxSystemAge %s must be between 0 and 24h", t.MaxSystemAge))
 	}
 	return errors.Join(errs...)
 }
@@ -110,17 +121,24 @@ func sortedKeys(m map[string]string) []string {
 	return out
 }
 
-// checkTime refuses a signed time more than the skew from now, either way.
-func (t Trust) checkTime(what string, at, now time.Time) error {
+func (t Trust) systemAge() time.Duration {
+	if t.MaxSystemAge > 0 && t.MaxSystemAge.D() <= 24*time.Hour {
+		return t.MaxSystemAge.D()
+	}
+	return DefaultMaxSystemAge
+}
+
+// checkTime refuses a signed time more than ahead ahead of now or more
+// than maxAge behind it.
+func checkTime(what string, at, now time.Time, ahead, maxAge time.Duration) error {
 	if at.IsZero() {
 		return fmt.Errorf("%s time is missing", what)
 	}
-	skew := t.skew()
-	if d := at.Sub(now); d > skew {
-		return fmt.Errorf("%s time %s is %s ahead of now (at most %s allowed)", what, at.UTC().Format(time.RFC3339), d.Round(time.Second), skew)
+	if d := at.Sub(now); d > ahead {
+		return fmt.Errorf("%s time %s is %s ahead of now (at most %s allowed)", what, at.UTC().Format(time.RFC3339), d.Round(time.Second), ahead)
 	}
-	if d := now.Sub(at); d > skew {
-		return fmt.Errorf("%s time %s is %s old (at most %s allowed)", what, at.UTC().Format(time.RFC3339), d.Round(time.Second), skew)
+	if d := now.Sub(at); d > maxAge {
+		return fmt.Errorf("%s time %s is %s old (at most %s allowed)", what, at.UTC().Format(time.RFC3339), d.Round(time.Second), maxAge)
 	}
 	return nil
 }

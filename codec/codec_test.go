@@ -207,3 +207,16 @@ func TestCodecServerAuthorize(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+func TestNoKeysSaysWhatIsMissing(t *testing.T) {
+	sealed, err := NewDataConverter(Keys{mustKey(t, "k1")}).ToPayload("x")
+	require.NoError(t, err)
+	dc := converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), NoKeys{})
+	var s string
+	require.ErrorContains(t, dc.FromPayload(sealed, &s), `encrypted (key "k1") and this client has no codec keys`)
+	plain, err := dc.ToPayload("y")
+	require.NoError(t, err)
+	require.Equal(t, "json/plain", string(plain.Metadata[converter.MetadataEncoding]))
+	require.NoError(t, dc.FromPayload(plain, &s))
+	require.Equal(t, "y", s)
+}

@@ -109,3 +109,23 @@ func (c *PayloadCodec) Decode(payloads []*commonpb.Payload) ([]*commonpb.Payload
 	}
 	return out, nil
 }
+
+// NoKeys is the codec of a client without keys: it sends payloads as they
+// are and, instead of the SDK's "encoding not supported", says that an
+// encrypted payload needs the keys.
+type NoKeys struct{}
+
+var _ converter.PayloadCodec = NoKeys{}
+
+// Encode passes payloads through.
+func (NoKeys) Encode(payloads []*commonpb.Payload) ([]*commonpb.Payload, error) { return payloads, nil }
+
+// Decode passes plain payloads through and refuses encrypted ones clearly.
+func (NoKeys) Decode(payloads []*commonpb.Payload) ([]*commonpb.Payload, error) {
+	for _, p := range payloads {
+		if string(p.GetMetadata()[converter.MetadataEncoding]) == EncodingEncrypted {
+			return nil, fmt.Errorf("payload is encrypted (key %q) and this client has no codec keys: set --codec-keys or VISOR_CODEC_KEYS", p.GetMetadata()[MetadataKeyID])
+		}
+	}
+	return payloads, nil
+}

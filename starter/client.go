@@ -16,6 +16,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/hanzoai/visor-fleet/auth"
@@ -122,6 +123,8 @@ func (o ConnectOptions) ClientOptions() (client.Options, error) {
 			return opts, fmt.Errorf("codec keys: %w", err)
 		}
 		opts.DataConverter = codec.NewDataConverter(keys)
+	} else {
+		opts.DataConverter = converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), codec.NoKeys{})
 	}
 	return opts, nil
 }

@@ -9,11 +9,14 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/proxy"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/hanzoai/visor-fleet/codec"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/starter"
 	"github.com/hanzoai/visor-fleet/testsuite"
@@ -95,13 +98,19 @@ func TestClusterContractOnTheEmbeddedServer(t *testing.T) {
 	t.Run("no token ever enters history", func(t *testing.T) {
 		westHash, _, _ := contract.TokenCredentials(tokens[0])
 		eastHash, _, _ := contract.TokenCredentials(tokens[2])
+		pc, err := codec.NewPayloadCodec(s.Identity.CodecKeys)
+		require.NoError(t, err)
 		for id, hash := range map[string]string{"cluster/west": westHash, "cluster/sim-east": eastHash} {
-			raw := historyBytes(t, ctx, c, id)
-			// The control: payloads are searchable, the hash is there.
-			require.True(t, bytes.Contains(raw, []byte(hash)), "%s's history does not hold its token hash", id)
+			raw := historyBytes(t, ctx, c, id, nil)
+			decoded := historyBytes(t, ctx, c, id, pc)
+			// The control: decoded payloads are searchable, the hash is
+			// there; encrypted at rest, it is not.
+			require.True(t, bytes.Contains(decoded, []byte(hash)), "%s's decoded history does not hold its token hash", id)
+			require.False(t, bytes.Contains(raw, []byte(hash)), "%s's raw history holds its token hash in plaintext", id)
 			for _, tok := range tokens {
 				body := strings.TrimPrefix(tok, contract.TokenPrefix)
 				require.False(t, bytes.Contains(raw, []byte(body)), "a token is in %s's history", id)
+				require.False(t, bytes.Contains(decoded, []byte(body)), "a token is in %s's decoded history", id)
 			}
 		}
 	})
@@ -162,13 +171,22 @@ func TestClusterContractOnTheEmbeddedServer(t *testing.T) {
 
 // historyBytes is every event of the workflow's history, proto-encoded:
 // payloads appear there as the bytes the data converter wrote.
-func historyBytes(t *testing.T, ctx context.Context, c client.Client, id string) []byte {
+// historyBytes is the workflow's history as stored, or with every payload
+// decoded when pc is given.
+func historyBytes(t *testing.T, ctx context.Context, c client.Client, id string, pc *codec.PayloadCodec) []byte {
 	t.Helper()
 	var out []byte
 	it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		require.NoError(t, err)
+		if pc != nil {
+			require.NoError(t, proxy.VisitPayloads(ctx, ev, proxy.VisitPayloadsOptions{
+				Visitor: func(_ *proxy.VisitPayloadsContext, p []*commonpb.Payload) ([]*commonpb.Payload, error) {
+					return pc.Decode(p)
+				},
+			}))
+		}
 		b, err := proto.Marshal(ev)
 		require.NoError(t, err)
 		out = append(out, b...)

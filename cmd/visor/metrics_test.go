@@ -52,7 +52,7 @@ func TestWorkerMetrics(t *testing.T) {
 	eventually(t, 60*time.Second, "the search pool scaled up for its pods", func() error {
 		st := describeJSON(t, searchPool)
 		if st.PendingPods != 0 || st.Nodes < 2 {
-			return fmt.Errorf("nodes %d, pending %d", st.Nodes, st.PendingPods)
+			return fmt.Errorf("nodes %d, pending %d, blocked %v, frozen %q, nohelp %v, inflight %d, decisions %+v, rejected %v %s", st.Nodes, st.PendingPods, st.Blocked, st.Frozen, st.NoHelp, st.InFlight, st.Decisions, st.Rejected, st.LastRejected)
 		}
 		text := scrapeMetrics(t)
 		nodes, ok := sample(text, "visor_pool_nodes", pool)

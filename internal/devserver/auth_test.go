@@ -111,6 +111,15 @@ func TestFrontendRequiresBearerToken(t *testing.T) {
 		t.Fatalf("codec server: %d %s", resp.StatusCode, out)
 	}
 
+	// The Web UI tells the browser to decode through the codec server, and
+	// reaches the frontend with its own (read-only) token.
+	settings := httpGet(t, srv.UIAddress()+"/api/v1/settings")
+	if !bytes.Contains(settings, []byte(`"Endpoint":"`+srv.CodecAddress()+`"`)) {
+		t.Fatalf("UI settings do not name the codec server %s: %s", srv.CodecAddress(), settings)
+	}
+	// A refusal by the frontend would come back as 403.
+	httpGet(t, srv.UIAddress()+"/api/v1/namespaces/"+srv.Namespace()+"/workflows")
+
 	for _, name := range []string{"temporal.db", "temporal.log"} {
 		st, err := os.Stat(filepath.Join(dir, name))
 		must(t, err)
@@ -130,4 +139,16 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+func httpGet(t *testing.T, url string) []byte {
+	t.Helper()
+	resp, err := http.Get(url)
+	must(t, err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
+	}
+	return b
 }

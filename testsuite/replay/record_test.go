@@ -7,10 +7,13 @@ import (
 	"testing"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/proxy"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/hanzoai/visor-fleet/codec"
 	"github.com/hanzoai/visor-fleet/connectors/sim"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/starter"
@@ -80,17 +83,26 @@ func TestRecordHistories(t *testing.T) {
 	if tag == "" {
 		tag = time.Now().UTC().Format("20060102-1504")
 	}
-	write(t, ctx, s.Client, key.WorkflowID(), "pool-lifecycle-"+tag+".json")
-	write(t, ctx, s.Client, types.ClusterWorkflowID("sim-replay"), "cluster-lifecycle-"+tag+".json")
+	pc, err := codec.NewPayloadCodec(s.Identity.CodecKeys)
+	must(t, err)
+	write(t, ctx, s.Client, pc, key.WorkflowID(), "pool-lifecycle-"+tag+".json")
+	write(t, ctx, s.Client, pc, types.ClusterWorkflowID("sim-replay"), "cluster-lifecycle-"+tag+".json")
 }
 
-func write(t *testing.T, ctx context.Context, c client.Client, id, name string) {
+// write saves the history with its payloads decrypted, so the fixture
+// replays with the default data converter and needs no key.
+func write(t *testing.T, ctx context.Context, c client.Client, pc *codec.PayloadCodec, id, name string) {
 	t.Helper()
 	it := c.GetWorkflowHistory(ctx, id, "", false, 0)
 	h := &historypb.History{}
 	for it.HasNext() {
 		e, err := it.Next()
 		must(t, err)
+		must(t, proxy.VisitPayloads(ctx, e, proxy.VisitPayloadsOptions{
+			Visitor: func(_ *proxy.VisitPayloadsContext, p []*commonpb.Payload) ([]*commonpb.Payload, error) {
+				return pc.Decode(p)
+			},
+		}))
 		h.Events = append(h.Events, e)
 	}
 	b, err := protojson.MarshalOptions{Indent: "  "}.Marshal(h)
