@@ -26,3 +26,17 @@ func withCatalogRoom(nodes []types.NodeObservation, catalog []types.InstanceType
 	}
 	return out
 }
+
+// withDaemonOverhead adds what DaemonSet pods take on every node to each
+// size's overhead: a new node runs them before any pending pod.
+func withDaemonOverhead(catalog []types.InstanceType, daemons types.Resources) []types.InstanceType {
+	if daemons == (types.Resources{}) || daemons.IsNegative() {
+		return catalog
+	}
+	out := make([]types.InstanceType, len(catalog))
+	for i, t := range catalog {
+		t.Overhead = t.Overhead.Add(daemons)
+		out[i] = t
+	}
+	return out
+}

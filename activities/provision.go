@@ -35,6 +35,9 @@ type PlanInput struct {
 	NodeLabels map[string]string `json:"nodeLabels,omitempty"`
 	NodeTaints []types.Taint     `json:"nodeTaints,omitempty"`
 	Region     string            `json:"region,omitempty"`
+	// DaemonOverhead is what the pool's own per-node pods (DaemonSets)
+	// take on every node, as observed: a new node has that much less room.
+	DaemonOverhead types.Resources `json:"daemonOverhead,omitempty"`
 }
 
 // UnplaceablePod is a pod the plan leaves out, with why. Code is one of
@@ -81,6 +84,7 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 	if !slices.ContainsFunc(catalog, func(t types.InstanceType) bool { return !slices.Contains(in.ExcludeSizes, t.Name) }) {
 		return PlanResult{}, asTemporalError(connectors.NewError(connectors.InsufficientCapacity, c.Provider.Name(), "plan", fmt.Errorf("no allowed size left (excluded for capacity: %v)", in.ExcludeSizes)))
 	}
+	catalog = withDaemonOverhead(catalog, in.DaemonOverhead)
 	template := sizing.TemplateOptions{Labels: in.NodeLabels, Taints: in.NodeTaints, Region: in.Region, PoolLabels: in.Key.NodeLabels()}
 	plan := sizing.PlanScaleUpExcluding(sizing.Request{
 		Pending: in.Pods, Existing: withCatalogRoom(in.Existing, catalog), Catalog: catalog, Template: template, MaxNewNodes: in.MaxNewNodes,

@@ -53,6 +53,10 @@ type NodeObservation struct {
 	// LargestPod is the biggest request among the node's evictable pods:
 	// scale-down needs room for it on another node.
 	LargestPod Resources `json:"largestPod,omitempty"`
+	// Reserved is what the node's own pods (DaemonSet and mirror pods)
+	// request: not demand, so not in Requested or utilization, but room no
+	// other pod can have.
+	Reserved Resources `json:"reserved,omitempty"`
 	// Labels and Taints are the node's own, once it has registered; a
 	// node the provider is still booting has none, and sizing then
 	// assumes its size's template.
@@ -86,7 +90,7 @@ func (n NodeObservation) MemoryUtilization() float64 {
 
 // FreeRoom is what is left on the node for more pods.
 func (n NodeObservation) FreeRoom() Resources {
-	f := n.Allocatable.Sub(n.Requested)
+	f := n.Allocatable.Sub(n.Requested).Sub(n.Reserved)
 	if f.MilliCPU < 0 {
 		f.MilliCPU = 0
 	}

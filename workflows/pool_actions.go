@@ -91,6 +91,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 		}
 		if p.truth {
 			in.NodeLabels, in.NodeTaints, in.Region = p.state.Policy.NodeLabels, p.state.Policy.NodeTaints, p.state.Gate.Region
+			in.DaemonOverhead = p.state.daemonOverhead()
 		}
 		if err := workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "plan scale-up"), a.PlanScaleUp, in).Get(ctx, &plan); err != nil {
 			return 0, "", err

@@ -15,6 +15,10 @@ import (
 // pool's target and its booting machines come from the provider's node
 // groups, read before acting, never from the pool's own tally.
 
+// minNoHelpGrace is the least time a bought node is Ready before the pod
+// it was bought for is judged not helped.
+const minNoHelpGrace = 30 * time.Second
+
 // maxRepairsKept bounds the corrections log carried across runs.
 const maxRepairsKept = 10
 
@@ -90,6 +94,21 @@ func (s *PoolState) machines() []Machine {
 		}
 	}
 	return out
+}
+
+// daemonOverhead is the most the pool's nodes' own pods (DaemonSets)
+// were seen to take on one node: what a new node gives them first.
+func (s *PoolState) daemonOverhead() types.Resources {
+	var most types.Resources
+	if s.Observation == nil {
+		return most
+	}
+	for _, n := range s.Observation.Nodes {
+		r := n.Reserved
+		most = types.Resources{MilliCPU: max(most.MilliCPU, r.MilliCPU), Memory: max(most.Memory, r.Memory),
+			GPUs: max(most.GPUs, r.GPUs), Pods: max(most.Pods, r.Pods)}
+	}
+	return most
 }
 
 // leaked are the provider's machines outside every group of the pool.
@@ -212,7 +231,9 @@ func (s *PoolState) trackPurchases(obs types.PoolObservation, now time.Time) {
 	for _, pod := range obs.PendingPods {
 		pending[pod.Key()] = pod
 	}
-	grace := max(s.Policy.PendingThreshold.D(), 2*s.Policy.SampleInterval.D())
+	// Long enough for the scheduler to retry the pod on the new node and
+	// for an observation to show the result.
+	grace := max(s.Policy.PendingThreshold.D(), 3*s.Policy.SampleInterval.D(), minNoHelpGrace)
 	for _, key := range sortedKeys(s.BoughtFor) {
 		buy := s.BoughtFor[key]
 		pod, still := pending[key]

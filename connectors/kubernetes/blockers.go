@@ -22,13 +22,23 @@ const (
 // are enough to say why, and the observation stays small.
 const maxBlockersPerNode = 3
 
-// drainBlockers finds, per node, why it cannot be emptied (pods that must
-// not be evicted, a node excluded from scale-down) and the largest request
-// among the pods a drain would move, so the pool simulates a drain before
-// it starts one.
-func drainBlockers(nodes []corev1.Node, pods []corev1.Pod) (map[string][]string, map[string]types.Resources) {
+// nodeRoom is what a node's pods say about its room beyond utilization.
+type nodeRoom struct {
+	// blockers say why the node cannot be emptied (pods that must not be
+	// evicted, a node excluded from scale-down).
+	blockers map[string][]string
+	// largest is the biggest request among the pods a drain would move.
+	largest map[string]types.Resources
+	// reserved is what the node's own (DaemonSet, mirror) pods request.
+	reserved map[string]types.Resources
+}
+
+// roomOf reads, per node, what the pool needs to simulate a drain before
+// it starts one and to count room the node's own pods hold.
+func roomOf(nodes []corev1.Node, pods []corev1.Pod) nodeRoom {
 	blockers := map[string][]string{}
 	largest := map[string]types.Resources{}
+	reserved := map[string]types.Resources{}
 	add := func(node, why string) {
 		if len(blockers[node]) < maxBlockersPerNode {
 			blockers[node] = append(blockers[node], why)
@@ -42,7 +52,11 @@ func drainBlockers(nodes []corev1.Node, pods []corev1.Pod) (map[string][]string,
 	for i := range pods {
 		pod := &pods[i]
 		node := pod.Spec.NodeName
-		if node == "" || isTerminal(pod) || isTerminating(pod) || isNodeLocal(pod) {
+		if node == "" || isTerminal(pod) || isTerminating(pod) {
+			continue
+		}
+		if isNodeLocal(pod) {
+			reserved[node] = reserved[node].Add(PodRequests(pod))
 			continue
 		}
 		why := evictionBlocker(pod)
@@ -61,5 +75,5 @@ func drainBlockers(nodes []corev1.Node, pods []corev1.Pod) (map[string][]string,
 	for _, list := range blockers {
 		sort.Strings(list)
 	}
-	return blockers, largest
+	return nodeRoom{blockers: blockers, largest: largest, reserved: reserved}
 }

@@ -21,7 +21,8 @@ func TestDrainBlockersNameWhyANodeCannotBeEmptied(t *testing.T) {
 		*newPod("default", "web-2", onNode("n2"), requesting("3", "1Gi")),
 		*newPod("kube-system", "agent", onNode("n2"), requesting("4", "1Gi"), ownedBy("DaemonSet")),
 	}
-	blockers, largest := drainBlockers(nodes, pods)
+	room := roomOf(nodes, pods)
+	blockers, largest := room.blockers, room.largest
 	if got := strings.Join(blockers["n1"], "|"); !strings.Contains(got, "pod default/db: cluster-autoscaler.kubernetes.io/safe-to-evict=false") ||
 		!strings.Contains(got, "pod default/job: unreplicated") {
 		t.Errorf("n1 blockers = %q", got)
@@ -34,5 +35,8 @@ func TestDrainBlockersNameWhyANodeCannotBeEmptied(t *testing.T) {
 	}
 	if l := largest["n2"]; l.MilliCPU != 3000 || l.Memory != types.GiB {
 		t.Errorf("largest movable pod on n2 = %v (the DaemonSet pod does not move, the blocked one does not count)", l)
+	}
+	if r := room.reserved["n2"]; r.MilliCPU != 4000 || r.Pods != 1 {
+		t.Errorf("reserved on n2 = %v, want the DaemonSet pod's request", r)
 	}
 }

@@ -116,7 +116,7 @@ func (o *Observer) ObserveCluster(ctx context.Context) (connectors.ClusterObserv
 		p.PendingPods = append(p.PendingPods, pending)
 	}
 
-	blockers, largest := drainBlockers(nodes, pods)
+	room := roomOf(nodes, pods)
 	var malformed []string
 	for i := range nodes {
 		node := &nodes[i]
@@ -126,7 +126,7 @@ func (o *Observer) ObserveCluster(ctx context.Context) (connectors.ClusterObserv
 			continue
 		}
 		n := nodeObservation(node, requested[node.Name])
-		n.DrainBlockers, n.LargestPod = blockers[node.Name], largest[node.Name]
+		n.DrainBlockers, n.LargestPod, n.Reserved = room.blockers[node.Name], room.largest[node.Name], room.reserved[node.Name]
 		if u, ok := usage[node.Name]; ok {
 			n.Usage = &u
 		}

@@ -116,7 +116,9 @@ func TestObserveClusterAttributesPodsAndMeasuresNodes(t *testing.T) {
 		Usage:     &types.Resources{MilliCPU: 300, Memory: types.GiB},
 		// The biggest pod a drain would move (the app), for scale-down's room check.
 		LargestPod: types.Resources{MilliCPU: 1000, Memory: 2 * types.GiB, Pods: 1},
-		Labels:     map[string]string{LabelInstanceType: "s-4vcpu-8gb", types.LabelPool: apiPool.NodePoolLabel()},
+		// The DaemonSet and mirror pods hold room no other pod can have.
+		Reserved: types.Resources{MilliCPU: 300, Memory: 300 * types.MiB, Pods: 2},
+		Labels:   map[string]string{LabelInstanceType: "s-4vcpu-8gb", types.LabelPool: apiPool.NodePoolLabel()},
 	}, n1)
 	assert.InDelta(t, 1250.0/4000, n1.CPUUtilization(), 1e-9)
 	assert.Equal(t, types.NodeCordoned, n2.State)
