@@ -61,7 +61,7 @@ func ApplyPools(ctx context.Context, c client.Client, namespace string, pools []
 	for range min(n, len(pools)) {
 		wg.Go(func() {
 			for i := range next {
-				res, err := applyChecked(ctx, c, pools[i], opts.TaskQueue, running[out[i].Pool])
+				res, err := applyListed(ctx, c, pools[i], opts.TaskQueue, running)
 				out[i].Attempted, out[i].Result, out[i].Err = true, res, err
 				if err != nil {
 					failed.Store(true)
@@ -86,15 +86,32 @@ func ApplyPools(ctx context.Context, c client.Client, namespace string, pools []
 	return out, nil
 }
 
-// runningPoolIDs lists every open pool workflow in one page walk.
-func runningPoolIDs(ctx context.Context, c client.Client, namespace string) (map[string]bool, error) {
+// listedPool is what the visibility listing says of a running pool.
+type listedPool struct {
+	// policyHash is the pool's own MemoPolicyHash, "" if it writes none.
+	policyHash string
+}
+
+// applyListed skips a pool whose own memo shows the file's policy, and
+// otherwise applies it knowing whether it runs.
+func applyListed(ctx context.Context, c client.Client, spec contract.PoolSpec, taskQueue string, running map[string]listedPool) (ApplyResult, error) {
+	listed, isRunning := running[spec.Key.WorkflowID()]
+	if isRunning && listed.policyHash != "" && listed.policyHash == contract.PolicyHash(spec.Policy) {
+		return PoolUnchanged, nil
+	}
+	return applyChecked(ctx, c, spec, taskQueue, isRunning)
+}
+
+// runningPoolIDs lists every open pool workflow in one page walk, with
+// the policy hash each pool keeps in its memo.
+func runningPoolIDs(ctx context.Context, c client.Client, namespace string) (map[string]listedPool, error) {
 	summaries, err := ListPools(ctx, c, namespace, PoolFilter{})
 	if err != nil {
 		return nil, err
 	}
-	ids := make(map[string]bool, len(summaries))
+	ids := make(map[string]listedPool, len(summaries))
 	for _, s := range summaries {
-		ids[s.ID] = true
+		ids[s.ID] = listedPool{policyHash: s.policyHash}
 	}
 	return ids, nil
 }

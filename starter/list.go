@@ -78,6 +78,9 @@ type PoolSummary struct {
 	// line (contract.MemoPoolReason) when it writes one, else what the
 	// state and cluster phase tell.
 	Reason string `json:"reason,omitempty"`
+
+	// policyHash is the pool's contract.MemoPolicyHash, for apply.
+	policyHash string
 }
 
 // ListPools runs the filter's visibility query, following every page, and
@@ -105,6 +108,7 @@ func ListPools(ctx context.Context, c client.Client, namespace string, f PoolFil
 			s.StartedAt = e.GetStartTime().AsTime()
 			s.RunID = e.GetExecution().GetRunId()
 			s.Reason = poolReason(s, e.GetMemo())
+			s.policyHash = memoString(e.GetMemo(), contract.MemoPolicyHash)
 			out = append(out, s)
 		}
 		if token = resp.GetNextPageToken(); len(token) == 0 {
@@ -155,11 +159,8 @@ func poolSummary(id string, sa *commonpb.SearchAttributes) (PoolSummary, error) 
 // poolReason is the pool's memo line when it has one, else the reason its
 // state and cluster phase imply; "" for a pool that acts normally.
 func poolReason(s PoolSummary, memo *commonpb.Memo) string {
-	if p, ok := memo.GetFields()[contract.MemoPoolReason]; ok {
-		var r string
-		if err := converter.GetDefaultDataConverter().FromPayload(p, &r); err == nil && r != "" {
-			return r
-		}
+	if r := memoString(memo, contract.MemoPoolReason); r != "" {
+		return r
 	}
 	switch {
 	case s.State == contract.StatePaused:
@@ -181,4 +182,17 @@ func orUnknown(s string) string {
 		return "phase unknown"
 	}
 	return s
+}
+
+// memoString reads one string field of a memo; "" when absent or not a string.
+func memoString(memo *commonpb.Memo, key string) string {
+	p, ok := memo.GetFields()[key]
+	if !ok {
+		return ""
+	}
+	var v string
+	if err := converter.GetDefaultDataConverter().FromPayload(p, &v); err != nil {
+		return ""
+	}
+	return v
 }

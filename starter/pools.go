@@ -47,31 +47,37 @@ func ApplyPool(ctx context.Context, c client.Client, spec contract.PoolSpec, tas
 }
 
 // applyChecked applies a pool already checked against its cluster;
-// running says whether its workflow is known to be open.
+// running says whether its workflow is known to be open. A running pool
+// whose policy differs gets the set-policy update (validated by the pool).
 func applyChecked(ctx context.Context, c client.Client, spec contract.PoolSpec, taskQueue string, running bool) (ApplyResult, error) {
 	id := spec.Key.WorkflowID()
-	if running {
-		st, err := PoolStatus(ctx, c, spec.Key)
+	if !running {
+		// A new pool starts with its policy in its input: no update to
+		// wait for, and the pool announces itself to its cluster once.
+		created, err := startPool(ctx, c, spec, taskQueue)
 		if err != nil {
-			return "", fmt.Errorf("status of %s: %w", id, err)
+			return "", err
 		}
-		if reflect.DeepEqual(st.Policy, spec.Policy) {
-			return PoolUnchanged, nil
+		if created {
+			return PoolCreated, nil
 		}
+		// Started meanwhile, or listed late: update it like a running one.
+	}
+	st, err := PoolStatus(ctx, c, spec.Key)
+	if err != nil {
+		return "", fmt.Errorf("status of %s: %w", id, err)
+	}
+	if reflect.DeepEqual(st.Policy, spec.Policy) {
+		return PoolUnchanged, nil
 	}
 	policyReq := contract.SetPolicyRequest{Policy: spec.Policy}
-	var err error
 	if policyReq.Auth, err = authorize(c, id, contract.UpdateSetPolicy, policyReq, nil); err != nil {
 		return "", err
 	}
-	start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
-		ID:                       id,
-		TaskQueue:                orDefault(taskQueue),
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		TypedSearchAttributes:    poolSearchAttributes(spec.Key),
-		StaticSummary:            fmt.Sprintf("%s/%s/%s on %s (%s)", spec.Key.Org, spec.Key.Project, spec.Key.Service, spec.Key.Cluster, spec.Key.Provider),
-	}, contract.PoolWorkflow, workflows.PoolInput{Spec: spec})
+	// Update-with-start, so a pool that completed since it was listed is
+	// started again rather than the update failing.
+	start := c.NewWithStartWorkflowOperation(poolStartOptions(spec, taskQueue, enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING),
+		contract.PoolWorkflow, workflows.PoolInput{Spec: spec})
 	handle, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: start,
 		UpdateOptions: client.UpdateWorkflowOptions{
@@ -91,10 +97,33 @@ func applyChecked(ctx context.Context, c client.Client, spec contract.PoolSpec, 
 	if _, err := start.Get(ctx); err != nil {
 		return "", err
 	}
-	if running {
-		return PoolUpdated, nil
+	return PoolUpdated, nil
+}
+
+// startPool starts a pool's workflow unless one is running; created is
+// false when one was.
+func startPool(ctx context.Context, c client.Client, spec contract.PoolSpec, taskQueue string) (created bool, err error) {
+	_, err = c.ExecuteWorkflow(ctx, poolStartOptions(spec, taskQueue, enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL),
+		contract.PoolWorkflow, workflows.PoolInput{Spec: spec})
+	var already *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &already) {
+		return false, nil
 	}
-	return PoolCreated, nil
+	if err != nil {
+		return false, fmt.Errorf("start %s: %w", spec.Key.WorkflowID(), err)
+	}
+	return true, nil
+}
+
+func poolStartOptions(spec contract.PoolSpec, taskQueue string, conflict enumspb.WorkflowIdConflictPolicy) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
+		ID:                       spec.Key.WorkflowID(),
+		TaskQueue:                orDefault(taskQueue),
+		WorkflowIDConflictPolicy: conflict,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		TypedSearchAttributes:    poolSearchAttributes(spec.Key),
+		StaticSummary:            fmt.Sprintf("%s/%s/%s on %s (%s)", spec.Key.Org, spec.Key.Project, spec.Key.Service, spec.Key.Cluster, spec.Key.Provider),
+	}
 }
 
 func poolSearchAttributes(k types.PoolKey) temporal.SearchAttributes {
