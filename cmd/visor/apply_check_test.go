@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"errors"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -62,4 +64,20 @@ func TestApplyReportNamesWhatWasApplied(t *testing.T) {
 	}, outcomes)
 	_, err = summarizeApply([]starter.PoolApplied{{Pool: "pool/a/b/one/sim/c", Attempted: true, Result: starter.PoolCreated}})
 	require.NoError(t, err)
+}
+
+func TestApplyFlagsAndProgressOnlyOnATerminal(t *testing.T) {
+	_, _, err := visor(t, "pool", "apply", "-f", "testdata/apply.yaml", "--concurrency", "0")
+	require.ErrorContains(t, err, "--concurrency 0: apply at least 1 pool at once")
+	var buf bytes.Buffer
+	require.Nil(t, progressWriter(&buf), "a buffer is no terminal")
+	f, err := os.CreateTemp(t.TempDir(), "log")
+	require.NoError(t, err)
+	defer f.Close()
+	require.Nil(t, progressWriter(f), "a file is no terminal")
+	require.Equal(t, []string{"a", "b"}, splitList(" a, ,b ,"))
+
+	help, _, err := visorWith(t, "pool", "scale", "--help")
+	require.NoError(t, err)
+	require.Contains(t, help, "A manual target does not hold: the control law takes over again")
 }

@@ -177,7 +177,7 @@ func (cl *clusterCmd) listCommand() *cobra.Command {
 					reach, sync, pools, last, frozen := "?", "?", "?", "?", "status: "+e.StatusError
 					if st := e.Status; st != nil {
 						reach, sync, pools = fmt.Sprint(st.Observed.Reachable), string(st.Observed.SyncState), fmt.Sprint(len(st.Pools))
-						last, frozen = ago(st.Observed.LastSyncAt, now), orDash(st.Frozen)
+						last, frozen = ago(st.Observed.LastSyncAt, now), orDash(safe(st.Frozen))
 					}
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, d.Phase, orDash(d.Region), d.Provider, reach, sync, pools, last, frozen)
 				}
@@ -207,32 +207,32 @@ func describeCluster(tw *tabwriter.Writer, st contract.ClusterStatus, now time.T
 	fmt.Fprintln(tw, "Declared")
 	row("  Phase", "%s", d.Phase)
 	if pc := st.LastPhaseChange; pc != nil {
-		row("  Last phase change", "%s → %s %s by %s: %s", pc.From, pc.To, ago(pc.At, now), orDash(pc.RequestedBy), pc.Reason)
+		row("  Last phase change", "%s → %s %s by %s: %s", pc.From, pc.To, ago(pc.At, now), orDash(safe(pc.RequestedBy)), safe(pc.Reason))
 	}
 	row("  Provider", "%s", d.Provider)
 	row("  Region / zone", "%s / %s", orDash(d.Region), orDash(d.Zone))
 	row("  Residency", "%s", orDash(d.Residency))
 	row("  Metrics label", "%s", orDash(d.MetricsLabel))
-	row("  Owner", "%s", orDash(d.Owner))
+	row("  Owner", "%s", orDash(safe(d.Owner)))
 	row("  Token", "%s, issued %s", orDash(st.TokenFingerprint), ago(st.TokenIssuedAt, now))
 	fmt.Fprintln(tw, "Observed")
 	row("  Reachable", "%t", o.Reachable)
 	row("  Sync", "%s, last sample %s", o.SyncState, ago(o.LastSyncAt, now))
 	if o.LastError != "" {
-		row("  Last error", "%s", o.LastError)
+		row("  Last error", "%s", safe(o.LastError))
 	}
 	if o.LastReportAt.IsZero() {
 		row("  Agent", "has not reported")
 	} else {
-		row("  Agent", "%s, reported %s, lag %dms", orDash(o.AgentVersion), ago(o.LastReportAt, now), o.LagMillis)
+		row("  Agent", "%s, reported %s, lag %dms", orDash(safe(o.AgentVersion)), ago(o.LastReportAt, now), o.LagMillis)
 		row("  Capabilities", "MIG %t, NVLink %t, RDMA %t", o.Capabilities.MIG, o.Capabilities.NVLink, o.Capabilities.RDMA)
 		row("  Nodes / node pools", "%d / %d", o.Nodes, o.Pools)
 	}
 	if st.Frozen != "" {
-		row("Pools frozen", "%s", st.Frozen)
+		row("Pools frozen", "%s", safe(st.Frozen))
 	}
 	if st.LastRejected != "" {
-		row("Last rejected", "%s", st.LastRejected)
+		row("Last rejected", "%s", safe(st.LastRejected))
 	}
 	row("Pools", "%d registered", len(st.Pools))
 	for _, id := range slices.Sorted(maps.Keys(st.Pools)) {

@@ -53,6 +53,9 @@ The file's clusters section is not enrolled here: use visor cluster enroll.`,
 			if err := checkOutput(p.output); err != nil {
 				return err
 			}
+			if concurrency < 1 {
+				return fmt.Errorf("--concurrency %d: apply at least 1 pool at once", concurrency)
+			}
 			spec, err := starter.LoadSpecFile(file)
 			if err != nil {
 				return err
