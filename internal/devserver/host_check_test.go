@@ -1,6 +1,7 @@
 package devserver
 
 import (
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The guard forwards requests for its own address and refuses any other
@@ -74,5 +76,53 @@ func TestListenBeyondLoopbackNeedsAuthentication(t *testing.T) {
 	}
 	if err := CheckListenIP("my-host", false); err == nil || !strings.Contains(err.Error(), "is not an IP address") {
 		t.Fatalf("hostname: %v", err)
+	}
+}
+
+// The real Web UI, behind the guard: its page and its API answer on the
+// served address, and a foreign Host is refused.
+func TestEmbeddedWebUIBehindTheHostCheck(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := Start(ctx, Options{Memory: true, GRPCPort: freeTestPort(t), UIPort: freeTestPort(t), LogLevel: "error", LogFile: t.TempDir() + "/temporal.log"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Stop() }()
+	get := func(path, host string) (int, string) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.UIAddress()+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	var code int
+	var body string
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if code, body = get("/", ""); code == http.StatusOK || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if code != http.StatusOK || !strings.Contains(strings.ToLower(body), "<html") {
+		t.Fatalf("UI page: %d %.200q", code, body)
+	}
+	// The UI's API reaches the frontend (an empty namespace lists as {}).
+	if code, body = get("/api/v1/namespaces/default/workflows", ""); code != http.StatusOK || !strings.HasPrefix(body, "{") {
+		t.Fatalf("UI API through the guard: %d %.300q", code, body)
+	}
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(s.UIAddress(), "http://"))
+	if code, _ = get("/", "attacker.example:"+port); code != http.StatusMisdirectedRequest {
+		t.Fatalf("foreign Host: %d, want 421", code)
 	}
 }
