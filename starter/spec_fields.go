@@ -12,9 +12,11 @@ import (
 
 // unknownFields walks the YAML document against the Go type it decodes
 // into and names every key the type does not have, at any depth, with its
-// line and the nearest known field:
+// line and the nearest known field, and every number or boolean written as
+// something else:
 //
 //	unknown field "idelWindow" in pools[1].policy (line 14); did you mean "idleWindow"?
+//	pools[0].policy.maxNodes (line 5): "many" is not a whole number
 //
 // The JSON decoder behind sigs.k8s.io/yaml would only say
 // `json: unknown field "idelWindow"`, without where.
@@ -45,6 +47,19 @@ func walkFields(n *yaml.Node, t reflect.Type, path string, errs *[]error) {
 		return
 	}
 	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if n.Kind == yaml.ScalarNode && n.ShortTag() != "!!int" && n.ShortTag() != "!!null" {
+			*errs = append(*errs, fmt.Errorf("%s (line %d): %q is not a whole number", orTop(path), n.Line, n.Value))
+		}
+	case reflect.Float32, reflect.Float64:
+		if n.Kind == yaml.ScalarNode && n.ShortTag() != "!!int" && n.ShortTag() != "!!float" && n.ShortTag() != "!!null" {
+			*errs = append(*errs, fmt.Errorf("%s (line %d): %q is not a number", orTop(path), n.Line, n.Value))
+		}
+	case reflect.Bool:
+		if n.Kind == yaml.ScalarNode && n.ShortTag() != "!!bool" && n.ShortTag() != "!!null" {
+			*errs = append(*errs, fmt.Errorf("%s (line %d): %q is not true or false", orTop(path), n.Line, n.Value))
+		}
 	case reflect.Struct:
 		if n.Kind != yaml.MappingNode {
 			return
@@ -154,11 +169,7 @@ func lookUpField(fields map[string]reflect.Type, key string) (reflect.Type, bool
 }
 
 func unknownField(key *yaml.Node, path string, fields map[string]reflect.Type) error {
-	where := path
-	if where == "" {
-		where = "the top level"
-	}
-	msg := fmt.Sprintf("unknown field %q in %s (line %d)", key.Value, where, key.Line)
+	msg := fmt.Sprintf("unknown field %q in %s (line %d)", key.Value, orTop(path), key.Line)
 	if near := nearestField(key.Value, fields); near != "" {
 		msg += fmt.Sprintf("; did you mean %q?", near)
 	}
@@ -206,6 +217,13 @@ func editDistance(a, b string) int {
 		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(rb)]
+}
+
+func orTop(path string) string {
+	if path == "" {
+		return "the top level"
+	}
+	return path
 }
 
 func join(path, key string) string {

@@ -104,6 +104,21 @@ pools:
   - key: {org: acme, project: web, service: api, provider: sim, cluster: east}
     policy: {maxNodes: many}
 `))
+	require.EqualError(t, err, `pools.yaml: pools[0].policy.maxNodes (line 7): "many" is not a whole number`)
+	_, err = starter.ParseSpecFile("pools.yaml", []byte(specHeader+`
+  - key: {org: acme, project: web, service: api, provider: sim, cluster: east}
+    policy: {idleCPUThreshold: "0.3", maxNodes: 4.5}
+    priceOverrides: {s-1: cheap}
+`))
+	require.ErrorContains(t, err, `pools.yaml: pools[0].policy.idleCPUThreshold (line 7): "0.3" is not a number`)
+	require.ErrorContains(t, err, `pools.yaml: pools[0].policy.maxNodes (line 7): "4.5" is not a whole number`)
+	require.ErrorContains(t, err, `pools.yaml: pools[0].priceOverrides.s-1 (line 8): "cheap" is not a number`)
+	// What the walker does not judge still reads as YAML, not JSON plumbing.
+	_, err = starter.ParseSpecFile("pools.yaml", []byte(specHeader+`
+  - key: {org: acme, project: web, service: api, provider: sim, cluster: east}
+    policy: {idleWindow: soon}
+`))
 	require.ErrorContains(t, err, "pools.yaml: ")
+	require.ErrorContains(t, err, `"soon"`)
 	require.NotContains(t, err.Error(), "error unmarshaling JSON")
 }
