@@ -15,9 +15,9 @@ run: build
 ## on 2 cores; with the build cache warm it takes seconds.
 build:
 	@if [ -x $(BIN) ]; then echo "building $(BIN) (seconds if little changed)..."; \
-	 else echo "building $(BIN): the first build compiles the Temporal server and Web UI, about 8 minutes on 2 cores; later builds take seconds..."; fi
+	 else echo "building $(BIN): with a cold Go build cache this compiles the Temporal server and Web UI, about 8 minutes on 2 cores; later builds take seconds..."; fi
 	@bash -o pipefail -c 'start=$$(date +%s); \
-	 $(GO) build -v -o $(BIN) ./cmd/visor 2>&1 | awk '"'"'/^#|: |^go: /{print; next} {n++; if (n % 10 == 1) { printf "\r  %d packages compiled, now %s\033[K", n, $$0; fflush() }} END {if (n) printf "\r\033[K"}'"'"'; \
+	 $(GO) build -v -o $(BIN) ./cmd/visor 2>&1 | awk '"'"'/^#|: |^go: /{print; next} {n++; if (n % 10 == 1) { printf "\r  %d packages compiled, now %s\033[K", n, $$0; fflush() }} END {if (n) printf "\r\033[K"}'"'"' && \
 	 echo "built $(BIN) in $$(( $$(date +%s) - start ))s"'
 
 ## test: every test, including the real kube-apiserver suite when its binaries are cached
