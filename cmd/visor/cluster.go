@@ -250,7 +250,7 @@ func (cl *clusterCmd) setPhaseCommand() *cobra.Command {
 				return explainCluster(args[0], contract.UpdateSetPhase, err)
 			}
 			return writeOutput(cmd.OutOrStdout(), cl.output, st, func(tw *tabwriter.Writer) {
-				fmt.Fprintf(tw, "cluster %s is %s; %d pools told\n", st.Declared.ID, st.Declared.Phase, len(st.Pools))
+				fmt.Fprintf(tw, "cluster %s is %s; %s told\n", st.Declared.ID, st.Declared.Phase, plural(len(st.Pools), "pool", "pools"))
 			})
 		})
 	cmd.ValidArgsFunction = func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {

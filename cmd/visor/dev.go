@@ -91,7 +91,7 @@ func runDev(ctx context.Context, g *globalFlags, f *devFlags) error {
 		fmt.Printf("  metrics        http://%s/metrics\n", metrics.Addr)
 	}
 	printDevAuth(stack)
-	fmt.Printf("  state          %s\n  %d clusters, %d pools registered; Ctrl-C to stop\n", stack.StateDir, len(spec.Clusters), len(spec.Pools))
+	fmt.Printf("  state          %s\n  %s, %s registered; Ctrl-C to stop\n", stack.StateDir, plural(len(spec.Clusters), "cluster", "clusters"), plural(len(spec.Pools), "pool", "pools"))
 	<-ctx.Done()
 	fmt.Println("stopping visor dev…")
 	return stack.Stop()

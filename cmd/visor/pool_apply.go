@@ -94,7 +94,7 @@ The file's clusters section is not enrolled here: use visor cluster enroll.`,
 				return err
 			}
 			if len(spec.Clusters) > 0 && p.output == outputTable {
-				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s declares %d clusters; pool apply does not enroll them (visor cluster enroll does)\n", file, len(spec.Clusters))
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s declares %s; pool apply does not enroll clusters (visor cluster enroll does)\n", file, plural(len(spec.Clusters), "cluster", "clusters"))
 			}
 			return failure
 		},
@@ -134,7 +134,7 @@ func summarizeApply(results []starter.PoolApplied) ([]applyOutcome, error) {
 	if len(failed) == 0 {
 		return outcomes, nil
 	}
-	msg := fmt.Sprintf("%d of %d pools not applied:\n%s", len(failed), len(results), errors.Join(failed...))
+	msg := fmt.Sprintf("%d of %s not applied:\n%s", len(failed), plural(len(results), "pool", "pools"), errors.Join(failed...))
 	msg += "\napplied: " + listOrNone(applied)
 	if len(notAttempted) > 0 {
 		msg += "\nnot attempted (after the failure): " + listOrNone(notAttempted)

@@ -134,7 +134,7 @@ func TestPoolRefusesWhileDeregistering(t *testing.T) {
 	require.Regexp(t, `^`+batchPool+`: deregistering \(state deregistering, `, out)
 
 	stdout, _, err := visor(t, "pool", "apply", "-f", "testdata/apply-batch-wider.yaml")
-	require.ErrorContains(t, err, "1 of 1 pools not applied:\n"+batchPool+" refused the policy: pool is deregistering: set-policy refused")
+	require.ErrorContains(t, err, "1 of 1 pool not applied:\n"+batchPool+" refused the policy: pool is deregistering: set-policy refused")
 	require.Regexp(t, `(?m)^`+batchPool+`\s+failed$`, stdout)
 	_, _, err = visor(t, "pool", "scale", batchPool, "--to", "2", "--reason", "more")
 	require.ErrorContains(t, err, batchPool+" refused scale: pool is deregistering: scale refused")

@@ -53,7 +53,7 @@ func (p *poolCmd) scaleCommand() *cobra.Command {
 				return explain(key, "scale", err)
 			}
 			return writeOutput(cmd.OutOrStdout(), p.output, acc, func(tw *tabwriter.Writer) {
-				fmt.Fprintf(tw, "%s: scale accepted as decision #%d: %d → %d nodes (%s)\n", key.WorkflowID(), acc.Seq, acc.From, acc.Target, acc.Reason)
+				fmt.Fprintf(tw, "%s: scale accepted as decision #%d: %d → %s (%s)\n", key.WorkflowID(), acc.Seq, acc.From, plural(acc.Target, "node", "nodes"), safe(acc.Reason))
 			})
 		})
 	cmd.Long = `scale asks the pool for an explicit node count through the validated scale update: a target
