@@ -45,11 +45,7 @@ func drainBlockers(nodes []corev1.Node, pods []corev1.Pod) (map[string][]string,
 		if node == "" || isTerminal(pod) || isTerminating(pod) || isNodeLocal(pod) {
 			continue
 		}
-		why := evictionBlocker(pod)
-		if why == "" && pod.Annotations[AnnotationDoNotDisrupt] == "true" {
-			why = AnnotationDoNotDisrupt + "=true"
-		}
-		if why != "" {
+		if why := evictionBlocker(pod); why != "" {
 			add(node, fmt.Sprintf("pod %s: %s", podKey(pod), why))
 			continue
 		}

@@ -143,6 +143,44 @@ func TestDrainRefusesSafeToEvictFalseChangingNothing(t *testing.T) {
 	assert.False(t, getNode(t, client, "n1").Spec.Unschedulable)
 }
 
+// Karpenter's do-not-disrupt blocks a drain like safe-to-evict=false, and
+// wins over safe-to-evict=true on the same pod.
+func TestDrainRefusesDoNotDisruptChangingNothing(t *testing.T) {
+	for name, extra := range map[string][]podOption{
+		"alone":                   nil,
+		"with safe-to-evict=true": {annotate(AnnotationSafeToEvict, "true")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			opts := append([]podOption{onNode("n1"), annotate(AnnotationDoNotDisrupt, "true")}, extra...)
+			client, fakes := kubefake.NewClientset(kubefake.Options{},
+				newNode("n1", apiPool.NodePoolLabel()),
+				newPod("web", "a", onNode("n1")),
+				newPod("ml", "train", opts...),
+			)
+			_, err := NewDrainer(client, DrainerConfig{}).Drain(context.Background(), "n1", drainOptions(time.Second, nil))
+
+			require.ErrorIs(t, err, ErrDrainRefused)
+			assert.True(t, connectors.IsPermanent(err))
+			assert.Contains(t, err.Error(), "ml/train: "+AnnotationDoNotDisrupt+"=true")
+			assert.Zero(t, mutations(client), "nothing is cordoned or evicted")
+			assert.Zero(t, fakes.EvictionAttempts("web", "a"))
+			assert.Zero(t, fakes.EvictionAttempts("ml", "train"))
+			assert.False(t, getNode(t, client, "n1").Spec.Unschedulable)
+		})
+	}
+}
+
+// do-not-disrupt other than "true" is no opt-out.
+func TestDrainEvictsDoNotDisruptFalse(t *testing.T) {
+	client, _ := kubefake.NewClientset(kubefake.Options{},
+		newNode("n1", apiPool.NodePoolLabel()),
+		newPod("ml", "train", onNode("n1"), annotate(AnnotationDoNotDisrupt, "false")),
+	)
+	res, err := NewDrainer(client, DrainerConfig{}).Drain(context.Background(), "n1", drainOptions(5*time.Second, nil))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ml/train"}, res.Evicted)
+}
+
 func TestDrainRefusesUnreplicatedPod(t *testing.T) {
 	client, _ := kubefake.NewClientset(kubefake.Options{},
 		newNode("n1", apiPool.NodePoolLabel()),
