@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	// The time zone database is compiled in, so a window's zone resolves
 	// the same on a worker image without /usr/share/zoneinfo.
@@ -20,10 +21,46 @@ var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month 
 // against, so Validate does not read the clock.
 var scheduleReference = time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
 
+// compiled caches CompileSchedule's successes: loading a zone reads the
+// time zone database, which costs far more than evaluating a schedule,
+// and the law evaluates the same few windows at every decision. The
+// answer depends only on the key, so the cache cannot change a result.
+var compiled struct {
+	sync.Mutex
+	m map[string]cron.Schedule
+}
+
+// maxCompiledCached bounds the cache; past it schedules are compiled
+// every time (still correct, only slower).
+const maxCompiledCached = 4096
+
 // CompileSchedule parses a window's cron expression in its time zone
 // (empty means UTC). Errors say "schedule …" or "timeZone …" so callers
-// can name the field.
+// can name the field. The result is shared: do not modify it.
 func CompileSchedule(expr, zone string) (cron.Schedule, error) {
+	key := zone + "\x00" + expr
+	compiled.Lock()
+	s, ok := compiled.m[key]
+	compiled.Unlock()
+	if ok {
+		return s, nil
+	}
+	s, err := compileSchedule(expr, zone)
+	if err != nil {
+		return nil, err
+	}
+	compiled.Lock()
+	if compiled.m == nil {
+		compiled.m = map[string]cron.Schedule{}
+	}
+	if len(compiled.m) < maxCompiledCached {
+		compiled.m[key] = s
+	}
+	compiled.Unlock()
+	return s, nil
+}
+
+func compileSchedule(expr, zone string) (cron.Schedule, error) {
 	loc, err := LoadZone(zone)
 	if err != nil {
 		return nil, err
