@@ -127,44 +127,32 @@ func TestDrainEvictsThroughPDBsAndSkipsNodeLocalPods(t *testing.T) {
 	assert.Len(t, progress[len(progress)-1].Evicted, 3)
 }
 
-func TestDrainRefusesSafeToEvictFalseChangingNothing(t *testing.T) {
-	client, fakes := kubefake.NewClientset(kubefake.Options{},
-		newNode("n1", apiPool.NodePoolLabel()),
-		newPod("web", "a", onNode("n1")),
-		newPod("db", "primary", onNode("n1"), annotate(AnnotationSafeToEvict, "false")),
-	)
-	_, err := NewDrainer(client, DrainerConfig{}).Drain(context.Background(), "n1", drainOptions(time.Second, nil))
-
-	require.ErrorIs(t, err, ErrDrainRefused)
-	assert.True(t, connectors.IsPermanent(err))
-	assert.Contains(t, err.Error(), "db/primary: "+AnnotationSafeToEvict+"=false")
-	assert.Zero(t, mutations(client), "nothing is cordoned or evicted")
-	assert.Zero(t, fakes.EvictionAttempts("web", "a"))
-	assert.False(t, getNode(t, client, "n1").Spec.Unschedulable)
-}
-
-// Karpenter's do-not-disrupt blocks a drain like safe-to-evict=false, and
-// wins over safe-to-evict=true on the same pod.
-func TestDrainRefusesDoNotDisruptChangingNothing(t *testing.T) {
-	for name, extra := range map[string][]podOption{
-		"alone":                   nil,
-		"with safe-to-evict=true": {annotate(AnnotationSafeToEvict, "true")},
+// A pod marked safe-to-evict=false or (Karpenter's) do-not-disrupt=true
+// refuses the drain, changing nothing; do-not-disrupt wins over
+// safe-to-evict=true on the same pod.
+func TestDrainRefusesPodsThatMustNotBeEvictedChangingNothing(t *testing.T) {
+	for name, tc := range map[string]struct {
+		marks []podOption
+		why   string
+	}{
+		"safe-to-evict=false": {[]podOption{annotate(AnnotationSafeToEvict, "false")}, AnnotationSafeToEvict + "=false"},
+		"do-not-disrupt":      {[]podOption{annotate(AnnotationDoNotDisrupt, "true")}, AnnotationDoNotDisrupt + "=true"},
+		"do-not-disrupt wins": {[]podOption{annotate(AnnotationSafeToEvict, "true"), annotate(AnnotationDoNotDisrupt, "true")}, AnnotationDoNotDisrupt + "=true"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			opts := append([]podOption{onNode("n1"), annotate(AnnotationDoNotDisrupt, "true")}, extra...)
 			client, fakes := kubefake.NewClientset(kubefake.Options{},
 				newNode("n1", apiPool.NodePoolLabel()),
 				newPod("web", "a", onNode("n1")),
-				newPod("ml", "train", opts...),
+				newPod("db", "primary", append([]podOption{onNode("n1")}, tc.marks...)...),
 			)
 			_, err := NewDrainer(client, DrainerConfig{}).Drain(context.Background(), "n1", drainOptions(time.Second, nil))
 
 			require.ErrorIs(t, err, ErrDrainRefused)
 			assert.True(t, connectors.IsPermanent(err))
-			assert.Contains(t, err.Error(), "ml/train: "+AnnotationDoNotDisrupt+"=true")
+			assert.Contains(t, err.Error(), "db/primary: "+tc.why)
 			assert.Zero(t, mutations(client), "nothing is cordoned or evicted")
 			assert.Zero(t, fakes.EvictionAttempts("web", "a"))
-			assert.Zero(t, fakes.EvictionAttempts("ml", "train"))
+			assert.Zero(t, fakes.EvictionAttempts("db", "primary"))
 			assert.False(t, getNode(t, client, "n1").Spec.Unschedulable)
 		})
 	}
