@@ -178,3 +178,38 @@ func BenchmarkNextChange(b *testing.B) {
 		NextChange(p, now)
 	}
 }
+
+// Walking a fortnight across the DST change minute by minute, the bounds
+// hold still until NextChange says, and change there.
+func TestNextChangeAgreesWithEffectiveBoundsMinuteByMinute(t *testing.T) {
+	p := officeHours()
+	p.CapacityWindows = append(p.CapacityWindows, types.CapacityWindow{Schedule: "*/20 9-11 * * 6", TimeZone: "Asia/Kolkata", Duration: types.Duration(25 * time.Minute), MinNodes: 12})
+	require.NoError(t, p.Validate())
+	start, end := utc("2026-03-21T00:00:00Z"), utc("2026-04-04T00:00:00Z")
+	changes := 0
+	for t0 := start; t0.Before(end); {
+		at := EffectiveBounds(p, t0)
+		next := NextChange(p, t0)
+		require.False(t, next.IsZero())
+		for m := t0.Truncate(time.Minute).Add(time.Minute); m.Before(next); m = m.Add(time.Minute) {
+			require.Equal(t, at, EffectiveBounds(p, m), "bounds changed at %s before NextChange(%s) = %s", m, t0, next)
+		}
+		require.NotEqual(t, at, EffectiveBounds(p, next), "nothing changes at %s", next)
+		t0 = next
+		changes++
+	}
+	assert.Greater(t, changes, 40)
+}
+
+// The answer depends on the instant, not on the zone the caller's time
+// value happens to carry.
+func TestBoundsIgnoreTheCallersLocation(t *testing.T) {
+	p := officeHours()
+	tokyo, err := time.LoadLocation("Asia/Tokyo")
+	require.NoError(t, err)
+	for _, at := range []string{"2026-03-23T06:50:00Z", "2026-03-30T05:59:59Z", "2026-03-23T21:00:00Z"} {
+		now := utc(at)
+		assert.Equal(t, EffectiveBounds(p, now), EffectiveBounds(p, now.In(tokyo)))
+		assert.True(t, NextChange(p, now).Equal(NextChange(p, now.In(tokyo))))
+	}
+}

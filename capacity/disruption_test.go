@@ -117,3 +117,24 @@ func BenchmarkScaleDownAllowed(b *testing.B) {
 		ScaleDownAllowed(p, now)
 	}
 }
+
+// Minute by minute across New York's change to daylight time, the verdict
+// holds until its Until and flips there.
+func TestScaleDownUntilAgreesMinuteByMinute(t *testing.T) {
+	p := disruptionPolicy()
+	start, end := utc("2026-03-02T00:00:00Z"), utc("2026-03-16T00:00:00Z")
+	var flips int
+	for t0 := start; t0.Before(end); {
+		v := ScaleDownAllowed(p, t0)
+		require.False(t, v.Until.IsZero())
+		for m := t0.Truncate(time.Minute).Add(time.Minute); m.Before(v.Until); m = m.Add(time.Minute) {
+			require.Equal(t, v.Allowed, ScaleDownAllowed(p, m).Allowed, "flipped at %s before %s", m, v.Until)
+		}
+		require.NotEqual(t, v.Allowed, ScaleDownAllowed(p, v.Until).Allowed, "no flip at %s", v.Until)
+		t0 = v.Until
+		if t0.Before(end) {
+			flips++
+		}
+	}
+	assert.Equal(t, 2*14+2*2, flips, "a night a day opens and closes, and the two Friday batch hours split theirs")
+}
