@@ -25,6 +25,10 @@ type SpecFile struct {
 	// Faults turns on provider fault injection in simulated clusters, by
 	// cluster ID; read only by `visor dev`. Off when absent.
 	Faults map[string]SimFaults `json:"faults,omitempty"`
+	// Orgs are per-org limits across all the org's pools (node ceilings
+	// per cluster and on the fabric, an hourly cost budget); see
+	// docs/capacity-policies.md. Orgs not listed have no org limits.
+	Orgs []types.OrgPolicy `json:"orgs,omitempty"`
 }
 
 // SimFaults are the faults one simulated cluster injects (see
@@ -107,6 +111,7 @@ func ParseSpecFile(path string, raw []byte) (SpecFile, error) {
 			labels[c.MetricsLabel] = c.ID
 		}
 	}
+	errs = append(errs, orgProblems(path, f.Orgs)...)
 	for _, id := range slices.Sorted(maps.Keys(f.Faults)) {
 		errs = append(errs, faultProblems(path, id, f.Faults[id], f.Clusters)...)
 	}
@@ -134,13 +139,35 @@ func ParseSpecFile(path string, raw []byte) (SpecFile, error) {
 			}
 		}
 	}
-	if len(f.Pools) == 0 && len(f.Clusters) == 0 {
+	if len(f.Pools) == 0 && len(f.Clusters) == 0 && len(f.Orgs) == 0 {
 		errs = append(errs, fmt.Errorf("%s: no pools and no clusters", path))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return SpecFile{}, err
 	}
 	return f, nil
+}
+
+// maxSpecOrgs bounds the orgs section.
+const maxSpecOrgs = 10000
+
+// orgProblems checks the orgs section: each org once, each limit in range.
+func orgProblems(path string, orgs []types.OrgPolicy) []error {
+	var errs []error
+	if len(orgs) > maxSpecOrgs {
+		return []error{fmt.Errorf("%s: orgs: lists %d orgs, at most %d", path, len(orgs), maxSpecOrgs)}
+	}
+	seen := map[string]int{}
+	for i, o := range orgs {
+		if err := o.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: orgs[%d] (%s): %w", path, i, o.Org, err))
+		}
+		if j, dup := seen[o.Org]; dup {
+			errs = append(errs, fmt.Errorf("%s: orgs[%d]: org %s is also orgs[%d]", path, i, o.Org, j))
+		}
+		seen[o.Org] = i
+	}
+	return errs
 }
 
 // faultProblems checks one cluster's faults section: the cluster must be a

@@ -61,6 +61,23 @@ type Policy struct {
 	// the runaway guard. Defaults 10 and 30m.
 	MaxNodesWithoutProgress int      `json:"maxNodesWithoutProgress,omitempty"`
 	ProgressWindow          Duration `json:"progressWindow,omitempty"`
+
+	// Capacity policies (docs/capacity-policies.md; package capacity
+	// evaluates them). Zero or empty turns each off.
+
+	// CapacityWindows are scheduled floors and ceilings.
+	CapacityWindows []CapacityWindow `json:"capacityWindows,omitempty"`
+	// ProvisioningDelay is how long a new node takes to become Ready:
+	// capacity windows raise the floor this much before they open.
+	// Default 5m.
+	ProvisioningDelay Duration `json:"provisioningDelay,omitempty"`
+	// Headroom is room kept free for pods of given shapes.
+	Headroom []Headroom `json:"headroom,omitempty"`
+	// MaxHourlyCost caps what the pool's nodes cost per hour, in the
+	// catalogs' currency (US dollars per hour, after price overrides).
+	MaxHourlyCost float64 `json:"maxHourlyCost,omitempty"`
+	// Disruption bounds scale-down: nodes draining at once, and when.
+	Disruption *DisruptionBudget `json:"disruption,omitempty"`
 }
 
 // Bounds every policy must stay within, so arithmetic on them cannot
@@ -182,6 +199,7 @@ func (p Policy) Validate() error {
 		{"provisionTimeout", p.ProvisionTimeout, 0, MaxPolicyDuration},
 		{"unreadyTimeout", p.UnreadyTimeout, 0, MaxPolicyDuration},
 		{"progressWindow", p.ProgressWindow, 0, MaxPolicyDuration},
+		{"provisioningDelay", p.ProvisioningDelay, 0, MaxPolicyDuration},
 	} {
 		switch {
 		case d.v.D() < 0:
@@ -199,6 +217,7 @@ func (p Policy) Validate() error {
 		bad("maxNodesWithoutProgress", "must be within [0, %d], got %d", MaxPolicyNodes, p.MaxNodesWithoutProgress)
 	}
 	errs = append(errs, validateNodeTemplate(p.NodeLabels, p.NodeTaints)...)
+	errs = append(errs, p.validateCapacity()...)
 	if p.IdleCPUThreshold < 0 || p.IdleCPUThreshold > 1 {
 		bad("idleCPUThreshold", "must be within [0, 1], got %v", p.IdleCPUThreshold)
 	}

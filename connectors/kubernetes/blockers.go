@@ -59,11 +59,7 @@ func roomOf(nodes []corev1.Node, pods []corev1.Pod) nodeRoom {
 			reserved[node] = reserved[node].Add(PodRequests(pod))
 			continue
 		}
-		why := evictionBlocker(pod)
-		if why == "" && pod.Annotations[AnnotationDoNotDisrupt] == "true" {
-			why = AnnotationDoNotDisrupt + "=true"
-		}
-		if why != "" {
+		if why := evictionBlocker(pod); why != "" {
 			add(node, fmt.Sprintf("pod %s: %s", podKey(pod), why))
 			continue
 		}

@@ -31,7 +31,8 @@ var (
 	// drain uncordoned the node it had cordoned. Wrapped in a Permanent error.
 	ErrDrainDeadline = errors.New("drain deadline passed")
 	// ErrDrainRefused: a pod on the node must not be evicted (marked
-	// safe-to-evict=false, or unreplicated). Wrapped in a Permanent error.
+	// safe-to-evict=false or do-not-disrupt=true, or unreplicated).
+	// Wrapped in a Permanent error.
 	ErrDrainRefused = errors.New("drain refused")
 )
 

@@ -127,20 +127,46 @@ func TestDrainEvictsThroughPDBsAndSkipsNodeLocalPods(t *testing.T) {
 	assert.Len(t, progress[len(progress)-1].Evicted, 3)
 }
 
-func TestDrainRefusesSafeToEvictFalseChangingNothing(t *testing.T) {
-	client, fakes := kubefake.NewClientset(kubefake.Options{},
-		newNode("n1", apiPool.NodePoolLabel()),
-		newPod("web", "a", onNode("n1")),
-		newPod("db", "primary", onNode("n1"), annotate(AnnotationSafeToEvict, "false")),
-	)
-	_, err := NewDrainer(client, DrainerConfig{}).Drain(context.Background(), "n1", drainOptions(time.Second, nil))
+// A pod marked safe-to-evict=false or (Karpenter's) do-not-disrupt=true
+// refuses the drain, changing nothing; do-not-disrupt wins over
+// safe-to-evict=true on the same pod.
+func TestDrainRefusesPodsThatMustNotBeEvictedChangingNothing(t *testing.T) {
+	for name, tc := range map[string]struct {
+		marks []podOption
+		why   string
+	}{
+		"safe-to-evict=false": {[]podOption{annotate(AnnotationSafeToEvict, "false")}, AnnotationSafeToEvict + "=false"},
+		"do-not-disrupt":      {[]podOption{annotate(AnnotationDoNotDisrupt, "true")}, AnnotationDoNotDisrupt + "=true"},
+		"do-not-disrupt wins": {[]podOption{annotate(AnnotationSafeToEvict, "true"), annotate(AnnotationDoNotDisrupt, "true")}, AnnotationDoNotDisrupt + "=true"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			client, fakes := kubefake.NewClientset(kubefake.Options{},
+				newNode("n1", apiPool.NodePoolLabel()),
+				newPod("web", "a", onNode("n1")),
+				newPod("db", "primary", append([]podOption{onNode("n1")}, tc.marks...)...),
+			)
+			_, err := NewDrainer(client, DrainerConfig{}).Drain(context.Background(), "n1", drainOptions(time.Second, nil))
 
-	require.ErrorIs(t, err, ErrDrainRefused)
-	assert.True(t, connectors.IsPermanent(err))
-	assert.Contains(t, err.Error(), "db/primary: "+AnnotationSafeToEvict+"=false")
-	assert.Zero(t, mutations(client), "nothing is cordoned or evicted")
-	assert.Zero(t, fakes.EvictionAttempts("web", "a"))
-	assert.False(t, getNode(t, client, "n1").Spec.Unschedulable)
+			require.ErrorIs(t, err, ErrDrainRefused)
+			assert.True(t, connectors.IsPermanent(err))
+			assert.Contains(t, err.Error(), "db/primary: "+tc.why)
+			assert.Zero(t, mutations(client), "nothing is cordoned or evicted")
+			assert.Zero(t, fakes.EvictionAttempts("web", "a"))
+			assert.Zero(t, fakes.EvictionAttempts("db", "primary"))
+			assert.False(t, getNode(t, client, "n1").Spec.Unschedulable)
+		})
+	}
+}
+
+// do-not-disrupt other than "true" is no opt-out.
+func TestDrainEvictsDoNotDisruptFalse(t *testing.T) {
+	client, _ := kubefake.NewClientset(kubefake.Options{},
+		newNode("n1", apiPool.NodePoolLabel()),
+		newPod("ml", "train", onNode("n1"), annotate(AnnotationDoNotDisrupt, "false")),
+	)
+	res, err := NewDrainer(client, DrainerConfig{}).Drain(context.Background(), "n1", drainOptions(5*time.Second, nil))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ml/train"}, res.Evicted)
 }
 
 func TestDrainRefusesUnreplicatedPod(t *testing.T) {

@@ -44,7 +44,12 @@ func isTerminal(pod *corev1.Pod) bool {
 func isTerminating(pod *corev1.Pod) bool { return pod.DeletionTimestamp != nil }
 
 // evictionBlocker says why a drain must not evict the pod, or "" if it may.
+// Karpenter's do-not-disrupt wins over safe-to-evict "true": a pod that
+// asks not to be disrupted is never evicted by scale-down.
 func evictionBlocker(pod *corev1.Pod) string {
+	if pod.Annotations[AnnotationDoNotDisrupt] == "true" {
+		return AnnotationDoNotDisrupt + "=true"
+	}
 	switch pod.Annotations[AnnotationSafeToEvict] {
 	case "false":
 		return AnnotationSafeToEvict + "=false"
