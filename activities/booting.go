@@ -1,6 +1,10 @@
 package activities
 
-import "github.com/hanzoai/visor-fleet/types"
+import (
+	"github.com/hanzoai/visor-fleet/capacity"
+	"github.com/hanzoai/visor-fleet/sizing"
+	"github.com/hanzoai/visor-fleet/types"
+)
 
 // withCatalogRoom gives machines the pool asked for but that have not
 // registered yet (they come with a name and a size only) the allocatable
@@ -39,4 +43,39 @@ func withDaemonOverhead(catalog []types.InstanceType, daemons types.Resources) [
 		out[i] = t
 	}
 	return out
+}
+
+// roomBySize is each size's room for pods.
+func roomBySize(catalog []types.InstanceType) map[string]types.Resources {
+	out := make(map[string]types.Resources, len(catalog))
+	for _, t := range catalog {
+		out[t.Name] = t.Allocatable()
+	}
+	return out
+}
+
+// spendOf prices the pool's machines per size from the catalog.
+func spendOf(machines map[string]int, catalog []types.InstanceType) float64 {
+	total := 0.0
+	for _, t := range catalog {
+		total += float64(machines[t.Name]) * t.HourlyPrice
+	}
+	return total
+}
+
+// withinBudget cuts a plan to what the pool's cost budget leaves, planning
+// again for the size and count it can pay, and says what it cut.
+func withinBudget(plan sizing.Plan, req sizing.Request, excluded []string, budget, spend float64) (sizing.Plan, string) {
+	if budget <= 0 || plan.NewNodes == 0 {
+		return plan, ""
+	}
+	v := capacity.WithinBudget(plan.HourlyCost, budget, spend)
+	if v.Allowed {
+		return plan, ""
+	}
+	b := capacity.FitPlanToBudget(plan, v.Room)
+	if b.NewNodes == 0 {
+		return sizing.Plan{Unplaceable: plan.Unplaceable, Alternatives: plan.Alternatives}, b.Reason
+	}
+	return sizing.PlanScaleUpExcluding(capacity.BudgetRequest(req, b), excluded), b.Reason
 }

@@ -38,6 +38,10 @@ type PlanInput struct {
 	// DaemonOverhead is what the pool's own per-node pods (DaemonSets)
 	// take on every node, as observed: a new node has that much less room.
 	DaemonOverhead types.Resources `json:"daemonOverhead,omitempty"`
+	// MaxHourlyCost is the pool's cost budget (0: none) and Machines its
+	// machines per size now, priced from the catalog to know the spend.
+	MaxHourlyCost float64        `json:"maxHourlyCost,omitempty"`
+	Machines      map[string]int `json:"machines,omitempty"`
 }
 
 // UnplaceablePod is a pod the plan leaves out, with why. Code is one of
@@ -60,6 +64,12 @@ type PlanResult struct {
 	// absolute target that is safe to retry.
 	GroupID     string `json:"groupID,omitempty"`
 	GroupTarget int    `json:"groupTarget"`
+	// Budget says what the pool's cost budget cut from the plan, with the
+	// amounts; empty when the plan was within it.
+	Budget string `json:"budget,omitempty"`
+	// SizeRoom is each allowed size's room for pods, so the pool counts
+	// a machine still booting (known only by its size) as room.
+	SizeRoom map[string]types.Resources `json:"sizeRoom,omitempty"`
 }
 
 // PlanScaleUp sizes the pods against the provider's catalog.
@@ -86,14 +96,16 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 	}
 	catalog = withDaemonOverhead(catalog, in.DaemonOverhead)
 	template := sizing.TemplateOptions{Labels: in.NodeLabels, Taints: in.NodeTaints, Region: in.Region, PoolLabels: in.Key.NodeLabels()}
-	plan := sizing.PlanScaleUpExcluding(sizing.Request{
+	req := sizing.Request{
 		Pending: in.Pods, Existing: withCatalogRoom(in.Existing, catalog), Catalog: catalog, Template: template, MaxNewNodes: in.MaxNewNodes,
-	}, in.ExcludeSizes)
-	res := PlanResult{Size: plan.Size, NewNodes: plan.NewNodes, HourlyCost: plan.HourlyCost}
+	}
+	plan := sizing.PlanScaleUpExcluding(req, in.ExcludeSizes)
+	plan, budgetNote := withinBudget(plan, req, in.ExcludeSizes, in.MaxHourlyCost, spendOf(in.Machines, catalog))
+	res := PlanResult{Size: plan.Size, NewNodes: plan.NewNodes, HourlyCost: plan.HourlyCost, Budget: budgetNote, SizeRoom: roomBySize(catalog)}
 	for _, u := range plan.Unplaceable {
 		res.Unplaceable = append(res.Unplaceable, UnplaceablePod{Pod: u.Pod, Code: u.Code, Reason: u.Reason})
 	}
-	if res.NewNodes < in.MinNewNodes {
+	if res.NewNodes < in.MinNewNodes && budgetNote == "" {
 		if res.Size == "" {
 			res.Size = cheapest(catalog, in.ExcludeSizes).Name
 		}

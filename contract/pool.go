@@ -180,4 +180,9 @@ type PoolStatus struct {
 	Rejected map[string]int `json:"rejected,omitempty"`
 	// SkippedNodes are idle nodes scale-down passed over, with why.
 	SkippedNodes []string `json:"skippedNodes,omitempty"`
+	// Capacity sums up the capacity policies in force now (windows,
+	// headroom, budget, disruption); Budget says what the cost budget cut
+	// from the last scale-up, with the amounts.
+	Capacity string `json:"capacity,omitempty"`
+	Budget   string `json:"budget,omitempty"`
 }

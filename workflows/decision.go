@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hanzoai/visor-fleet/capacity"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -67,6 +68,12 @@ type DecisionInput struct {
 	// policy's progress window while no pending pod got scheduled onto a
 	// new node (the runaway guard).
 	AddedWithoutProgress int
+	// HeadroomShort are the headroom pods the pool's nodes have no room
+	// for now: demand that never waits for the threshold.
+	HeadroomShort []types.PendingPod
+	// KeepsHeadroom says whether removing these nodes keeps the headroom
+	// (nil: the pool keeps none).
+	KeepsHeadroom func(remove []string) (bool, string)
 	// LegacyRules reproduces the law as it was before provider truth,
 	// machine clocks, GPU-aware idleness and the runaway guard, for runs
 	// recorded before them (workflow.GetVersion).
@@ -188,6 +195,13 @@ func Decide(in DecisionInput) Decision {
 		return d
 	}
 	obs := in.Observation
+	if !in.LegacyRules {
+		// Scheduled capacity: a window's floor or ceiling holds while it
+		// is open (the floor from one provisioning delay before).
+		b := capacity.EffectiveBounds(in.Policy, in.Now)
+		p.MinNodes, p.MaxNodes = b.MinNodes, b.MaxNodes
+		wake(capacity.NextChange(in.Policy, in.Now), "capacity window")
+	}
 	age := in.Now.Sub(obs.ObservedAt)
 	stale := age > p.EffectiveStaleAfter()
 	if !stale {
@@ -218,8 +232,12 @@ func Decide(in DecisionInput) Decision {
 		return d
 	}
 
-	// Scale up: pods unschedulable longer than the threshold.
+	// Scale up: pods unschedulable longer than the threshold, and the
+	// headroom the pool keeps, which never waits for the threshold.
 	pods := overdue(in, wake)
+	if !in.LegacyRules {
+		pods = append(pods, in.HeadroomShort...)
+	}
 	if len(pods) > 0 {
 		upCooldownEnd := in.LastScaleUp.Add(p.ScaleUpCooldown.D())
 		guardNodes, guardWindow := p.EffectiveRunawayGuard()
@@ -259,6 +277,15 @@ func Decide(in DecisionInput) Decision {
 		return d
 	case len(obs.PendingPods) > 0:
 		return d
+	}
+	if !in.LegacyRules {
+		// Disruption windows: scale-down only when one allows it.
+		sd := capacity.ScaleDownAllowed(in.Policy, in.Now)
+		wake(sd.Until, "disruption window")
+		if !sd.Allowed {
+			d.Blocked = append(d.Blocked, "scale-down not allowed now: "+sd.Reason)
+			return d
+		}
 	}
 	var idle []string
 	isIdle := idleRule(in.LegacyRules)
@@ -319,7 +346,17 @@ func Decide(in DecisionInput) Decision {
 	}
 	remove := idle[:limit]
 	if !in.LegacyRules {
+		if slots := capacity.DrainSlots(in.Policy, current, draining(obs)); slots < limit {
+			if slots <= 0 {
+				d.Blocked = append(d.Blocked, fmt.Sprintf("%s idle; the disruption budget allows no more nodes draining at once", plural(len(idle), "node")))
+				return d
+			}
+			limit = slots
+		}
 		remove = fitsElsewhere(obs, idle, limit, &d)
+		if in.KeepsHeadroom != nil {
+			remove = keepHeadroom(remove, in.KeepsHeadroom, &d)
+		}
 		if len(remove) == 0 {
 			return d
 		}

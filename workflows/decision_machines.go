@@ -145,3 +145,28 @@ func plural(n int, noun string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
+
+// draining counts the nodes being emptied or removed now.
+func draining(obs *types.PoolObservation) int {
+	n := 0
+	for _, node := range obs.Nodes {
+		if node.State == types.NodeCordoned || node.State == types.NodeDeleting {
+			n++
+		}
+	}
+	return n
+}
+
+// keepHeadroom drops, from the end, nodes whose removal would take the
+// room the pool keeps for its headroom.
+func keepHeadroom(remove []string, keeps func([]string) (bool, string), d *Decision) []string {
+	for len(remove) > 0 {
+		ok, why := keeps(remove)
+		if ok {
+			return remove
+		}
+		d.Skipped = append(d.Skipped, fmt.Sprintf("%s: kept for headroom (%s)", remove[len(remove)-1], why))
+		remove = remove[:len(remove)-1]
+	}
+	return remove
+}

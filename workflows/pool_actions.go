@@ -67,6 +67,10 @@ func (p *pool) grow(ctx workflow.Context, rec contract.DecisionRecord, pods []ty
 	switch {
 	case err != nil:
 		rec.Outcome = "failed: " + err.Error()
+	case added == 0 && p.state.Budget != "":
+		// The budget leaves nothing to buy: wait a cooldown, not a wake-up.
+		rec.Outcome = "nothing bought: " + p.state.Budget
+		p.state.LastScaleUp = workflow.Now(ctx)
 	case added == 0:
 		rec.Outcome = "nothing to add: " + p.unplaceableSummary()
 	default:
@@ -92,11 +96,18 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 		if p.truth {
 			in.NodeLabels, in.NodeTaints, in.Region = p.state.Policy.NodeLabels, p.state.Policy.NodeTaints, p.state.Gate.Region
 			in.DaemonOverhead = p.state.daemonOverhead()
+			in.MaxHourlyCost, in.Machines = p.state.Policy.MaxHourlyCost, p.state.machinesBySize()
 		}
 		if err := workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "plan scale-up"), a.PlanScaleUp, in).Get(ctx, &plan); err != nil {
 			return 0, "", err
 		}
 		p.park(plan.Unplaceable)
+		if p.truth {
+			p.state.Budget = plan.Budget
+			if len(plan.SizeRoom) > 0 {
+				p.state.SizeRoom = plan.SizeRoom
+			}
+		}
 		if plan.NewNodes == 0 {
 			return 0, "", nil
 		}

@@ -207,6 +207,7 @@ func (p *pool) status() contract.PoolStatus {
 		InFlight:       s.inFlight(), NoHelp: s.NoHelp, Deferred: len(s.Deferred), SizeBackoff: s.SizeBackoff,
 		NotReadySince: s.NotReadySince, Repairs: s.Repairs, Rejected: s.Rejected, SkippedNodes: p.last.Skipped,
 		AddedWithoutProgress: p.addedWithoutProgress,
+		Capacity:             p.capacitySummary, Budget: s.Budget,
 	}
 	if s.Provider != nil {
 		st.ProviderTarget, st.ProviderReadAt = s.Provider.Target(), s.Provider.ReadAt

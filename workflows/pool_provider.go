@@ -149,7 +149,7 @@ func (p *pool) bootingNodes(now time.Time) []types.NodeObservation {
 			n, registered := observed[inst.Name]
 			switch {
 			case !registered:
-				out = append(out, types.NodeObservation{Name: inst.Name, Size: g.Size, State: types.NodeProvisioning, CreatedAt: inst.CreatedAt})
+				out = append(out, types.NodeObservation{Name: inst.Name, Size: g.Size, State: types.NodeProvisioning, CreatedAt: inst.CreatedAt, Allocatable: s.SizeRoom[g.Size]})
 			case (n.State == types.NodeProvisioning || n.State == types.NodeNotReady) && s.SeenReady[n.Name].IsZero():
 				// Registered, not Ready yet: sizing counts booting room on
 				// provisioning nodes only.
@@ -158,7 +158,7 @@ func (p *pool) bootingNodes(now time.Time) []types.NodeObservation {
 			}
 		}
 		for i := len(g.Instances); i < g.Target; i++ {
-			out = append(out, types.NodeObservation{Name: fmt.Sprintf("%s-launching-%d", g.ID, i), Size: g.Size, State: types.NodeProvisioning})
+			out = append(out, types.NodeObservation{Name: fmt.Sprintf("%s-launching-%d", g.ID, i), Size: g.Size, State: types.NodeProvisioning, Allocatable: s.SizeRoom[g.Size]})
 		}
 	}
 	return out
@@ -342,4 +342,37 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// machinesBySize counts the pool's machines per size, as the provider's
+// group targets say, for pricing the pool's spend.
+func (s *PoolState) machinesBySize() map[string]int {
+	if s.Provider == nil {
+		return nil
+	}
+	out := map[string]int{}
+	for _, g := range s.Provider.Groups {
+		out[g.Size] += g.Target
+	}
+	return out
+}
+
+// headroomNodes are the nodes headroom may sit on: Ready ones as observed,
+// and machines still booting with their size's room.
+func (p *pool) headroomNodes(now time.Time) []types.NodeObservation {
+	s := p.state
+	var out []types.NodeObservation
+	if s.Observation != nil {
+		for _, n := range s.Observation.Nodes {
+			if n.State == types.NodeReady {
+				out = append(out, n)
+			}
+		}
+	}
+	for _, n := range p.bootingNodes(now) {
+		if n.Allocatable != (types.Resources{}) {
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -98,6 +98,12 @@ func (p *pool) details() string {
 	for _, sk := range p.last.Skipped {
 		fmt.Fprintf(&b, "not removed: %s\n\n", sk)
 	}
+	if p.capacitySummary != "" {
+		fmt.Fprintf(&b, "capacity: %s\n\n", p.capacitySummary)
+	}
+	if s.Budget != "" {
+		fmt.Fprintf(&b, "budget: %s\n\n", s.Budget)
+	}
 	if n := len(s.Repairs); n > 0 {
 		fmt.Fprintf(&b, "last correction: %s\n\n", s.Repairs[n-1])
 	}

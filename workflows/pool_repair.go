@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hanzoai/visor-fleet/activities"
+	"github.com/hanzoai/visor-fleet/capacity"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
@@ -150,7 +151,7 @@ func (p *pool) bought(ctx workflow.Context, seq int64, plan activities.PlanResul
 		left[u.Pod] = true
 	}
 	for _, pod := range pods {
-		if left[pod.Key()] {
+		if left[pod.Key()] || capacity.IsHeadroomPod(pod) {
 			continue
 		}
 		delete(p.state.Deferred, pod.Key())

@@ -81,6 +81,11 @@ type PoolState struct {
 	Repairs []string `json:"repairs,omitempty"`
 	// Nonces of signed requests accepted recently: a replay is refused.
 	Nonces map[string]time.Time `json:"nonces,omitempty"`
+	// SizeRoom is each allowed size's room for pods, from the last plan:
+	// a machine still booting, known by its size only, counts this much.
+	SizeRoom map[string]types.Resources `json:"sizeRoom,omitempty"`
+	// Budget says what the cost budget cut from the last scale-up.
+	Budget string `json:"budget,omitempty"`
 }
 
 // Purchase is a scale-up that bought nodes for a pod.

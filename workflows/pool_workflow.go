@@ -6,6 +6,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/hanzoai/visor-fleet/capacity"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -39,8 +40,10 @@ type pool struct {
 	// truth: this run reads the provider and follows the trust rules
 	// (versionProviderTruth); runs recorded before replay without.
 	truth bool
-	// addedWithoutProgress is the runaway guard's count at the last decision.
+	// addedWithoutProgress is the runaway guard's count at the last decision;
+	// capacitySummary the capacity policies in force then.
 	addedWithoutProgress int
+	capacitySummary      string
 	// authOn: this run verifies signed signals with the trust in auth
 	// (versionAuthenticatedInputs); gateDirty: a gate signal arrived and
 	// the gate is read from the cluster workflow, not taken from it.
@@ -131,7 +134,7 @@ func (p *pool) run(ctx workflow.Context) error {
 func (p *pool) decide(now time.Time) Decision {
 	s := p.state
 	p.addedWithoutProgress = s.addedWithoutProgress(now)
-	return Decide(DecisionInput{
+	in := DecisionInput{
 		Policy:        s.Policy,
 		Observation:   s.Observation,
 		Now:           now,
@@ -151,7 +154,14 @@ func (p *pool) decide(now time.Time) Decision {
 		Awaiting:             s.awaiting(),
 		AddedWithoutProgress: p.addedWithoutProgress,
 		LegacyRules:          !p.truth,
-	})
+	}
+	if p.truth && len(s.Policy.Headroom) > 0 {
+		p.withHeadroom(&in, now)
+	}
+	if p.truth {
+		p.capacitySummary = capacity.Describe(s.Policy, now, s.nodeCount(), 0).Summary(s.Policy)
+	}
+	return Decide(in)
 }
 
 // act carries out a manual target if one is waiting, else the decision d.

@@ -1,0 +1,42 @@
+package activities
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hanzoai/visor-fleet/sizing"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+func TestBudgetCapsTheSpendAndSaysWhatItCut(t *testing.T) {
+	catalog := []types.InstanceType{
+		{Name: "small", MilliCPU: 2000, Memory: 4 * types.GiB, MaxPods: 110, HourlyPrice: 0.10},
+		{Name: "large", MilliCPU: 8000, Memory: 16 * types.GiB, MaxPods: 110, HourlyPrice: 0.40},
+	}
+	var pods []types.PendingPod
+	for _, name := range []string{"a", "b", "c", "d", "e", "f"} {
+		pods = append(pods, types.PendingPod{Namespace: "web", Name: name, Requests: types.Resources{MilliCPU: 1500, Memory: types.GiB, Pods: 1}})
+	}
+	req := sizing.Request{Pending: pods, Catalog: catalog}
+	full := sizing.PlanScaleUp(req)
+	if full.HourlyCost < 0.5 {
+		t.Fatalf("the unbudgeted plan should cost more than the test's budget: %+v", full)
+	}
+	// $1/h budget, $0.70/h already spent on 7 small machines: $0.30/h left.
+	spend := spendOf(map[string]int{"small": 7}, catalog)
+	plan, note := withinBudget(full, req, nil, 1.0, spend)
+	if plan.HourlyCost > 0.30+1e-9 || plan.NewNodes == 0 {
+		t.Fatalf("budgeted plan %d × %s at $%.2f/h, want something within $0.30/h", plan.NewNodes, plan.Size, plan.HourlyCost)
+	}
+	if !strings.Contains(note, "cost budget") || !strings.Contains(note, "$0.3000/h left") {
+		t.Fatalf("note %q does not say what the budget cut", note)
+	}
+	// Nothing left: nothing bought, and said so.
+	plan, note = withinBudget(full, req, nil, 0.70, spend)
+	if plan.NewNodes != 0 || !strings.Contains(note, "no node fits the budget") {
+		t.Fatalf("over budget: %d nodes, note %q", plan.NewNodes, note)
+	}
+	if p, n := withinBudget(full, req, nil, 0, spend); p.NewNodes != full.NewNodes || n != "" {
+		t.Fatal("no budget must leave the plan alone")
+	}
+}

@@ -1,0 +1,95 @@
+package workflows
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// Capacity policies on the pool's own timers, in workflow time.
+
+func berlin(t *testing.T) *time.Location {
+	loc, err := time.LoadLocation("Europe/Berlin")
+	require.NoError(t, err)
+	return loc
+}
+
+func TestWeekdayWindowPrescalesBefore8AndReleasesAfter(t *testing.T) {
+	p := types.DefaultPolicy()
+	p.ProvisioningDelay = types.Duration(5 * time.Minute)
+	p.CapacityWindows = []types.CapacityWindow{{Name: "office", Schedule: "0 8 * * 1-5", TimeZone: "Europe/Berlin", Duration: types.Duration(11 * time.Hour), MinNodes: 5}}
+	env, w := newTestPool(t, p, busyNodes())
+	// Monday 1 March 2027, 07:00 in Berlin.
+	start := time.Date(2027, 3, 1, 7, 0, 0, 0, berlin(t))
+	env.SetStartTime(start)
+	env.RegisterDelayedCallback(func() {
+		require.Empty(t, w.provisions, "grew before the window's provisioning delay")
+	}, 54*time.Minute)
+	env.RegisterDelayedCallback(func() {
+		require.Len(t, w.provisions, 1, "did not pre-scale one provisioning delay before 08:00")
+		require.Equal(t, 5, w.provisions[0].Target)
+		// The nodes came up and stay idle all day.
+		w.mu.Lock()
+		for _, name := range []string{"n3", "n4", "n5"} {
+			w.nodes = append(w.nodes, node(name, 0.05, 0.05))
+		}
+		w.mu.Unlock()
+		w.signal()
+	}, 56*time.Minute)
+	env.RegisterDelayedCallback(func() {
+		require.Empty(t, w.deleted, "removed nodes the window's floor keeps")
+		st := status(t, env)
+		require.Contains(t, st.Capacity, "office")
+	}, 11*time.Hour+50*time.Minute) // 18:50
+	env.RegisterDelayedCallback(func() {
+		require.NotEmpty(t, w.deleted, "kept the window's nodes after it closed at 19:00")
+	}, 12*time.Hour+40*time.Minute) // 19:40
+	finish(env, 12*time.Hour+45*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+}
+
+func TestHeadroomBuysRoomBeforeAnyPodWaits(t *testing.T) {
+	p := types.DefaultPolicy()
+	p.Headroom = []types.Headroom{{Name: "burst", Pods: 2, Requests: types.Resources{MilliCPU: 1500, Memory: 2 * types.GiB}}}
+	env, w := newTestPool(t, p, busyNodes())
+	env.RegisterDelayedCallback(func() {
+		require.Len(t, w.provisions, 1, "no room bought for the headroom")
+		st := status(t, env)
+		require.Equal(t, 0, st.PendingPods, "headroom pods are not pending pods")
+	}, 5*time.Second)
+	env.RegisterDelayedCallback(func() {
+		// The node came up with the room: nothing more is bought.
+		w.mu.Lock()
+		w.nodes = append(w.nodes, node("n3", 0, 0))
+		w.mu.Unlock()
+		w.signal()
+	}, time.Minute)
+	finish(env, 30*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, w.provisions, 1, "bought again although the headroom's room is there")
+	require.NotContains(t, w.deleted[:len(w.deleted)-3], "n3", "scale-down took the headroom's node")
+}
+
+func TestDisruptionWindowHoldsScaleDownUntilItOpens(t *testing.T) {
+	p := types.DefaultPolicy()
+	p.Disruption = &types.DisruptionBudget{Windows: []types.DisruptionWindow{{Name: "night", Schedule: "0 2 * * *", TimeZone: "Europe/Berlin", Duration: types.Duration(2 * time.Hour), ScaleDown: types.ScaleDownAllowed}}}
+	nodes := []types.NodeObservation{node("n1", 0.8, 0.8), node("n2", 0.8, 0.8), node("n3", 0.05, 0.05)}
+	env, w := newTestPool(t, p, nodes)
+	env.SetStartTime(time.Date(2027, 3, 1, 12, 0, 0, 0, berlin(t)))
+	env.RegisterDelayedCallback(func() {
+		require.Empty(t, w.deleted, "scaled down outside the night window")
+		st := status(t, env)
+		require.Contains(t, st.Blocked[0], "scale-down not allowed now")
+	}, 13*time.Hour+50*time.Minute) // 01:50
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, []string{"n3"}, w.deleted, "idle node not removed once the window opened at 02:00")
+	}, 14*time.Hour+20*time.Minute) // 02:20
+	finish(env, 14*time.Hour+30*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+}
