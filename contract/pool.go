@@ -64,8 +64,14 @@ type ScaleRequest struct {
 	Target      int            `json:"target"`
 	Reason      string         `json:"reason"`
 	RequestedBy string         `json:"requestedBy"`
+	// Hold keeps the target as the pool's floor for this long (at most
+	// MaxHold); zero means the control law takes over at once.
+	Hold types.Duration `json:"hold,omitempty"`
 	Auth        *Authorization `json:"auth,omitempty"`
 }
+
+// MaxHold bounds how long a manual target may hold.
+const MaxHold = 7 * 24 * time.Hour
 
 // ScaleAccepted is the `scale` update's answer: the decision as recorded.
 type ScaleAccepted struct {
@@ -185,4 +191,7 @@ type PoolStatus struct {
 	// from the last scale-up, with the amounts.
 	Capacity string `json:"capacity,omitempty"`
 	Budget   string `json:"budget,omitempty"`
+	// HoldTarget holds as the floor until HoldUntil (a manual scale's --hold).
+	HoldTarget int       `json:"holdTarget,omitempty"`
+	HoldUntil  time.Time `json:"holdUntil,omitempty"`
 }

@@ -74,6 +74,9 @@ type DecisionInput struct {
 	// KeepsHeadroom says whether removing these nodes keeps the headroom
 	// (nil: the pool keeps none).
 	KeepsHeadroom func(remove []string) (bool, string)
+	// HoldFloor is a manual target held as the floor until HoldUntil.
+	HoldFloor int
+	HoldUntil time.Time
 	// LegacyRules reproduces the law as it was before provider truth,
 	// machine clocks, GPU-aware idleness and the runaway guard, for runs
 	// recorded before them (workflow.GetVersion).
@@ -201,6 +204,10 @@ func Decide(in DecisionInput) Decision {
 		b := capacity.EffectiveBounds(in.Policy, in.Now)
 		p.MinNodes, p.MaxNodes = b.MinNodes, b.MaxNodes
 		wake(capacity.NextChange(in.Policy, in.Now), "capacity window")
+		if in.Now.Before(in.HoldUntil) {
+			p.MinNodes = min(max(p.MinNodes, in.HoldFloor), p.MaxNodes)
+			wake(in.HoldUntil, "manual hold ends")
+		}
 	}
 	age := in.Now.Sub(obs.ObservedAt)
 	stale := age > p.EffectiveStaleAfter()
@@ -363,7 +370,7 @@ func Decide(in DecisionInput) Decision {
 	}
 	d.Action = ActionScaleDown
 	d.RemoveNodes = remove
-	d.Reason = fmt.Sprintf("%d nodes idle below %.0f%% CPU and %.0f%% memory for %s", len(idle), p.IdleCPUThreshold*100, p.IdleMemoryThreshold*100, p.IdleWindow)
+	d.Reason = fmt.Sprintf("%s idle below %.0f%% CPU and %.0f%% memory for %s", plural(len(idle), "node"), p.IdleCPUThreshold*100, p.IdleMemoryThreshold*100, p.IdleWindow)
 	return d
 }
 

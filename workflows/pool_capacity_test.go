@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
 
+	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -90,6 +92,34 @@ func TestDisruptionWindowHoldsScaleDownUntilItOpens(t *testing.T) {
 		require.Equal(t, []string{"n3"}, w.deleted, "idle node not removed once the window opened at 02:00")
 	}, 14*time.Hour+20*time.Minute) // 02:20
 	finish(env, 14*time.Hour+30*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+}
+
+func TestManualTargetHeldAsTheFloor(t *testing.T) {
+	p := types.DefaultPolicy()
+	env, w := newTestPool(t, p, busyNodes())
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(contract.UpdateScale, "hold", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Errorf("held scale refused: %v", err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
+		}, contract.ScaleRequest{Target: 4, Reason: "launch", Hold: types.Duration(time.Hour)})
+	}, time.Second)
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		w.nodes = append(w.nodes, node("n3", 0, 0), node("n4", 0, 0))
+		w.mu.Unlock()
+		w.signal()
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() {
+		require.Empty(t, w.deleted, "removed held nodes during the hold")
+		st := status(t, env)
+		require.Equal(t, 4, st.HoldTarget)
+		require.Contains(t, st.Decisions[0].Reason, "held as the floor until")
+	}, 55*time.Minute)
+	env.RegisterDelayedCallback(func() {
+		require.NotEmpty(t, w.deleted, "the law did not take over when the hold ended")
+	}, 90*time.Minute)
+	finish(env, 95*time.Minute)
 	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
 	require.NoError(t, env.GetWorkflowError())
 }

@@ -70,13 +70,16 @@ func (p *pool) validateScale(ctx workflow.Context, req contract.ScaleRequest) er
 		errs = append(errs, errors.New("reason is empty: say why the pool is scaled by hand"))
 	}
 	errs = append(errs, checkText("reason", req.Reason), checkText("requestedBy", req.RequestedBy))
+	if req.Hold < 0 || req.Hold.D() > contract.MaxHold {
+		errs = append(errs, fmt.Errorf("hold %s must be between 0 and %s", req.Hold, contract.MaxHold))
+	}
 	return errors.Join(errs...)
 }
 
 func (p *pool) handleScale(ctx workflow.Context, req contract.ScaleRequest) (contract.ScaleAccepted, error) {
 	req.RequestedBy = p.accepted(ctx, req.Auth, req.RequestedBy)
 	seq := p.nextSeq()
-	p.state.ManualTarget = &ManualScale{Seq: seq, Target: req.Target, Reason: req.Reason, RequestedBy: req.RequestedBy}
+	p.state.ManualTarget = &ManualScale{Seq: seq, Target: req.Target, Reason: req.Reason, RequestedBy: req.RequestedBy, Hold: req.Hold}
 	p.wake.SendAsync(true)
 	return contract.ScaleAccepted{Seq: seq, From: p.state.nodeCount(), Target: req.Target, Reason: req.Reason}, nil
 }
@@ -208,6 +211,9 @@ func (p *pool) status() contract.PoolStatus {
 		NotReadySince: s.NotReadySince, Repairs: s.Repairs, Rejected: s.Rejected, SkippedNodes: p.last.Skipped,
 		AddedWithoutProgress: p.addedWithoutProgress,
 		Capacity:             p.capacitySummary, Budget: s.Budget,
+	}
+	if p.now.Before(s.HoldUntil) {
+		st.HoldTarget, st.HoldUntil = s.HoldTarget, s.HoldUntil
 	}
 	if s.Provider != nil {
 		st.ProviderTarget, st.ProviderReadAt = s.Provider.Target(), s.Provider.ReadAt

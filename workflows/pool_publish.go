@@ -71,7 +71,44 @@ func (p *pool) publish(ctx workflow.Context) {
 		workflow.SetCurrentDetails(ctx, details)
 		p.lastDetails = details
 	}
+	if p.truth {
+		p.publishMemo(ctx)
+	}
 	p.emitMetrics(ctx)
+}
+
+// publishMemo keeps the memo `pool list` and `pool apply` read without
+// querying the pool: why it does not act, and which policy it runs.
+func (p *pool) publishMemo(ctx workflow.Context) {
+	memo := memoSnapshot{reason: p.reasonLine(), policy: contract.PolicyHash(p.state.Policy)}
+	if memo == p.lastMemo {
+		return
+	}
+	if err := workflow.UpsertMemo(ctx, map[string]any{contract.MemoPoolReason: memo.reason, contract.MemoPolicyHash: memo.policy}); err != nil {
+		workflow.GetLogger(ctx).Warn("memo not updated", "error", err)
+		return
+	}
+	p.lastMemo = memo
+}
+
+type memoSnapshot struct{ reason, policy string }
+
+// reasonLine is one short line saying why the pool does not act, or "".
+func (p *pool) reasonLine() string {
+	s := p.state
+	switch {
+	case s.Deregistering:
+		return "deregistering"
+	case s.Paused:
+		return truncate("paused: "+s.PausedReason, 120)
+	case p.last.Frozen != "":
+		return truncate(p.last.Frozen, 120)
+	case len(p.last.Blocked) > 0:
+		return truncate(p.last.Blocked[0], 120)
+	case s.Gate.Phase == contract.PhaseDisabled || s.Gate.Phase == contract.PhasePending:
+		return "cluster " + string(s.Gate.Phase)
+	}
+	return ""
 }
 
 // details is the markdown the Web UI shows on the workflow's page.

@@ -86,6 +86,9 @@ type PoolState struct {
 	SizeRoom map[string]types.Resources `json:"sizeRoom,omitempty"`
 	// Budget says what the cost budget cut from the last scale-up.
 	Budget string `json:"budget,omitempty"`
+	// HoldTarget is a manual target kept as the floor until HoldUntil.
+	HoldTarget int       `json:"holdTarget,omitempty"`
+	HoldUntil  time.Time `json:"holdUntil,omitempty"`
 }
 
 // Purchase is a scale-up that bought nodes for a pod.
@@ -106,10 +109,11 @@ type Addition struct {
 
 // ManualScale is an accepted explicit target.
 type ManualScale struct {
-	Seq         int64  `json:"seq"`
-	Target      int    `json:"target"`
-	Reason      string `json:"reason"`
-	RequestedBy string `json:"requestedBy"`
+	Seq         int64          `json:"seq"`
+	Target      int            `json:"target"`
+	Reason      string         `json:"reason"`
+	RequestedBy string         `json:"requestedBy"`
+	Hold        types.Duration `json:"hold,omitempty"`
 }
 
 // maxDecisionsKept bounds the decision log carried across runs.

@@ -35,6 +35,7 @@ type pool struct {
 	// only on change; last is the decision they were made from.
 	lastSA      saSnapshot
 	lastDetails string
+	lastMemo    memoSnapshot
 	last        Decision
 	metrics     poolMetrics
 	// truth: this run reads the provider and follows the trust rules
@@ -44,6 +45,8 @@ type pool struct {
 	// capacitySummary the capacity policies in force then.
 	addedWithoutProgress int
 	capacitySummary      string
+	// now is workflow time at the last decision, for the status query.
+	now time.Time
 	// authOn: this run verifies signed signals with the trust in auth
 	// (versionAuthenticatedInputs); gateDirty: a gate signal arrived and
 	// the gate is read from the cluster workflow, not taken from it.
@@ -134,6 +137,7 @@ func (p *pool) run(ctx workflow.Context) error {
 func (p *pool) decide(now time.Time) Decision {
 	s := p.state
 	p.addedWithoutProgress = s.addedWithoutProgress(now)
+	p.now = now
 	in := DecisionInput{
 		Policy:        s.Policy,
 		Observation:   s.Observation,
@@ -157,6 +161,9 @@ func (p *pool) decide(now time.Time) Decision {
 	}
 	if p.truth && len(s.Policy.Headroom) > 0 {
 		p.withHeadroom(&in, now)
+	}
+	if p.truth && now.Before(s.HoldUntil) {
+		in.HoldFloor, in.HoldUntil = s.HoldTarget, s.HoldUntil
 	}
 	if p.truth {
 		p.capacitySummary = capacity.Describe(s.Policy, now, s.nodeCount(), 0).Summary(s.Policy)

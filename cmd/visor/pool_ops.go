@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
@@ -60,14 +61,18 @@ func (p *poolCmd) scaleCommand() *cobra.Command {
 outside the pool's floor and ceiling, or an empty reason, is refused before it enters history.
 The decision is recorded with its reason and who asked.
 
-A manual target does not hold: the control law takes over again at its next decision. Nodes
-added beyond what pending pods need go idle and are removed once they have been idle for the
-pool's idle window (after the scale-down cooldown); a pool scaled below its demand scales up
-again once pods have been pending past the pending threshold. To hold a size, pause the pool
-(visor pool pause) or raise its floor with the policy (visor pool apply).`
+Without --hold a manual target does not hold: the control law takes over again at its next
+decision. Nodes added beyond what pending pods need go idle and are removed once they have been
+idle for the pool's idle window (after the scale-down cooldown); a pool scaled below its demand
+scales up again once pods have been pending past the pending threshold.
+
+With --hold DURATION (at most 168h) the target stands as the pool's floor for that long,
+recorded in the decision: the law may still add nodes for pending pods, but removes none below
+the target until the hold ends.`
 	cmd.Flags().IntVar(&req.Target, "to", 0, "target node count, within the pool's floor and ceiling")
 	cmd.Flags().StringVar(&req.Reason, "reason", "", "why, for the pool's decision log (required by the pool)")
 	cmd.Flags().StringVar(&req.RequestedBy, "requested-by", whoAmI(), "who asks")
+	cmd.Flags().Var((*durationFlag)(&req.Hold), "hold", "keep the target as the floor for this long (e.g. 2h; at most 168h)")
 	_ = cmd.MarkFlagRequired("to")
 	return cmd
 }
@@ -128,4 +133,18 @@ func (p *poolCmd) printState(cmd *cobra.Command, st contract.PoolStatus, did str
 	return writeOutput(cmd.OutOrStdout(), p.output, st, func(tw *tabwriter.Writer) {
 		fmt.Fprintf(tw, "%s: %s (state %s, %s)\n", st.Key.WorkflowID(), did, st.State, plural(st.Nodes, "node", "nodes"))
 	})
+}
+
+// durationFlag reads a types.Duration flag ("90m", "2h").
+type durationFlag types.Duration
+
+func (d *durationFlag) String() string { return types.Duration(*d).String() }
+func (d *durationFlag) Type() string   { return "duration" }
+func (d *durationFlag) Set(v string) error {
+	parsed, err := time.ParseDuration(v)
+	if err != nil {
+		return err
+	}
+	*d = durationFlag(parsed)
+	return nil
 }
