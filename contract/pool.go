@@ -61,13 +61,13 @@ func (s PoolSpec) Validate() error {
 // ScaleRequest asks for an explicit target (the `scale` update and the
 // `force-scale` signal).
 type ScaleRequest struct {
-	Target      int            `json:"target"`
-	Reason      string         `json:"reason"`
-	RequestedBy string         `json:"requestedBy"`
+	Target      int    `json:"target"`
+	Reason      string `json:"reason"`
+	RequestedBy string `json:"requestedBy"`
 	// Hold keeps the target as the pool's floor for this long (at most
 	// MaxHold); zero means the control law takes over at once.
 	Hold types.Duration `json:"hold,omitempty"`
-	Auth        *Authorization `json:"auth,omitempty"`
+	Auth *Authorization `json:"auth,omitempty"`
 }
 
 // MaxHold bounds how long a manual target may hold.
