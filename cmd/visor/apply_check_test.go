@@ -79,5 +79,5 @@ func TestApplyFlagsAndProgressOnlyOnATerminal(t *testing.T) {
 
 	help, _, err := visorWith(t, "pool", "scale", "--help")
 	require.NoError(t, err)
-	require.Contains(t, help, "A manual target does not hold: the control law takes over again")
+	require.Contains(t, help, "Without --hold a manual target does not hold: the control law takes over again")
 }

@@ -156,7 +156,7 @@ func TestPoolPauseAndResume(t *testing.T) {
 		// The table says why, without a query to the pool.
 		table := mustVisor(t, "pool", "list", "--state", "paused")
 		if !regexp.MustCompile(`(?m)^POOL\s+STATE\s+NODES\s+TARGET\s+PENDING\s+LAST SCALE\s+REASON$`).MatchString(table) ||
-			!regexp.MustCompile(`(?m)^`+trainPool+`\s+paused\s+.*\s+paused$`).MatchString(table) {
+			!regexp.MustCompile(`(?m)^`+trainPool+`\s+paused\s+.*\s+paused: maintenance \(by ops\)$`).MatchString(table) {
 			return fmt.Errorf("list table:\n%s", table)
 		}
 		return nil
