@@ -10,11 +10,11 @@ const (
 	ClusterWorkflow = "ClusterWorkflow"
 )
 
-// Pool workflow messages (DESIGN.md, "Contract other services rely on").
+// Pool workflow messages (docs/design.md, "The contract").
 const (
 	UpdateScale      = "scale"       // ScaleRequest -> ScaleAccepted; validated
 	SignalForceScale = "force-scale" // ScaleRequest; clamped to [min, max]
-	UpdateSetPolicy  = "set-policy"  // types.Policy -> PolicyAccepted; validated
+	UpdateSetPolicy  = "set-policy"  // SetPolicyRequest -> PolicyAccepted; validated
 	UpdatePause      = "pause"       // PauseRequest -> PoolStatus
 	UpdateResume     = "resume"      // PauseRequest -> PoolStatus
 	SignalObserve    = "observe"     // types.PoolObservation
@@ -36,7 +36,7 @@ const (
 // Default task queue of the pool and cluster workflows.
 const DefaultTaskQueue = "visor-fleet"
 
-// Search attributes (DESIGN.md). The embedded server allows at most 10
+// Search attributes (docs/design.md). The embedded server allows at most 10
 // Keyword attributes per namespace; these are 8.
 const (
 	SAOrg          = "VisorOrg"

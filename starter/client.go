@@ -146,7 +146,7 @@ func Dial(ctx context.Context, o ConnectOptions) (client.Client, error) {
 	return c, nil
 }
 
-// EnsureSearchAttributes registers the search attributes of DESIGN.md on
+// EnsureSearchAttributes registers the search attributes of docs/design.md on
 // the namespace and waits until the server lists them. Existing ones are
 // left alone.
 func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace string) error {

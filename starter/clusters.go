@@ -15,7 +15,6 @@ import (
 
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/types"
-	"github.com/hanzoai/visor-fleet/workflows"
 )
 
 // EnrollCluster starts the cluster's workflow if it is not running and
@@ -61,9 +60,9 @@ func EnrollCluster(ctx context.Context, c client.Client, d contract.ClusterDecla
 		// token is not the one minted here.
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		TypedSearchAttributes:    temporal.NewSearchAttributes(sa...),
-		Memo:                     map[string]any{workflows.ClusterMemoDeclared: d},
+		Memo:                     map[string]any{contract.MemoClusterDeclared: d},
 		StaticSummary:            fmt.Sprintf("cluster %s (%s, %s)", d.ID, d.Provider, d.Region),
-	}, contract.ClusterWorkflow, workflows.ClusterInput{Declared: d, TokenHash: tok.Hash, ReportKey: tok.ReportKey})
+	}, contract.ClusterWorkflow, contract.ClusterStart{Declared: d, TokenHash: tok.Hash, ReportKey: tok.ReportKey})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
 		return "", false, nil
@@ -115,7 +114,7 @@ func ListClusters(ctx context.Context, c client.Client, withStatus bool) ([]Clus
 		}
 		for _, ex := range resp.Executions {
 			e := ClusterEntry{ID: clusterIDOf(ex.Execution.WorkflowId)}
-			p, haveMemo := ex.GetMemo().GetFields()[workflows.ClusterMemoDeclared]
+			p, haveMemo := ex.GetMemo().GetFields()[contract.MemoClusterDeclared]
 			if haveMemo {
 				if err := converter.GetDefaultDataConverter().FromPayload(p, &e.Declared); err != nil {
 					haveMemo = false

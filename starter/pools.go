@@ -13,7 +13,6 @@ import (
 
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/types"
-	"github.com/hanzoai/visor-fleet/workflows"
 )
 
 // ApplyResult says what ApplyPool did.
@@ -77,7 +76,7 @@ func applyChecked(ctx context.Context, c client.Client, spec contract.PoolSpec, 
 	// Update-with-start, so a pool that completed since it was listed is
 	// started again rather than the update failing.
 	start := c.NewWithStartWorkflowOperation(poolStartOptions(spec, taskQueue, enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING),
-		contract.PoolWorkflow, workflows.PoolInput{Spec: spec})
+		contract.PoolWorkflow, contract.PoolStart{Spec: spec})
 	handle, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: start,
 		UpdateOptions: client.UpdateWorkflowOptions{
@@ -104,7 +103,7 @@ func applyChecked(ctx context.Context, c client.Client, spec contract.PoolSpec, 
 // false when one was.
 func startPool(ctx context.Context, c client.Client, spec contract.PoolSpec, taskQueue string) (created bool, err error) {
 	_, err = c.ExecuteWorkflow(ctx, poolStartOptions(spec, taskQueue, enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL),
-		contract.PoolWorkflow, workflows.PoolInput{Spec: spec})
+		contract.PoolWorkflow, contract.PoolStart{Spec: spec})
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &already) {
 		return false, nil

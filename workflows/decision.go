@@ -11,7 +11,7 @@ import (
 )
 
 // This file is the control law: a pure, deterministic function of (policy,
-// durable state, observation, now). Read it against DESIGN.md's table. The
+// durable state, observation, now). Read it against docs/design.md's table. The
 // workflow only feeds it and carries out what it returns.
 
 // Action is what a decision asks the workflow to do.

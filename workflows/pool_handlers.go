@@ -10,7 +10,7 @@ import (
 	"github.com/hanzoai/visor-fleet/contract"
 )
 
-// registerHandlers wires the contract of DESIGN.md. Validators run before an
+// registerHandlers wires the contract of docs/design.md. Validators run before an
 // update is accepted, so a rejected one never enters history.
 func (p *pool) registerHandlers(ctx workflow.Context) error {
 	handlers := []struct {

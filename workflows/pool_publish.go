@@ -11,7 +11,7 @@ import (
 	"github.com/hanzoai/visor-fleet/contract"
 )
 
-// Typed search attribute keys (DESIGN.md).
+// Typed search attribute keys (docs/design.md).
 var (
 	saOrg          = temporal.NewSearchAttributeKeyKeyword(contract.SAOrg)
 	saProject      = temporal.NewSearchAttributeKeyKeyword(contract.SAProject)
