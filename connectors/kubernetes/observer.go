@@ -27,6 +27,9 @@ type Config struct {
 	Provider string
 	// Metrics is metrics-server's client; nil means usage is not read.
 	Metrics metricsclientset.Interface
+	// Usage, when set, is where node usage comes from instead of Metrics
+	// (for example PrometheusUsage: the central metrics store).
+	Usage UsageSource
 	// Now is the clock for ObservedAt; nil means time.Now.
 	Now func() time.Time
 }
@@ -173,6 +176,13 @@ func (o *Observer) now() time.Time {
 // nodeUsage reads metrics-server's node metrics. Any failure leaves usage
 // unknown rather than failing the observation: metrics-server is optional.
 func (o *Observer) nodeUsage(ctx context.Context) map[string]types.Resources {
+	if o.cfg.Usage != nil {
+		usage, err := o.cfg.Usage.NodeUsage(ctx)
+		if err != nil {
+			return nil
+		}
+		return usage
+	}
 	if o.cfg.Metrics == nil {
 		return nil
 	}

@@ -32,7 +32,16 @@ func (s *Source) build(ctx context.Context, spec ClusterSpec) (built, error) {
 	if err != nil {
 		return built{}, connectError(spec, "kubernetes", "kubernetes access", err)
 	}
-	provider, release, err := newProvider(ctx, spec, kubernetes.NewSecretReader(kube.core))
+	secrets := kubernetes.NewSecretReader(kube.core)
+	observe := kubernetes.Config{Cluster: spec.ID, Provider: spec.Provider, Metrics: kube.metrics}
+	if spec.Prometheus != nil {
+		usage, err := kubernetes.NewPrometheusUsage(spec.Prometheus.config(spec.ID, secrets))
+		if err != nil {
+			return built{}, connectError(spec, "kubernetes", "prometheus usage", err)
+		}
+		observe.Usage = usage
+	}
+	provider, release, err := newProvider(ctx, spec, secrets)
 	if err != nil {
 		return built{}, connectError(spec, spec.Provider, "provider", err)
 	}
@@ -40,7 +49,7 @@ func (s *Source) build(ctx context.Context, spec ClusterSpec) (built, error) {
 		cluster: connectors.Cluster{
 			ID:       spec.ID,
 			Provider: provider,
-			Observer: kubernetes.NewObserver(kube.core, kubernetes.Config{Cluster: spec.ID, Provider: spec.Provider, Metrics: kube.metrics}),
+			Observer: kubernetes.NewObserver(kube.core, observe),
 			Drainer:  kubernetes.NewDrainer(kube.core, kubernetes.DrainerConfig{}),
 			// Resolved by the watcher when it reports; relative file
 			// references were made absolute when the file was loaded.

@@ -56,6 +56,10 @@ type ClusterSpec struct {
 	Hetzner      *hetzner.Config      `json:"hetzner,omitempty"`
 	VSphere      *vsphere.Config      `json:"vsphere,omitempty"`
 	Sim          *SimConfig           `json:"sim,omitempty"`
+
+	// Prometheus, when set, is where node usage comes from instead of
+	// metrics-server.
+	Prometheus *PrometheusUsage `json:"prometheus,omitempty"`
 }
 
 // Load reads and checks a clusters file. Relative paths in it (kubeconfig,
@@ -134,6 +138,9 @@ func (f *File) anchorPaths(dir string) {
 			anchorRef(&c.VSphere.Credentials)
 		case c.Sim != nil:
 			c.Sim.StatePath = anchor(c.Sim.StatePath)
+		}
+		if c.Prometheus != nil {
+			anchorRef(&c.Prometheus.BearerToken)
 		}
 	}
 }

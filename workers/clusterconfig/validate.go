@@ -53,6 +53,13 @@ func (c ClusterSpec) validate(ps *problems) {
 		}
 	}
 	checkRef(ps, "enrollmentToken", c.EnrollmentToken, false)
+	if c.Prometheus != nil {
+		if c.Provider == Sim {
+			ps.add("prometheus", "a sim cluster has no metrics store; remove the section")
+		} else {
+			c.Prometheus.validate(ps, c.ID)
+		}
+	}
 	if c.KubeContext != "" && c.Kubeconfig == "" {
 		ps.add("kubeContext", "is set but kubeconfig is empty; an in-cluster service account has no contexts")
 	}
