@@ -18,8 +18,8 @@ type Filter struct {
 	// Tier and Meter keep only one billing tier or meter ID.
 	Tier  string
 	Meter string
-	From time.Time
-	To   time.Time
+	From  time.Time
+	To    time.Time
 	// Limit caps List's rows; zero means no cap.
 	Limit int
 }
