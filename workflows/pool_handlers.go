@@ -208,6 +208,7 @@ func (p *pool) status() contract.PoolStatus {
 		NotReadySince: s.NotReadySince, Repairs: s.Repairs, Rejected: s.Rejected, SkippedNodes: p.last.Skipped,
 		AddedWithoutProgress: p.addedWithoutProgress,
 	}
+	p.tierStatus(&st) // pool_tier.go
 	if s.Provider != nil {
 		st.ProviderTarget, st.ProviderReadAt = s.Provider.Target(), s.Provider.ReadAt
 	}
