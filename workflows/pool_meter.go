@@ -36,6 +36,7 @@ func (p *pool) meter(ctx workflow.Context) {
 }
 
 func (p *pool) meterThrough(ctx workflow.Context, now time.Time) {
+	p.noteLifespan(ctx)
 	for _, hour := range metering.HoursToMeter(p.state.MeterCursor, now) {
 		events := p.hourEvents(ctx, hour)
 		if len(events) > 0 {

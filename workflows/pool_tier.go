@@ -56,11 +56,12 @@ func (p *pool) noteTier(ctx workflow.Context) {
 	})
 }
 
-// hourEvents is what one hour bills: under its tier in runs that know
-// tiers, node-hours as before in runs recorded earlier.
-func (p *pool) hourEvents(ctx workflow.Context, hour time.Time) []metering.Event {
+// noteLifespan marks when the pool began metering (its first meter call)
+// and when it ended (the final meter of a deregistration): a BYO pool's
+// management-plane hours are the part of each hour in between.
+func (p *pool) noteLifespan(ctx workflow.Context) {
 	if !p.billingOn(ctx) {
-		return metering.EventsForHour(p.spec.Key, p.state.Meter, hour)
+		return
 	}
 	t := &p.state.Tiers
 	if t.Start.IsZero() {
@@ -69,7 +70,15 @@ func (p *pool) hourEvents(ctx workflow.Context, hour time.Time) []metering.Event
 	if p.state.Deregistering && t.End.IsZero() {
 		t.End = workflow.Now(ctx).UTC()
 	}
-	return metering.EventsForTieredHour(p.spec.Key, p.state.Meter, *t, hour)
+}
+
+// hourEvents is what one hour bills: under its tier in runs that know
+// tiers, node-hours as before in runs recorded earlier.
+func (p *pool) hourEvents(ctx workflow.Context, hour time.Time) []metering.Event {
+	if !p.billingOn(ctx) {
+		return metering.EventsForHour(p.spec.Key, p.state.Meter, hour)
+	}
+	return metering.EventsForTieredHour(p.spec.Key, p.state.Meter, p.state.Tiers, hour)
 }
 
 // publishedTier is the VisorTier value, "" in runs before tiers.
