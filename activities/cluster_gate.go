@@ -22,6 +22,6 @@ func (a *Activities) ReadClusterGate(ctx context.Context, cluster string) (contr
 	}
 	return contract.ClusterGate{
 		Phase: st.Declared.Phase, Reachable: st.Observed.Reachable, Region: st.Declared.Region,
-		Reason: st.Frozen, Since: time.Now(),
+		Tier: st.Declared.Tier, Reason: st.Frozen, Since: time.Now(),
 	}, nil
 }

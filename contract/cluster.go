@@ -29,6 +29,10 @@ type ClusterDeclared struct {
 	MetricsLabel string       `json:"metricsLabel,omitempty"`
 	Provider     string       `json:"provider"`
 	Owner        string       `json:"owner,omitempty"`
+	// Tier is how the cluster's nodes are billed: managed (the platform's
+	// estate, the default) or byo (the tenant's own account). Its pools
+	// take it from the gate; only `set-tier` by an administrator moves it.
+	Tier BillingTier `json:"tier,omitempty"`
 	// SampleInterval is how often the watcher samples this cluster.
 	SampleInterval types.Duration `json:"sampleInterval,omitempty"`
 	// StaleAfter: with no successful sample for this long the cluster is
@@ -47,6 +51,9 @@ func (d ClusterDeclared) Validate() error {
 	}
 	if !d.Phase.Valid() {
 		errs = append(errs, fmt.Errorf("phase %q is not one of pending, active, draining, disabled", d.Phase))
+	}
+	if err := ValidateTier("tier", d.Tier); err != nil {
+		errs = append(errs, err)
 	}
 	if d.SampleInterval.D() < 0 || (d.SampleInterval > 0 && d.SampleInterval.D() < time.Second) {
 		errs = append(errs, fmt.Errorf("sampleInterval %s must be at least 1s", d.SampleInterval))
@@ -166,6 +173,8 @@ type ClusterStatus struct {
 	TokenIssuedAt    time.Time `json:"tokenIssuedAt,omitempty"`
 	// LastPhaseChange says who moved the cluster to its phase, and why.
 	LastPhaseChange *PhaseChange `json:"lastPhaseChange,omitempty"`
+	// LastTierChange says who moved the cluster to its billing tier, and why.
+	LastTierChange *TierChange `json:"lastTierChange,omitempty"`
 }
 
 // PhaseChange records an accepted `set-phase`.

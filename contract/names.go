@@ -37,7 +37,7 @@ const (
 const DefaultTaskQueue = "visor-fleet"
 
 // Search attributes (docs/design.md). The embedded server allows at most 10
-// Keyword attributes per namespace; these are 8.
+// Keyword attributes per namespace; these are 9.
 const (
 	SAOrg          = "VisorOrg"
 	SAProject      = "VisorProject"
@@ -47,6 +47,7 @@ const (
 	SAState        = "VisorState"
 	SAClusterPhase = "VisorClusterPhase"
 	SARegion       = "VisorRegion"
+	SATier         = "VisorTier" // managed or byo: how the pool is billed
 	SANodes        = "VisorNodes"
 	SATargetNodes  = "VisorTargetNodes"
 	SAPendingPods  = "VisorPendingPods"
@@ -72,5 +73,6 @@ const (
 var SearchAttributes = map[string]SearchAttributeKind{
 	SAOrg: Keyword, SAProject: Keyword, SAService: Keyword, SAProvider: Keyword,
 	SACluster: Keyword, SAState: Keyword, SAClusterPhase: Keyword, SARegion: Keyword,
+	SATier:  Keyword,
 	SANodes: Int, SATargetNodes: Int, SAPendingPods: Int, SALastScale: Datetime,
 }

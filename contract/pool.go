@@ -115,6 +115,9 @@ type ClusterGate struct {
 	Phase     ClusterPhase `json:"phase"`
 	Reachable bool         `json:"reachable"`
 	Region    string       `json:"region,omitempty"`
+	// Tier is the cluster's billing tier (empty from clusters declared
+	// before tiers: managed).
+	Tier BillingTier `json:"tier,omitempty"`
 	// Reason says why the cluster holds its pools back, when it does.
 	Reason string `json:"reason,omitempty"`
 	// Since orders gate signals; an older one is ignored.
@@ -161,7 +164,11 @@ type PoolStatus struct {
 	LastRejected      string                 `json:"lastRejected,omitempty"`
 	Observation       *types.PoolObservation `json:"observation,omitempty"`
 	MeteredThrough    time.Time              `json:"meteredThrough,omitempty"`
-	ContinuedAsNew    int                    `json:"continuedAsNew"`
+	// Tier is the billing tier the pool meters under now, from its
+	// cluster; TierSince is when it took effect (zero: since the start).
+	Tier           BillingTier `json:"tier"`
+	TierSince      time.Time   `json:"tierSince,omitempty"`
+	ContinuedAsNew int         `json:"continuedAsNew"`
 
 	// Provider truth: the target the provider reported and when, and the
 	// machines asked for that are not nodes yet.

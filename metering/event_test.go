@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -18,19 +19,21 @@ func TestEventsForHour(t *testing.T) {
 	events := EventsForHour(testPool, tl, at(10, 0))
 	require.Equal(t, []Event{
 		{
-			MeterID: "visor.node-hours", UserID: "acme", Value: 0.5, Hour: at(10, 0),
+			MeterID: "visor.node-hours", UserID: "acme", Value: 0.5, Hour: at(10, 0), Tier: "managed",
+			Project: "web", PoolID: "pool/acme/web/llm/digitalocean/sfo3", Provider: "digitalocean", Cluster: "sfo3", Size: "g-8vcpu-32gb",
 			Idempotency: "pool/acme/web/llm/digitalocean/sfo3/g-8vcpu-32gb/2025-03-01T10",
 			Dimensions: map[string]string{
 				"service": "llm", "project": "web", "provider": "digitalocean", "cluster": "sfo3",
-				"size": "g-8vcpu-32gb", "pool": "pool/acme/web/llm/digitalocean/sfo3",
+				"size": "g-8vcpu-32gb", "pool": "pool/acme/web/llm/digitalocean/sfo3", "tier": "managed",
 			},
 		},
 		{
-			MeterID: "visor.node-hours", UserID: "acme", Value: 2, Hour: at(10, 0),
+			MeterID: "visor.node-hours", UserID: "acme", Value: 2, Hour: at(10, 0), Tier: "managed",
+			Project: "web", PoolID: "pool/acme/web/llm/digitalocean/sfo3", Provider: "digitalocean", Cluster: "sfo3", Size: "s-4vcpu-8gb",
 			Idempotency: "pool/acme/web/llm/digitalocean/sfo3/s-4vcpu-8gb/2025-03-01T10",
 			Dimensions: map[string]string{
 				"service": "llm", "project": "web", "provider": "digitalocean", "cluster": "sfo3",
-				"size": "s-4vcpu-8gb", "pool": "pool/acme/web/llm/digitalocean/sfo3",
+				"size": "s-4vcpu-8gb", "pool": "pool/acme/web/llm/digitalocean/sfo3", "tier": "managed",
 			},
 		},
 	}, events)
@@ -53,6 +56,21 @@ func TestEventValidate(t *testing.T) {
 
 	dup := good
 	dup.Value = 7
-	require.ErrorContains(t, validateEvents([]Event{good, dup}), "appears twice")
-	require.NoError(t, validateEvents([]Event{good, good}))
+	_, err := checkEvents([]Event{good, dup})
+	require.ErrorContains(t, err, "appears twice")
+	_, err = checkEvents([]Event{good, good})
+	require.NoError(t, err)
+	require.ErrorContains(t, bad(func(e *Event) { e.Size = "" }), "has no size")
+	require.ErrorContains(t, bad(func(e *Event) { e.Tier = "free" }), `tier "free"`)
+	require.ErrorContains(t, bad(func(e *Event) { e.MeterID = "visor.cpu" }), `meterId "visor.cpu"`)
+	require.ErrorContains(t, bad(func(e *Event) { e.PoolID = "" }), "no poolId")
+
+	// An event from a worker before the top-level fields still says
+	// what it bills: they are filled from its dimensions.
+	old := Event{MeterID: MeterNodeHours, UserID: "acme", Value: 1, Hour: at(10, 0), Idempotency: "k",
+		Dimensions: map[string]string{DimPool: "pool/x", DimSize: "s", DimProject: "web", DimCluster: "sfo3", DimProvider: "do"}}
+	filled, err := checkEvents([]Event{old})
+	require.NoError(t, err)
+	require.Equal(t, Event{MeterID: MeterNodeHours, UserID: "acme", Tier: contract.TierManaged, Project: "web", PoolID: "pool/x",
+		Provider: "do", Cluster: "sfo3", Size: "s", Value: 1, Hour: at(10, 0), Idempotency: "k", Dimensions: old.Dimensions}, filled[0])
 }

@@ -29,11 +29,18 @@ import (
 //	{"events": [{
 //	  "meterId": "visor.node-hours",
 //	  "userId": "<org>",
+//	  "tier": "managed",
+//	  "project": "…", "poolId": "pool/…", "provider": "…", "cluster": "…", "size": "…",
 //	  "value": 1.5,
 //	  "hour": "2025-03-01T10:00:00Z",
 //	  "idempotency": "pool/<org>/<project>/<service>/<provider>/<cluster>/<size>/2025-03-01T10",
-//	  "dimensions": {"service": "…", "project": "…", "provider": "…", "cluster": "…", "size": "…", "pool": "pool/…"}
+//	  "dimensions": {"service": "…", "project": "…", "provider": "…", "cluster": "…", "size": "…", "pool": "pool/…", "tier": "managed"}
 //	}]}
+//
+// A bring-your-own pool's hour is one "visor.management-plane.pool-hours"
+// event (tier "byo", no size, value the part of the hour the pool existed,
+// key "<pool ID>/<hour>/management-plane", dimension "nodeHours" for
+// information). docs/metering.md has every field.
 //
 // Any 2xx means every event in the batch is recorded. The receiver must
 // dedupe on each event's "idempotency" (the batch key only short-cuts an
@@ -146,7 +153,8 @@ func (s *HTTPSink) Report(ctx context.Context, events []Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	if err := validateEvents(events); err != nil {
+	events, err := checkEvents(events)
+	if err != nil {
 		return s.fail(connectors.Permanent, err)
 	}
 	token, err := s.cfg.Token.Resolve(ctx, s.secrets)

@@ -26,21 +26,90 @@ type Ledger struct {
 
 var _ Sink = (*Ledger)(nil)
 
+// ledgerSchema is the current table; a file made before tiers (version
+// 0, without tier, project, provider and cluster) is migrated in place by
+// migrateLedger, keeping its rows.
 const ledgerSchema = `
 CREATE TABLE IF NOT EXISTS meter_events (
 	idempotency TEXT    NOT NULL UNIQUE,
-	meter_id    TEXT    NOT NULL,
+	meter_id    TEXT    NOT NULL, -- visor.node-hours or visor.management-plane.pool-hours
 	org         TEXT    NOT NULL,
 	pool        TEXT    NOT NULL,
-	size        TEXT    NOT NULL,
+	size        TEXT    NOT NULL, -- '' for pool-hours
 	hour        INTEGER NOT NULL, -- unix seconds of the UTC hour's start
 	value       REAL    NOT NULL,
 	dimensions  TEXT    NOT NULL, -- JSON object
-	recorded_at INTEGER NOT NULL  -- unix nanoseconds, when first inserted
+	recorded_at INTEGER NOT NULL, -- unix nanoseconds, when first inserted
+	tier        TEXT    NOT NULL DEFAULT 'managed',
+	project     TEXT    NOT NULL DEFAULT '',
+	provider    TEXT    NOT NULL DEFAULT '',
+	cluster     TEXT    NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS meter_events_org_pool_hour ON meter_events (org, pool, hour);
 CREATE INDEX IF NOT EXISTS meter_events_hour ON meter_events (hour);
 `
+
+// ledgerVersion is PRAGMA user_version of a current ledger file.
+const ledgerVersion = 1
+
+// migrateLedger brings a version-0 file up to date in one transaction:
+// the columns added since, filled from each row's dimensions (every row
+// then was a managed node-hours row).
+func migrateLedger(db *sql.DB) error {
+	// Inside one immediate transaction, so two processes opening an old
+	// file at once migrate it once.
+	tx, err := db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var version int
+	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil {
+		return err
+	}
+	if version >= ledgerVersion {
+		return nil
+	}
+	have := map[string]bool{}
+	rows, err := tx.Query(`SELECT name FROM pragma_table_info('meter_events')`)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return err
+		}
+		have[name] = true
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	for _, col := range []struct{ name, def string }{
+		{"tier", "TEXT NOT NULL DEFAULT 'managed'"},
+		{"project", "TEXT NOT NULL DEFAULT ''"},
+		{"provider", "TEXT NOT NULL DEFAULT ''"},
+		{"cluster", "TEXT NOT NULL DEFAULT ''"},
+	} {
+		if have[col.name] {
+			continue
+		}
+		if _, err := tx.Exec(`ALTER TABLE meter_events ADD COLUMN ` + col.name + ` ` + col.def); err != nil {
+			return fmt.Errorf("add column %s: %w", col.name, err)
+		}
+		if col.name == "tier" {
+			continue // the default is right: every older row is managed
+		}
+		if _, err := tx.Exec(`UPDATE meter_events SET `+col.name+` = COALESCE(json_extract(dimensions, ?), '')`, "$."+col.name); err != nil {
+			return fmt.Errorf("fill column %s: %w", col.name, err)
+		}
+	}
+	if _, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, ledgerVersion)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
 
 // OpenLedger opens (creating if needed) the ledger file at path.
 func OpenLedger(path string) (*Ledger, error) {
@@ -68,6 +137,10 @@ func OpenLedger(path string) (*Ledger, error) {
 		db.Close()
 		return nil, fmt.Errorf("open ledger %s: create schema: %w", path, err)
 	}
+	if err := migrateLedger(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open ledger %s: migrate to version %d: %w", path, ledgerVersion, err)
+	}
 	return &Ledger{db: db, path: path}, nil
 }
 
@@ -92,13 +165,9 @@ func (l *Ledger) Insert(ctx context.Context, events []Event) (inserted int, err 
 	fail := func(class connectors.ErrorClass, err error) (int, error) {
 		return 0, connectors.NewError(class, "ledger", "report to "+l.path, err)
 	}
-	if err := validateEvents(events); err != nil {
+	events, err = checkEvents(events)
+	if err != nil {
 		return fail(connectors.Permanent, err)
-	}
-	for _, e := range events {
-		if e.Dimensions[DimPool] == "" {
-			return fail(connectors.Permanent, fmt.Errorf("meter event %s has no %q dimension", e.Idempotency, DimPool))
-		}
 	}
 	tx, err := l.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -106,8 +175,8 @@ func (l *Ledger) Insert(ctx context.Context, events []Event) (inserted int, err 
 	}
 	defer tx.Rollback() // no-op after Commit
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO meter_events
-		(idempotency, meter_id, org, pool, size, hour, value, dimensions, recorded_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		(idempotency, meter_id, org, pool, size, hour, value, dimensions, recorded_at, tier, project, provider, cluster)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (idempotency) DO NOTHING`)
 	if err != nil {
 		return fail(connectors.Retryable, err)
@@ -119,8 +188,8 @@ func (l *Ledger) Insert(ctx context.Context, events []Event) (inserted int, err 
 		if err != nil {
 			return fail(connectors.Permanent, fmt.Errorf("meter event %s: dimensions: %w", e.Idempotency, err))
 		}
-		res, err := stmt.ExecContext(ctx, e.Idempotency, e.MeterID, e.UserID, e.Dimensions[DimPool],
-			e.Dimensions[DimSize], e.Hour.Unix(), e.Value, string(dims), now)
+		res, err := stmt.ExecContext(ctx, e.Idempotency, e.MeterID, e.UserID, e.PoolID,
+			e.Size, e.Hour.Unix(), e.Value, string(dims), now, string(e.Tier), e.Project, e.Provider, e.Cluster)
 		if err != nil {
 			return fail(connectors.Retryable, fmt.Errorf("insert %s: %w", e.Idempotency, err))
 		}

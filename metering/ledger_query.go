@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/hanzoai/visor-fleet/contract"
 )
 
 // Filter narrows List and Totals. Empty fields match everything; From is
@@ -13,8 +15,11 @@ import (
 type Filter struct {
 	Org  string
 	Pool string // pool workflow ID
-	From time.Time
-	To   time.Time
+	// Tier and Meter keep only one billing tier or meter ID.
+	Tier  string
+	Meter string
+	From  time.Time
+	To    time.Time
 	// Limit caps List's rows; zero means no cap.
 	Limit int
 }
@@ -22,18 +27,29 @@ type Filter struct {
 // Row is one ledger entry.
 type Row struct {
 	Event
-	Pool       string
-	Size       string
 	RecordedAt time.Time
 }
 
-// Total sums a pool's node-hours of one size over the filtered hours.
+// Total sums one pool's meter (and size) over the filtered hours: the
+// value is node-hours or pool-hours, as MeterID says.
 type Total struct {
-	Org       string
-	Pool      string
-	Size      string
-	Hours     int // events summed, one per hour
-	NodeHours float64
+	Org     string
+	Tier    string
+	MeterID string
+	Pool    string
+	Size    string
+	Hours   int // events summed, one per hour
+	Value   float64
+}
+
+// OrgTotal sums an org's meter over all its pools: what it is billed.
+type OrgTotal struct {
+	Org     string
+	Tier    string
+	MeterID string
+	Pools   int
+	Hours   int // events summed
+	Value   float64
 }
 
 func (f Filter) where() (string, []any, error) {
@@ -50,6 +66,12 @@ func (f Filter) where() (string, []any, error) {
 	}
 	if f.Pool != "" {
 		conds, args = append(conds, "pool = ?"), append(args, f.Pool)
+	}
+	if f.Tier != "" {
+		conds, args = append(conds, "tier = ?"), append(args, f.Tier)
+	}
+	if f.Meter != "" {
+		conds, args = append(conds, "meter_id = ?"), append(args, f.Meter)
 	}
 	if !f.From.IsZero() {
 		// Ceil: an hour starting before From is not in [From, To).
@@ -74,8 +96,8 @@ func (l *Ledger) List(ctx context.Context, f Filter) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := `SELECT idempotency, meter_id, org, pool, size, hour, value, dimensions, recorded_at
-		FROM meter_events` + where + ` ORDER BY hour, pool, size`
+	q := `SELECT idempotency, meter_id, org, pool, size, hour, value, dimensions, recorded_at, tier, project, provider, cluster
+		FROM meter_events` + where + ` ORDER BY hour, pool, meter_id, size`
 	if f.Limit > 0 {
 		q += ` LIMIT ?`
 		args = append(args, f.Limit)
@@ -89,13 +111,15 @@ func (l *Ledger) List(ctx context.Context, f Filter) ([]Row, error) {
 	for rows.Next() {
 		var r Row
 		var hour, recorded int64
-		var dims string
-		if err := rows.Scan(&r.Idempotency, &r.MeterID, &r.UserID, &r.Pool, &r.Size, &hour, &r.Value, &dims, &recorded); err != nil {
+		var dims, tier string
+		if err := rows.Scan(&r.Idempotency, &r.MeterID, &r.UserID, &r.PoolID, &r.Size, &hour, &r.Value, &dims, &recorded,
+			&tier, &r.Project, &r.Provider, &r.Cluster); err != nil {
 			return nil, fmt.Errorf("list ledger %s: %w", l.path, err)
 		}
 		if err := json.Unmarshal([]byte(dims), &r.Dimensions); err != nil {
 			return nil, fmt.Errorf("list ledger %s: dimensions of %s: %w", l.path, r.Idempotency, err)
 		}
+		r.Tier = contract.BillingTier(tier)
 		r.Hour = time.Unix(hour, 0).UTC()
 		r.RecordedAt = time.Unix(0, recorded).UTC()
 		out = append(out, r)
@@ -106,30 +130,61 @@ func (l *Ledger) List(ctx context.Context, f Filter) ([]Row, error) {
 	return out, nil
 }
 
-// Totals sums node-hours by org, pool and size over the filter (Limit
-// ignored), ordered by org, pool and size.
+// Totals sums each pool's meters by org, tier, meter, pool and size over
+// the filter (Limit ignored), in that order.
 func (l *Ledger) Totals(ctx context.Context, f Filter) ([]Total, error) {
+	var out []Total
+	err := l.sum(ctx, f, "org, tier, meter_id, pool, size", func(scan func(...any) error) error {
+		var t Total
+		if err := scan(&t.Org, &t.Tier, &t.MeterID, &t.Pool, &t.Size, &t.Hours, &t.Value); err != nil {
+			return err
+		}
+		out = append(out, t)
+		return nil
+	})
+	return out, err
+}
+
+// OrgTotals sums the meters by org, tier and meter over the filter
+// (Limit ignored): each org's bill per meter, in that order.
+func (l *Ledger) OrgTotals(ctx context.Context, f Filter) ([]OrgTotal, error) {
+	var out []OrgTotal
+	err := l.sum(ctx, f, "org, tier, meter_id", func(scan func(...any) error) error {
+		var t OrgTotal
+		if err := scan(&t.Org, &t.Tier, &t.MeterID, &t.Pools, &t.Hours, &t.Value); err != nil {
+			return err
+		}
+		out = append(out, t)
+		return nil
+	})
+	return out, err
+}
+
+// sum groups the filtered rows by the columns and hands each group's
+// columns, then its distinct pools (org totals only), events and sum.
+func (l *Ledger) sum(ctx context.Context, f Filter, by string, each func(scan func(...any) error) error) error {
 	f.Limit = 0
 	where, args, err := f.where()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	rows, err := l.db.QueryContext(ctx, `SELECT org, pool, size, COUNT(*), SUM(value)
-		FROM meter_events`+where+` GROUP BY org, pool, size ORDER BY org, pool, size`, args...)
+	counts := "COUNT(*), SUM(value)"
+	if !strings.Contains(by, "pool") {
+		counts = "COUNT(DISTINCT pool), " + counts
+	}
+	rows, err := l.db.QueryContext(ctx, `SELECT `+by+`, `+counts+`
+		FROM meter_events`+where+` GROUP BY `+by+` ORDER BY `+by, args...)
 	if err != nil {
-		return nil, fmt.Errorf("total ledger %s: %w", l.path, err)
+		return fmt.Errorf("total ledger %s: %w", l.path, err)
 	}
 	defer rows.Close()
-	var out []Total
 	for rows.Next() {
-		var t Total
-		if err := rows.Scan(&t.Org, &t.Pool, &t.Size, &t.Hours, &t.NodeHours); err != nil {
-			return nil, fmt.Errorf("total ledger %s: %w", l.path, err)
+		if err := each(rows.Scan); err != nil {
+			return fmt.Errorf("total ledger %s: %w", l.path, err)
 		}
-		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("total ledger %s: %w", l.path, err)
+		return fmt.Errorf("total ledger %s: %w", l.path, err)
 	}
-	return out, nil
+	return nil
 }

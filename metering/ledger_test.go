@@ -114,7 +114,7 @@ func TestLedgerReopenKeepsRows(t *testing.T) {
 	got := rows[0]
 	want := events[0]
 	require.Equal(t, want, got.Event)
-	require.Equal(t, testPool.WorkflowID(), got.Pool)
+	require.Equal(t, testPool.WorkflowID(), got.PoolID)
 	require.Equal(t, "s-2", got.Size)
 	require.WithinDuration(t, time.Now(), got.RecordedAt, time.Minute)
 	n, err := l.Insert(ctx, events)
@@ -157,8 +157,8 @@ func TestLedgerListAndTotalsFilter(t *testing.T) {
 	totals, err := l.Totals(ctx, Filter{Org: "acme", Pool: testPool.WorkflowID()})
 	require.NoError(t, err)
 	require.Equal(t, []Total{
-		{Org: "acme", Pool: testPool.WorkflowID(), Size: "s-2", Hours: 5, NodeHours: 10},
-		{Org: "acme", Pool: testPool.WorkflowID(), Size: "s-4", Hours: 5, NodeHours: 4.5},
+		{Org: "acme", Tier: "managed", MeterID: MeterNodeHours, Pool: testPool.WorkflowID(), Size: "s-2", Hours: 5, Value: 10},
+		{Org: "acme", Tier: "managed", MeterID: MeterNodeHours, Pool: testPool.WorkflowID(), Size: "s-4", Hours: 5, Value: 4.5},
 	}, totals)
 }
 
@@ -174,7 +174,8 @@ func TestLedgerRejectsBadBatchWhole(t *testing.T) {
 
 	events = dayOfEvents(t, testPool, 1)
 	delete(events[0].Dimensions, DimPool)
-	require.ErrorContains(t, l.Report(ctx, events), `no "pool" dimension`)
+	events[0].PoolID = ""
+	require.ErrorContains(t, l.Report(ctx, events), "no poolId")
 	require.Empty(t, countRows(t, l))
 
 	_, err = OpenLedger("")

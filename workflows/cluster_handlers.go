@@ -31,6 +31,7 @@ func (c *cluster) registerHandlers(ctx workflow.Context) error {
 		{contract.UpdateSetPhase, c.handleSetPhase, c.validateSetPhase},
 		{contract.UpdateReportObserved, c.handleReport, c.validateReport},
 		{contract.UpdateRotateToken, c.handleRotateToken, c.validateRotateToken},
+		{contract.UpdateSetTier, c.handleSetTier, c.validateSetTier}, // cluster_tier.go
 	}
 	for _, h := range handlers {
 		if err := workflow.SetUpdateHandlerWithOptions(ctx, h.name, h.handler, workflow.UpdateHandlerOptions{Validator: h.validator}); err != nil {

@@ -43,6 +43,7 @@ type ClusterState struct {
 	Gate            contract.ClusterGate  `json:"gate"`
 	Frozen          string                `json:"frozen,omitempty"`
 	LastPhaseChange *contract.PhaseChange `json:"lastPhaseChange,omitempty"`
+	LastTierChange  *contract.TierChange  `json:"lastTierChange,omitempty"` // cluster_tier.go
 	LastRejected    string                `json:"lastRejected,omitempty"`
 	// Rejected counts signals refused (undecodable, invalid, future-dated).
 	Rejected int `json:"rejected,omitempty"`
@@ -227,7 +228,7 @@ func (c *cluster) refresh(ctx workflow.Context) {
 	now := workflow.Now(ctx)
 	c.derive(now)
 	g := c.gate(now)
-	if g.Phase != c.state.Gate.Phase || g.Reachable != c.state.Gate.Reachable || g.Region != c.state.Gate.Region {
+	if g.Phase != c.state.Gate.Phase || g.Reachable != c.state.Gate.Reachable || g.Region != c.state.Gate.Region || g.Tier != c.state.Gate.Tier {
 		c.state.Gate = g
 		c.joined = nil
 		for _, id := range workflow.DeterministicKeys(c.state.Pools) {
@@ -332,7 +333,8 @@ func (c *cluster) applyRegistration(ctx workflow.Context, r contract.PoolRegistr
 }
 
 func (c *cluster) gate(now time.Time) contract.ClusterGate {
-	return contract.ClusterGate{Phase: c.state.Declared.Phase, Reachable: c.state.Observed.Reachable, Region: c.state.Declared.Region, Reason: c.state.Frozen, Since: now}
+	return contract.ClusterGate{Phase: c.state.Declared.Phase, Reachable: c.state.Observed.Reachable, Region: c.state.Declared.Region, Reason: c.state.Frozen, Since: now,
+		Tier: c.state.Declared.Tier}
 }
 
 func (c *cluster) signalGate(ctx workflow.Context, poolID string, g contract.ClusterGate) {
@@ -346,5 +348,6 @@ func (c *cluster) status() contract.ClusterStatus {
 	return contract.ClusterStatus{
 		Declared: s.Declared, Observed: s.Observed, Pools: s.Pools, Frozen: s.Frozen, LastRejected: s.LastRejected,
 		TokenFingerprint: contract.TokenFingerprint(s.TokenHash), TokenIssuedAt: s.TokenIssuedAt, LastPhaseChange: s.LastPhaseChange,
+		LastTierChange: s.LastTierChange,
 	}
 }

@@ -36,8 +36,9 @@ func (p *pool) meter(ctx workflow.Context) {
 }
 
 func (p *pool) meterThrough(ctx workflow.Context, now time.Time) {
+	p.noteLifespan(ctx)
 	for _, hour := range metering.HoursToMeter(p.state.MeterCursor, now) {
-		events := metering.EventsForHour(p.spec.Key, p.state.Meter, hour)
+		events := p.hourEvents(ctx, hour)
 		if len(events) > 0 {
 			actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 				TaskQueue:           p.meterTaskQueue(),
@@ -58,6 +59,7 @@ func (p *pool) meterThrough(ctx workflow.Context, now time.Time) {
 		}
 		p.state.MeterCursor = hour.Add(time.Hour)
 		p.state.Meter.Prune(p.state.MeterCursor)
+		p.state.Tiers.Prune(p.state.MeterCursor)
 	}
 }
 

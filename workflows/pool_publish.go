@@ -21,6 +21,7 @@ var (
 	saState        = temporal.NewSearchAttributeKeyKeyword(contract.SAState)
 	saClusterPhase = temporal.NewSearchAttributeKeyKeyword(contract.SAClusterPhase)
 	saRegion       = temporal.NewSearchAttributeKeyKeyword(contract.SARegion)
+	saTier         = temporal.NewSearchAttributeKeyKeyword(contract.SATier)
 	saNodes        = temporal.NewSearchAttributeKeyInt64(contract.SANodes)
 	saTargetNodes  = temporal.NewSearchAttributeKeyInt64(contract.SATargetNodes)
 	saPendingPods  = temporal.NewSearchAttributeKeyInt64(contract.SAPendingPods)
@@ -30,6 +31,7 @@ var (
 // saSnapshot is what was last upserted, so unchanged values cost nothing.
 type saSnapshot struct {
 	state, phase, region string
+	tier                 string
 	nodes, target, pods  int
 	lastScale            time.Time
 	set                  bool
@@ -43,6 +45,7 @@ func (p *pool) publish(ctx workflow.Context) {
 		state: p.stateName(), phase: string(s.Gate.Phase), region: s.Gate.Region,
 		nodes: s.observedNodes(), target: s.nodeCount(), pods: s.pendingPods(),
 		lastScale: latest(s.LastScaleUp, s.LastScaleDown), set: true,
+		tier: p.publishedTier(ctx), // pool_tier.go
 	}
 	if now != p.lastSA {
 		updates := []temporal.SearchAttributeUpdate{
@@ -57,6 +60,9 @@ func (p *pool) publish(ctx workflow.Context) {
 		}
 		if now.region != "" {
 			updates = append(updates, saRegion.ValueSet(now.region))
+		}
+		if now.tier != "" {
+			updates = append(updates, saTier.ValueSet(now.tier))
 		}
 		if !now.lastScale.IsZero() {
 			updates = append(updates, saLastScale.ValueSet(now.lastScale))

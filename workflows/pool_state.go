@@ -47,6 +47,8 @@ type PoolState struct {
 	// Meter is the node-count timeline and the first hour not yet metered.
 	Meter       metering.Timeline `json:"meter"`
 	MeterCursor time.Time         `json:"meterCursor"`
+	// Tiers is the billing-tier history and lifespan (pool_tier.go).
+	Tiers metering.Tiers `json:"tiers,omitzero"`
 	// ContinuedAsNew counts runs, for the status query.
 	ContinuedAsNew int `json:"continuedAsNew"`
 

@@ -53,6 +53,7 @@ type pool struct {
 	authOn    bool
 	auth      authority
 	gateDirty bool
+	billing   billingVersion // pool_tier.go
 }
 
 // maxActionsPerWake bounds how many decisions one wake-up carries out in a
@@ -383,6 +384,7 @@ func (p *pool) applyGate(ctx workflow.Context, g contract.ClusterGate) {
 		return
 	}
 	p.state.Gate = g
+	p.noteTier(ctx) // pool_tier.go
 }
 
 func (p *pool) reject(ctx workflow.Context, what string, err error) {

@@ -23,3 +23,9 @@ const (
 	// gate from the cluster workflow instead of taking its content.
 	versionAuthenticatedInputs = "authenticated-inputs"
 )
+
+// versionBillingTier: the pool bills each hour under the tier its cluster
+// held for it (managed node-hours, or BYO management-plane pool-hours),
+// records tier changes as decisions and publishes VisorTier. Asked once per
+// run, on first use (pool_tier.go).
+const versionBillingTier = "billing-tier"

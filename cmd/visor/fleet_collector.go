@@ -92,7 +92,10 @@ func (f *fleetCollector) collectMeter(ctx context.Context, ch chan<- prometheus.
 		return
 	}
 	for _, t := range totals {
-		ch <- prometheus.MustNewConstMetric(descNodeHours, prometheus.CounterValue, t.NodeHours, t.Org, t.Pool, t.Size)
+		// A BYO pool's management-plane pool-hours are hours, not node-hours.
+		if t.MeterID == metering.MeterNodeHours {
+			ch <- prometheus.MustNewConstMetric(descNodeHours, prometheus.CounterValue, t.Value, t.Org, t.Pool, t.Size)
+		}
 		ch <- prometheus.MustNewConstMetric(descHours, prometheus.CounterValue, float64(t.Hours), t.Org, t.Pool, t.Size)
 	}
 }

@@ -5,41 +5,75 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/metering"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
-// meterRow and meterTotal are the ledger's rows as printed.
+// meterRow, meterTotal and meterOrgTotal are the ledger as printed. Value
+// is node-hours for the node-hours meter (managed pools) and pool-hours
+// for the management-plane meter (bring-your-own pools).
 type meterRow struct {
 	Hour        time.Time `json:"hour"`
+	Tier        string    `json:"tier"`
+	Meter       string    `json:"meterId"`
 	Org         string    `json:"org"`
+	Project     string    `json:"project"`
 	Pool        string    `json:"pool"`
-	Size        string    `json:"size"`
-	NodeHours   float64   `json:"nodeHours"`
+	Provider    string    `json:"provider"`
+	Cluster     string    `json:"cluster"`
+	Size        string    `json:"size,omitempty"`
+	Value       float64   `json:"value"`
 	Idempotency string    `json:"idempotency"`
 	RecordedAt  time.Time `json:"recordedAt"`
 }
 
 type meterTotal struct {
-	Org       string  `json:"org"`
-	Pool      string  `json:"pool"`
-	Size      string  `json:"size"`
-	Hours     int     `json:"hours"`
-	NodeHours float64 `json:"nodeHours"`
+	Org   string  `json:"org"`
+	Tier  string  `json:"tier"`
+	Meter string  `json:"meterId"`
+	Pool  string  `json:"pool"`
+	Size  string  `json:"size,omitempty"`
+	Hours int     `json:"hours"`
+	Value float64 `json:"value"`
+}
+
+type meterOrgTotal struct {
+	Org   string  `json:"org"`
+	Tier  string  `json:"tier"`
+	Meter string  `json:"meterId"`
+	Pools int     `json:"pools"`
+	Hours int     `json:"hours"`
+	Value float64 `json:"value"`
 }
 
 type meterReport struct {
-	Rows   []meterRow   `json:"rows"`
-	Totals []meterTotal `json:"totals"`
+	Rows []meterRow `json:"rows"`
+	// Totals are per pool and size; OrgTotals per org, tier and meter:
+	// what each org is billed.
+	Totals    []meterTotal    `json:"totals"`
+	OrgTotals []meterOrgTotal `json:"orgTotals"`
 	// OpenHour is the UTC hour now accruing: not yet billed, so in no row.
 	// Its rows appear once it is complete, at BilledAfter.
 	OpenHour    time.Time `json:"openHour"`
 	BilledAfter time.Time `json:"billedAfter"`
+}
+
+// meterName is a meter ID as a column shows it.
+func meterName(id string) string { return strings.TrimPrefix(id, "visor.") }
+
+// unitOf is what a meter's value counts.
+func unitOf(id string) string {
+	if id == metering.MeterPoolHours {
+		return "pool-h"
+	}
+	return "node-h"
 }
 
 func newMeterCommand() *cobra.Command {
@@ -52,7 +86,7 @@ func newMeterCommand() *cobra.Command {
 	var from, to timeFlag
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List node-hour events and their totals per org, pool and size",
+		Short: "List meter events (managed node-hours, BYO management-plane pool-hours) with totals per pool and per org and meter",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutput(output); err != nil {
@@ -67,6 +101,16 @@ func newMeterCommand() *cobra.Command {
 				if _, err := types.ParsePoolID(f.Pool); err != nil {
 					return fmt.Errorf("--pool: %w", err)
 				}
+			}
+			switch f.Tier {
+			case "", string(contract.TierManaged), string(contract.TierBYO):
+			default:
+				return fmt.Errorf("--tier %q is not one of managed, byo", f.Tier)
+			}
+			switch f.Meter {
+			case "", metering.MeterNodeHours, metering.MeterPoolHours:
+			default:
+				return fmt.Errorf("--meter %q is not one of %s, %s", f.Meter, metering.MeterNodeHours, metering.MeterPoolHours)
 			}
 			f.From, f.To = from.t, to.t
 			// Opening creates a missing file; a reader must not.
@@ -89,23 +133,36 @@ func newMeterCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			orgTotals, err := ledger.OrgTotals(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
 			open := time.Now().UTC().Truncate(time.Hour)
 			report := meterReport{Rows: make([]meterRow, 0, len(rows)), Totals: make([]meterTotal, 0, len(totals)),
-				OpenHour: open, BilledAfter: open.Add(time.Hour)}
+				OrgTotals: make([]meterOrgTotal, 0, len(orgTotals)), OpenHour: open, BilledAfter: open.Add(time.Hour)}
 			for _, r := range rows {
-				report.Rows = append(report.Rows, meterRow{Hour: r.Hour, Org: r.UserID, Pool: r.Pool, Size: r.Size, NodeHours: r.Value, Idempotency: r.Idempotency, RecordedAt: r.RecordedAt})
+				report.Rows = append(report.Rows, meterRow{Hour: r.Hour, Tier: string(r.Tier), Meter: r.MeterID, Org: r.UserID,
+					Project: r.Project, Pool: r.PoolID, Provider: r.Provider, Cluster: r.Cluster, Size: r.Size,
+					Value: r.Value, Idempotency: r.Idempotency, RecordedAt: r.RecordedAt})
 			}
 			for _, t := range totals {
-				report.Totals = append(report.Totals, meterTotal(t))
+				report.Totals = append(report.Totals, meterTotal{Org: t.Org, Tier: t.Tier, Meter: t.MeterID, Pool: t.Pool, Size: t.Size, Hours: t.Hours, Value: t.Value})
+			}
+			for _, t := range orgTotals {
+				report.OrgTotals = append(report.OrgTotals, meterOrgTotal{Org: t.Org, Tier: t.Tier, Meter: t.MeterID, Pools: t.Pools, Hours: t.Hours, Value: t.Value})
 			}
 			if err := writeOutput(cmd.OutOrStdout(), output, report, func(tw *tabwriter.Writer) {
-				fmt.Fprintln(tw, "HOUR\tORG\tPOOL\tSIZE\tNODE-HOURS")
+				fmt.Fprintln(tw, "HOUR\tTIER\tMETER\tORG\tPOOL\tSIZE\tVALUE")
 				for _, r := range report.Rows {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f\n", r.Hour.Format("2006-01-02T15Z"), r.Org, r.Pool, r.Size, r.NodeHours)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.3f %s\n", r.Hour.Format("2006-01-02T15Z"), r.Tier, meterName(r.Meter), r.Org, r.Pool, orDash(r.Size), r.Value, unitOf(r.Meter))
 				}
-				fmt.Fprintln(tw, "\nTOTAL\tORG\tPOOL\tSIZE\tNODE-HOURS")
+				fmt.Fprintln(tw, "\nPOOL TOTAL\tTIER\tMETER\tORG\tPOOL\tSIZE\tVALUE")
 				for _, t := range report.Totals {
-					fmt.Fprintf(tw, "%d h\t%s\t%s\t%s\t%.3f\n", t.Hours, t.Org, t.Pool, t.Size, t.NodeHours)
+					fmt.Fprintf(tw, "%d h\t%s\t%s\t%s\t%s\t%s\t%.3f %s\n", t.Hours, t.Tier, meterName(t.Meter), t.Org, t.Pool, orDash(t.Size), t.Value, unitOf(t.Meter))
+				}
+				fmt.Fprintln(tw, "\nORG TOTAL\tTIER\tMETER\tORG\tPOOLS\t\tVALUE")
+				for _, t := range report.OrgTotals {
+					fmt.Fprintf(tw, "%d h\t%s\t%s\t%s\t%d\t\t%.3f %s\n", t.Hours, t.Tier, meterName(t.Meter), t.Org, t.Pools, t.Value, unitOf(t.Meter))
 				}
 			}); err != nil {
 				return err
@@ -120,6 +177,8 @@ func newMeterCommand() *cobra.Command {
 	fl.StringVar(&ledgerPath, "ledger", filepath.Join(".visor", "meter.db"), "SQLite ledger file")
 	fl.StringVar(&f.Org, "org", "", "only this org")
 	fl.StringVar(&f.Pool, "pool", "", "only this pool (its ID)")
+	fl.StringVar(&f.Tier, "tier", "", "only this billing tier (managed or byo)")
+	fl.StringVar(&f.Meter, "meter", "", "only this meter ("+metering.MeterNodeHours+" or "+metering.MeterPoolHours+")")
 	fl.Var(&from, "from", "first hour, inclusive (RFC 3339, 2006-01-02T15 or 2006-01-02; UTC)")
 	fl.Var(&to, "to", "end, exclusive (same forms)")
 	fl.IntVar(&f.Limit, "limit", 0, "at most this many rows (totals still cover every row)")

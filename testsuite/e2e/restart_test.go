@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -12,8 +13,11 @@ import (
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/internal/devstack"
+	"github.com/hanzoai/visor-fleet/metering"
 	"github.com/hanzoai/visor-fleet/starter"
 	"github.com/hanzoai/visor-fleet/testsuite"
+	"github.com/hanzoai/visor-fleet/types"
 	"github.com/hanzoai/visor-fleet/workers"
 )
 
@@ -57,6 +61,7 @@ func TestRestartKeepsEveryPoolsState(t *testing.T) {
 func TestBYOTaskQueueRunsProvisioningOnTheTenantsWorker(t *testing.T) {
 	sp, key := spec(twoNodesOfDemand())
 	sp.Pools[0].ProviderTaskQueue = "tenant-acme"
+	sp.Clusters[0].Tier = contract.TierBYO // the tenant's own account
 	s := testsuite.StartStack(t, sp, "")
 
 	served := &countingClusters{inner: s.Fleet.Clusters, calls: map[string]int{}}
@@ -67,9 +72,10 @@ func TestBYOTaskQueueRunsProvisioningOnTheTenantsWorker(t *testing.T) {
 	}
 	defer tenant.Stop()
 
-	testsuite.WaitForPool(t, s, key, 90*time.Second, "scaled up through the tenant's worker", func(st contract.PoolStatus) bool {
-		return st.PendingPods == 0 && st.Nodes >= 2
+	testsuite.WaitForPool(t, s, key, 90*time.Second, "scaled up through the tenant's worker, billed as BYO", func(st contract.PoolStatus) bool {
+		return st.PendingPods == 0 && st.Nodes >= 2 && st.Tier == contract.TierBYO
 	})
+	requireBYOMetered(t, s, key)
 	served.mu.Lock()
 	defer served.mu.Unlock()
 	for _, name := range []string{"PlanScaleUp", "Provision"} {
@@ -98,4 +104,43 @@ func (c *countingClusters) Cluster(ctx context.Context, id string) (connectors.C
 	}
 	c.mu.Unlock()
 	return c.inner.Cluster(ctx, id)
+}
+
+// requireBYOMetered deregisters the pool (which meters its hour in
+// progress) and checks the platform's ledger: one management-plane
+// pool-hour row for the pool, carrying its node-hours as a dimension,
+// and no node-hours billed for nodes the tenant's cloud pays for.
+func requireBYOMetered(t *testing.T, s *devstack.Stack, key types.PoolKey) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if _, err := starter.DeregisterPool(ctx, s.Client, key, contract.DeregisterRequest{Reason: "e2e: check the meter"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Client.GetWorkflow(ctx, key.WorkflowID(), "").Get(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.Ledger.List(ctx, metering.Filter{Pool: key.WorkflowID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One row per UTC hour the test touched: one, or two across a boundary.
+	if len(rows) == 0 || len(rows) > 2 {
+		t.Fatalf("want a pool-hours row per hour the BYO pool ran, got %+v", rows)
+	}
+	pool, nodeHours := 0.0, 0.0
+	for _, r := range rows {
+		if r.MeterID != metering.MeterPoolHours || r.Tier != contract.TierBYO || r.Size != "" || r.Cluster != key.Cluster || r.Project != key.Project {
+			t.Fatalf("BYO row bills the wrong thing: %+v", r)
+		}
+		nh, err := strconv.ParseFloat(r.Dimensions[metering.DimNodeHours], 64)
+		if err != nil {
+			t.Fatalf("the node-hours the tenant's cloud ran are not told: %q (%v)", r.Dimensions[metering.DimNodeHours], err)
+		}
+		pool, nodeHours = pool+r.Value, nodeHours+nh
+	}
+	// The pool lived for the test's few minutes at most.
+	if pool <= 0 || pool > 0.25 || nodeHours <= 0 {
+		t.Fatalf("pool-hours %v, node-hours %v: not what a pool of a few minutes with nodes ran", pool, nodeHours)
+	}
 }

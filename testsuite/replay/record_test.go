@@ -64,6 +64,8 @@ func TestRecordHistories(t *testing.T) {
 	must(t, err)
 	_, err = starter.SetClusterPhase(ctx, s.Client, "sim-replay", contract.SetPhaseRequest{Phase: contract.PhaseDraining, Reason: "record"})
 	must(t, err)
+	_, err = starter.SetClusterTier(ctx, s.Client, "sim-replay", contract.SetTierRequest{Tier: contract.TierBYO, Reason: "record"})
+	must(t, err)
 	token, _, err := starter.RotateClusterToken(ctx, s.Client, "sim-replay", "record", "replay")
 	must(t, err)
 	_, err = starter.ReportObserved(ctx, s.Client, "sim-replay", token, contract.ObservedReport{
