@@ -114,7 +114,7 @@ func printFigures(w io.Writer, k killStats, s settled, h historyFigures, total t
 	}
 	if k.startsUp > 0 {
 		lines = append(lines, fmt.Sprintf("mean time to up: %s; mean time up before the kill: %s",
-			(k.startTotal / time.Duration(k.startsUp)).Round(100*time.Millisecond), (k.upTotal / time.Duration(k.startsUp)).Round(100*time.Millisecond)))
+			(k.startTotal/time.Duration(k.startsUp)).Round(100*time.Millisecond), (k.upTotal/time.Duration(k.startsUp)).Round(100*time.Millisecond)))
 	}
 	if k.cutShort {
 		lines = append(lines, "chaos phase CUT SHORT by its deadline or failed starts")
