@@ -2,7 +2,8 @@ package main
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,14 +58,7 @@ func checkAll(t truth) []result {
 	}
 }
 
-func (t truth) clusterIDs() []string {
-	ids := make([]string, 0, len(t.Sims))
-	for id := range t.Sims {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
-}
+func (t truth) clusterIDs() []string { return slices.Sorted(maps.Keys(t.Sims)) }
 
 // poolGroups are a pool's groups at the provider.
 func (t truth) poolGroups(k types.PoolKey) []connectors.NodeGroup {
@@ -87,12 +81,12 @@ func checkDuplicateGroups(t truth) result {
 			bySize[k] = append(bySize[k], g.Group.ID)
 			byName[g.Group.Name] = append(byName[g.Group.Name], g.Group.ID)
 		}
-		for _, k := range sortedKeys(bySize) {
+		for _, k := range slices.Sorted(maps.Keys(bySize)) {
 			if ids := bySize[k]; len(ids) > 1 {
 				r.fail("%s: %s has %d groups: %s", c, k, len(ids), strings.Join(ids, ", "))
 			}
 		}
-		for _, n := range sortedKeys(byName) {
+		for _, n := range slices.Sorted(maps.Keys(byName)) {
 			if ids := byName[n]; len(ids) > 1 {
 				r.fail("%s: group name %s is used by %s", c, n, strings.Join(ids, ", "))
 			}
@@ -117,12 +111,12 @@ func checkDuplicateMachines(t truth) result {
 			r.Checked++
 			byID[l.Instance.ID] = append(byID[l.Instance.ID], "leaked")
 		}
-		for _, id := range sortedKeys(byID) {
+		for _, id := range slices.Sorted(maps.Keys(byID)) {
 			if where := byID[id]; len(where) > 1 {
 				r.fail("%s: machine %s appears %d times (%s)", c, id, len(where), strings.Join(where, ", "))
 			}
 		}
-		for _, n := range sortedKeys(byName) {
+		for _, n := range slices.Sorted(maps.Keys(byName)) {
 			if where := byName[n]; len(where) > 1 {
 				r.fail("%s: node name %s belongs to %d machines (%s)", c, n, len(where), strings.Join(where, ", "))
 			}
@@ -222,7 +216,7 @@ func checkLedgerUnique(t truth) result {
 		r.Checked++
 		seen[fmt.Sprintf("%s size %s hour %s", row.Pool, row.Size, row.Hour.UTC().Format("2006-01-02T15"))]++
 	}
-	for _, k := range sortedKeys(seen) {
+	for _, k := range slices.Sorted(maps.Keys(seen)) {
 		if n := seen[k]; n > 1 {
 			r.fail("%s: %d rows", k, n)
 		}
@@ -457,15 +451,6 @@ func describeActivities(as []pendingActivity) string {
 		parts = append(parts, fmt.Sprintf("%s %s attempt %d", a.Type, a.State, a.Attempt))
 	}
 	return strings.Join(parts, "; ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func minTime(set map[time.Time]bool) time.Time {
