@@ -94,8 +94,12 @@ func runKills(ctx context.Context, dev devCommand, spec chaosSpec, plan killPlan
 			st.upTotal += upFor
 		}
 		if p.hasExited() {
-			st.failures = append(st.failures, fmt.Sprintf("start %d: visor dev exited by itself: %v (log %s)", i, p.waitErr, p.log.Name()))
-			logf("start %d: visor dev exited by itself: %v", i, p.waitErr)
+			why := fmt.Sprintf("start %d: visor dev exited by itself: %v (log %s)", i, p.waitErr, p.log.Name())
+			if fatal := lastFatal(filepath.Join(dev.dataDir, "temporal.log"), p.started); fatal != "" {
+				why += "; " + fatal
+			}
+			st.failures = append(st.failures, why)
+			logf("%s", why)
 			continue
 		}
 		wasUp := p.isUp()

@@ -167,6 +167,9 @@ func finalRun(ctx context.Context, dev devCommand, spec chaosSpec, limits settle
 		}
 	}()
 	if err := p.waitUp(ctx, 3*time.Minute); err != nil {
+		if fatal := lastFatal(filepath.Join(dev.dataDir, "temporal.log"), p.started); fatal != "" {
+			err = fmt.Errorf("%w; %s", err, fatal)
+		}
 		return t, rest, nil, fmt.Errorf("final run: %w", err)
 	}
 	c, err := dialDev(ctx, dev.dataDir, dev.grpcPort)

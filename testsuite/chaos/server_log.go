@@ -1,0 +1,43 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"strings"
+	"time"
+)
+
+// lastFatal finds the Temporal server's last fatal line at or after since
+// in its JSON log (visor dev's temporal.log). The server exits on a fatal
+// without a word on visor dev's own output, so a start that "exited by
+// itself" is explained only there.
+func lastFatal(path string, since time.Time) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
+	var found string
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.Contains(line, `"level":"fatal"`) {
+			continue
+		}
+		var e struct {
+			TS    time.Time `json:"ts"`
+			Msg   string    `json:"msg"`
+			Error string    `json:"error"`
+		}
+		if json.Unmarshal([]byte(line), &e) != nil || e.TS.Before(since.Add(-time.Second)) {
+			continue
+		}
+		found = "server fatal: " + e.Msg
+		if e.Error != "" {
+			found += ": " + e.Error
+		}
+	}
+	return found
+}
