@@ -146,6 +146,7 @@ func run(ctx context.Context, o options) (int, error) {
 	printFigures(out, kills, rest, sumHistories(t.Runs), time.Since(began))
 	fmt.Fprintln(out)
 	printPools(out, t)
+	printWatchers(out, t)
 	fmt.Fprintln(out)
 	n := printInvariants(out, results)
 	fmt.Fprintf(out, "\n%d violations; data and logs in %s\n", n, o.dataDir)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/hanzoai/visor-fleet/types"
 )
 
 // maxDetailsPerInvariant bounds the violation lines printed per row; the
@@ -140,4 +142,13 @@ func startsResult(k killStats, final []string) result {
 	r := result{Name: "visor dev starts and stops cleanly", Checked: k.kills + len(k.failures) + 1}
 	r.Violations = append(append(r.Violations, k.failures...), final...)
 	return r
+}
+
+// printWatchers writes each cluster watcher's attempt: the retry policy's
+// attempt count keeps growing over restarts (issue 13, item 5).
+func printWatchers(w io.Writer, t truth) {
+	for _, c := range t.Spec.Clusters {
+		id := types.ClusterWorkflowID(c.ID)
+		fmt.Fprintf(w, "%s: %s\n", id, describeActivities(t.Pools.Open[id].Activities))
+	}
 }
