@@ -42,6 +42,7 @@ func runKills(ctx context.Context, dev devCommand, spec chaosSpec, plan killPlan
 	rng := rand.New(rand.NewPCG(plan.seed, 0xc4a05))
 	began := time.Now()
 	defer func() { st.elapsed = time.Since(began) }()
+	serverLog := filepath.Join(dev.dataDir, "temporal.log")
 	// Starts that fail do not count as kills; the attempts are bounded
 	// so a visor dev that cannot start ends the phase instead of looping.
 	for i := 0; st.kills < plan.kills; i++ {
@@ -79,8 +80,12 @@ func runKills(ctx context.Context, dev devCommand, spec chaosSpec, plan killPlan
 				if !p.hasExited() {
 					p.kill()
 				}
-				st.failures = append(st.failures, fmt.Sprintf("start %d: %v", i, err))
-				logf("start %d failed: %v", i, err)
+				why := fmt.Sprintf("start %d: %v", i, err)
+				if more := whyExited(p.log.Name(), serverLog, p.started); more != "" {
+					why += "; " + more
+				}
+				st.failures = append(st.failures, why)
+				logf("%s", why)
 				continue
 			}
 			st.startsUp++
@@ -95,8 +100,8 @@ func runKills(ctx context.Context, dev devCommand, spec chaosSpec, plan killPlan
 		}
 		if p.hasExited() {
 			why := fmt.Sprintf("start %d: visor dev exited by itself: %v (log %s)", i, p.waitErr, p.log.Name())
-			if fatal := lastFatal(filepath.Join(dev.dataDir, "temporal.log"), p.started); fatal != "" {
-				why += "; " + fatal
+			if more := whyExited(p.log.Name(), serverLog, p.started); more != "" {
+				why += "; " + more
 			}
 			st.failures = append(st.failures, why)
 			logf("%s", why)

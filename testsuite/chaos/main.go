@@ -168,8 +168,8 @@ func finalRun(ctx context.Context, dev devCommand, spec chaosSpec, limits settle
 		}
 	}()
 	if err := p.waitUp(ctx, 3*time.Minute); err != nil {
-		if fatal := lastFatal(filepath.Join(dev.dataDir, "temporal.log"), p.started); fatal != "" {
-			err = fmt.Errorf("%w; %s", err, fatal)
+		if more := whyExited(p.log.Name(), filepath.Join(dev.dataDir, "temporal.log"), p.started); more != "" {
+			err = fmt.Errorf("%w; %s", err, more)
 		}
 		return t, rest, nil, fmt.Errorf("final run: %w", err)
 	}

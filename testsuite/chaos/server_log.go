@@ -8,6 +8,22 @@ import (
 	"time"
 )
 
+// whyExited explains a start that ended by itself: the last line visor
+// dev wrote (its "visor: ..." error) and the server's fatal, if any.
+func whyExited(devLog, serverLog string, since time.Time) string {
+	var why []string
+	if raw, err := os.ReadFile(devLog); err == nil {
+		lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+		if last := lines[len(lines)-1]; last != "" {
+			why = append(why, "last output: "+last)
+		}
+	}
+	if fatal := lastFatal(serverLog, since); fatal != "" {
+		why = append(why, fatal)
+	}
+	return strings.Join(why, "; ")
+}
+
 // lastFatal finds the Temporal server's last fatal line at or after since
 // in its JSON log (visor dev's temporal.log). The server exits on a fatal
 // without a word on visor dev's own output, so a start that "exited by

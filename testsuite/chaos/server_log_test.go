@@ -22,3 +22,11 @@ func TestLastFatalExplainsAStartThatDied(t *testing.T) {
 	assert.Empty(t, lastFatal(path, started.Add(time.Minute)), "a fatal before the start is not this start's")
 	assert.Empty(t, lastFatal(filepath.Join(t.TempDir(), "missing.log"), started))
 }
+
+func TestWhyExitedQuotesVisorDevsLastLine(t *testing.T) {
+	dir := t.TempDir()
+	devLog := filepath.Join(dir, "dev.log")
+	require.NoError(t, os.WriteFile(devLog, []byte("visor: chmod temporal.db-journal: no such file or directory\n"), 0o600))
+	assert.Equal(t, "last output: visor: chmod temporal.db-journal: no such file or directory",
+		whyExited(devLog, filepath.Join(dir, "temporal.log"), time.Now()))
+}
