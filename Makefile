@@ -4,7 +4,7 @@ BIN       ?= bin/visor
 PKGS      ?= ./...
 TESTFLAGS ?= -timeout 30m
 
-.PHONY: run build test bench bench-report lint replay-record kube-binaries clean
+.PHONY: run build test bench bench-report lint replay-record kube-binaries chaos clean
 
 ## run: the whole system on the embedded default (Temporal + Web UI + worker + simulated fleet)
 run: build
@@ -47,6 +47,15 @@ lint:
 ## replay-record: re-record the workflow history fixtures under testsuite/replay/testdata
 replay-record:
 	VISOR_RECORD_HISTORIES=1 $(GO) test -run TestRecordHistories -count=1 -v ./testsuite/replay
+
+## chaos: kill -9 visor dev at random moments (50 times by default) under
+## bursty demand and provider faults, restart it on the same data, then
+## settle without faults and check invariants from ground truth. About 15
+## minutes; not part of `make test`. Longer: make chaos CHAOSFLAGS='-kills 100 -max-up 30s'
+CHAOSFLAGS ?=
+chaos: build
+	$(GO) build -o bin/chaos ./testsuite/chaos
+	./bin/chaos -visor $(BIN) -spec testsuite/chaos/pools.yaml $(CHAOSFLAGS)
 
 ## kube-binaries: build (or reuse) etcd and kube-apiserver for the real API server tests
 kube-binaries:
