@@ -12,7 +12,7 @@ func checkLedgerUnique(t truth) result {
 	seen := map[string]int{}
 	for _, row := range t.Ledger {
 		r.Checked++
-		seen[fmt.Sprintf("%s size %s hour %s", row.Pool, row.Size, row.Hour.UTC().Format("2006-01-02T15"))]++
+		seen[fmt.Sprintf("%s size %s hour %s", row.PoolID, row.Size, row.Hour.UTC().Format("2006-01-02T15"))]++
 	}
 	for _, k := range slices.Sorted(maps.Keys(seen)) {
 		if n := seen[k]; n > 1 {
@@ -42,14 +42,14 @@ func checkLedgerGaps(t truth) result {
 		known[p.Key.WorkflowID()] = true
 	}
 	for _, row := range t.Ledger {
-		if !known[row.Pool] {
-			r.fail("ledger row for %s, which is no pool of the spec (%s)", row.Pool, row.Idempotency)
+		if !known[row.PoolID] {
+			r.fail("ledger row for %s, which is no pool of the spec (%s)", row.PoolID, row.Idempotency)
 			continue
 		}
-		if hours[row.Pool] == nil {
-			hours[row.Pool] = map[time.Time]bool{}
+		if hours[row.PoolID] == nil {
+			hours[row.PoolID] = map[time.Time]bool{}
 		}
-		hours[row.Pool][row.Hour.UTC()] = true
+		hours[row.PoolID][row.Hour.UTC()] = true
 	}
 	lastComplete := t.Pools.ReadAt.UTC().Truncate(time.Hour)
 	for _, p := range t.Spec.Pools {

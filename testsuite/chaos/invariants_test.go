@@ -82,8 +82,8 @@ func readyNode(name string, k types.PoolKey, since time.Time) corev1.Node {
 
 func ledgerRow(k types.PoolKey, size string, hour time.Time) metering.Row {
 	return metering.Row{
-		Event: metering.Event{MeterID: metering.MeterNodeHours, UserID: k.Org, Value: 1, Hour: hour, Idempotency: metering.IdempotencyKey(k, size, hour)},
-		Pool:  k.WorkflowID(), Size: size,
+		Event: metering.Event{MeterID: metering.MeterNodeHours, UserID: k.Org, Value: 1, Hour: hour, Idempotency: metering.IdempotencyKey(k, size, hour),
+			PoolID: k.WorkflowID(), Size: size},
 	}
 }
 

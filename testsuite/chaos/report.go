@@ -57,7 +57,7 @@ func printPools(w io.Writer, t truth) {
 		}
 		rows := 0
 		for _, r := range t.Ledger {
-			if r.Pool == id {
+			if r.PoolID == id {
 				rows++
 			}
 		}
