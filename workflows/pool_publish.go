@@ -77,7 +77,7 @@ func (p *pool) publish(ctx workflow.Context) {
 		workflow.SetCurrentDetails(ctx, details)
 		p.lastDetails = details
 	}
-	if p.truth {
+	if p.memoOn {
 		p.publishMemo(ctx)
 	}
 	p.emitMetrics(ctx)

@@ -53,6 +53,8 @@ type pool struct {
 	authOn    bool
 	auth      authority
 	gateDirty bool
+	// memoOn: this run publishes the memo (versionPoolMemo).
+	memoOn bool
 	billing   billingVersion // pool_tier.go
 }
 
@@ -89,6 +91,7 @@ func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 	}
 	p.truth = workflow.GetVersion(ctx, versionProviderTruth, workflow.DefaultVersion, 1) >= 1
 	p.authOn = workflow.GetVersion(ctx, versionAuthenticatedInputs, workflow.DefaultVersion, 1) >= 1
+	p.memoOn = workflow.GetVersion(ctx, versionPoolMemo, workflow.DefaultVersion, 1) >= 1
 	if p.authOn {
 		p.loadTrust(ctx)
 	}

@@ -22,6 +22,9 @@ const (
 	// worker's system key); a cluster-gate signal makes the pool read the
 	// gate from the cluster workflow instead of taking its content.
 	versionAuthenticatedInputs = "authenticated-inputs"
+	// versionPoolMemo: the pool keeps its memo (reason line, policy hash)
+	// in step with its state, for `pool list` and `pool apply`.
+	versionPoolMemo = "pool-memo"
 )
 
 // versionBillingTier: the pool bills each hour under the tier its cluster

@@ -39,11 +39,11 @@ func TestRecordHistories(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	// Scaled up, not necessarily with every pod placed: pods that a
-	// Ready node did not help buy nothing more (the runaway guard), and
-	// the sim's 2-CPU nodes leave two of the six pending.
+	// Every pod placed: plans count the DaemonSet room each node gives
+	// its own pods, so the sim's 2-CPU nodes are bought in the number the
+	// six pods need.
 	testsuite.WaitForPool(t, s, key, 90*time.Second, "scaled up", func(st contract.PoolStatus) bool {
-		return st.Nodes >= 2
+		return st.PendingPods == 0 && st.Nodes >= 2
 	})
 	must(t, s.Fleet.Sims["sim-replay"].AddDemand(key, sim.Steady(0, types.Resources{MilliCPU: 900, Memory: types.GiB})))
 	testsuite.WaitForPool(t, s, key, 90*time.Second, "scaled down", func(st contract.PoolStatus) bool {
@@ -88,23 +88,17 @@ func TestRecordHistories(t *testing.T) {
 	if tag == "" {
 		tag = time.Now().UTC().Format("20060102-1504")
 	}
-<<<<<<< HEAD
-=======
 	// The stack encrypts payloads with keys that die with it: the
 	// fixtures are written decrypted, so the replayer reads them as they
 	// would be with the codec in front.
->>>>>>> h11-byo
 	pc, err := codec.NewPayloadCodec(s.Identity.CodecKeys)
 	must(t, err)
 	write(t, ctx, s.Client, pc, key.WorkflowID(), "pool-lifecycle-"+tag+".json")
 	write(t, ctx, s.Client, pc, types.ClusterWorkflowID("sim-replay"), "cluster-lifecycle-"+tag+".json")
 }
 
-<<<<<<< HEAD
 // write saves the history with its payloads decrypted, so the fixture
 // replays with the default data converter and needs no key.
-=======
->>>>>>> h11-byo
 func write(t *testing.T, ctx context.Context, c client.Client, pc *codec.PayloadCodec, id, name string) {
 	t.Helper()
 	it := c.GetWorkflowHistory(ctx, id, "", false, 0)
