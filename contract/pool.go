@@ -198,6 +198,8 @@ type PoolStatus struct {
 	// from the last scale-up, with the amounts.
 	Capacity string `json:"capacity,omitempty"`
 	Budget   string `json:"budget,omitempty"`
+	// OrgCeiling says what the org's ceilings left the last scale-up.
+	OrgCeiling string `json:"orgCeiling,omitempty"`
 	// HoldTarget holds as the floor until HoldUntil (a manual scale's --hold).
 	HoldTarget int       `json:"holdTarget,omitempty"`
 	HoldUntil  time.Time `json:"holdUntil,omitempty"`

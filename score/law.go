@@ -30,11 +30,9 @@ type Law struct {
 	idleSince   map[string]time.Time
 	unplaceable map[string]string
 	targetNodes int
-	// noFitOnly records only pods no size holds as unplaceable, as
-	// DecisionInput.Unplaceable documents; false copies the pool workflow
-	// today, which records every code a plan reports (other-size and
-	// ceiling too), so those pods are not sized again while they wait.
-	noFitOnly     bool
+	// deferred are pods a plan left out only because it grew another
+	// size: the workflow sizes them in the very next decision.
+	deferred      map[string]bool
 	lastSample    time.Time
 	wakeAt        time.Time
 	decisionCount int
@@ -57,7 +55,7 @@ func newLaw(name string, policy types.Policy, catalog []types.InstanceType, plan
 	return &Law{
 		name: name, policy: policy, catalog: catalog, plan: plan,
 		pool:      types.PoolKey{Org: "score", Project: "score", Service: "score", Provider: "sim", Cluster: "score"},
-		idleSince: map[string]time.Time{}, unplaceable: map[string]string{},
+		idleSince: map[string]time.Time{}, unplaceable: map[string]string{}, deferred: map[string]bool{},
 	}
 }
 
@@ -107,6 +105,7 @@ func (l *Law) decide(now time.Time) workflows.Decision {
 		LastScaleDown: l.lastDown,
 		IdleSince:     l.idleSince,
 		Unplaceable:   l.unplaceable,
+		Deferred:      l.deferred,
 		InFlightNodes: max(0, l.targetNodes-l.observedNodes()),
 		Gate:          workflows.OpenGate(),
 	})
@@ -124,6 +123,11 @@ func (l *Law) applyObservation(obs types.PoolObservation) {
 			delete(l.unplaceable, k)
 		}
 	}
+	for k := range l.deferred {
+		if !present[k] {
+			delete(l.deferred, k)
+		}
+	}
 	l.targetNodes = max(l.targetNodes, l.observedNodes())
 }
 
@@ -139,9 +143,28 @@ func (l *Law) grow(c *Cluster, d workflows.Decision) error {
 		}
 	}
 	plan := l.plan(sizing.Request{Pending: d.Pods, Existing: booting, Catalog: l.catalog, MaxNewNodes: d.MaxNewNodes})
+	// As the workflow parks them: only pods no size can hold wait for a
+	// change; one that missed this plan's size is sized next.
 	for _, u := range plan.Unplaceable {
-		if !l.noFitOnly || u.Code == sizing.CodeNoFit || u.Code == sizing.CodeInvalidRequest {
+		switch u.Code {
+		case sizing.CodeNoFit, sizing.CodeInvalidRequest:
 			l.unplaceable[u.Pod] = u.Reason
+		case sizing.CodeOtherSize:
+			l.deferred[u.Pod] = true
+		}
+	}
+	for _, pod := range d.Pods {
+		if !l.deferred[pod.Key()] || plan.NewNodes == 0 {
+			continue
+		}
+		placed := true
+		for _, u := range plan.Unplaceable {
+			if u.Pod == pod.Key() {
+				placed = false
+			}
+		}
+		if placed {
+			delete(l.deferred, pod.Key())
 		}
 	}
 	size, n := plan.Size, plan.NewNodes

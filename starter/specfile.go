@@ -125,6 +125,16 @@ func ParseSpecFile(path string, raw []byte) (SpecFile, error) {
 			}
 		}
 		e.Policy = e.Policy.WithDefaultsExcept(explicit)
+		if e.Policy.OrgLimits != nil {
+			errs = append(errs, fmt.Errorf("%s: pools[%d] (%s): policy.orgLimits: set the org's limits in the orgs section, not per pool", path, i, e.Key.WorkflowID()))
+		}
+		// The org's limits travel with each of its pools' policies.
+		for _, o := range f.Orgs {
+			if o.Org == e.Key.Org && (o.MaxNodes > 0 || o.MaxNodesPerCluster > 0) {
+				lim := o
+				e.Policy.OrgLimits = &lim
+			}
+		}
 		name := e.Key.WorkflowID()
 		if err := e.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("%s: pools[%d] (%s): %w", path, i, name, err))

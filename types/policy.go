@@ -61,6 +61,10 @@ type Policy struct {
 	// the runaway guard. Defaults 10 and 30m.
 	MaxNodesWithoutProgress int      `json:"maxNodesWithoutProgress,omitempty"`
 	ProgressWindow          Duration `json:"progressWindow,omitempty"`
+	// OrgLimits are the pool's org's ceilings across its pools (from the
+	// spec file's orgs section); only a platform administrator may change
+	// them on a running pool.
+	OrgLimits *OrgPolicy `json:"orgLimits,omitempty"`
 
 	// Capacity policies (docs/capacity-policies.md; package capacity
 	// evaluates them). Zero or empty turns each off.
@@ -217,6 +221,11 @@ func (p Policy) Validate() error {
 		bad("maxNodesWithoutProgress", "must be within [0, %d], got %d", MaxPolicyNodes, p.MaxNodesWithoutProgress)
 	}
 	errs = append(errs, validateNodeTemplate(p.NodeLabels, p.NodeTaints)...)
+	if p.OrgLimits != nil {
+		if err := p.OrgLimits.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("policy.orgLimits: %w", err))
+		}
+	}
 	errs = append(errs, p.validateCapacity()...)
 	if p.IdleCPUThreshold < 0 || p.IdleCPUThreshold > 1 {
 		bad("idleCPUThreshold", "must be within [0, 1], got %v", p.IdleCPUThreshold)

@@ -62,6 +62,18 @@ func (p *pool) scaleUp(ctx workflow.Context, d Decision) {
 // grow provisions for the pods (at least minNew nodes, at most maxNew) and
 // records the decision with its outcome.
 func (p *pool) grow(ctx workflow.Context, rec contract.DecisionRecord, pods []types.PendingPod, minNew, maxNew int) {
+	if p.truth && p.state.Policy.OrgLimits != nil {
+		room, note := p.orgRoom(ctx)
+		p.state.OrgNote = note
+		if room <= 0 {
+			rec.Outcome = "nothing bought: " + note
+			p.state.LastScaleUp = workflow.Now(ctx) // wait a cooldown, not a wake-up
+			p.state.record(rec)
+			return
+		}
+		maxNew = min(maxNew, room)
+		minNew = min(minNew, room)
+	}
 	added, size, err := p.provision(ctx, rec.Seq, pods, minNew, maxNew)
 	rec.Added, rec.Size = added, size
 	switch {

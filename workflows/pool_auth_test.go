@@ -75,6 +75,13 @@ func TestOnlyTheRightCallersMoveAPool(t *testing.T) {
 		tampered := tr.signScale(t, tr.alice, contract.UpdateScale, contract.ScaleRequest{Target: 3, Reason: "x"}, now)
 		tampered.Target = 40
 		env.UpdateWorkflow(contract.UpdateScale, "tampered", cb("tampered"), tampered)
+		// A tenant may not lift its own org's ceiling.
+		lifted := contract.SetPolicyRequest{Policy: p}
+		lifted.OrgLimits = &types.OrgPolicy{Org: "acme", MaxNodes: 1000}
+		la, err := auth.SignRequest(tr.alice, key().WorkflowID(), contract.UpdateSetPolicy, lifted, now)
+		require.NoError(t, err)
+		lifted.Auth = &la
+		env.UpdateWorkflow(contract.UpdateSetPolicy, "org-limits", cb("org-limits"), lifted)
 		replay = tr.signScale(t, tr.alice, contract.UpdateScale, contract.ScaleRequest{Target: 3, Reason: "launch", RequestedBy: "not-alice"}, now)
 		env.UpdateWorkflow(contract.UpdateScale, "ok", &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { t.Errorf("alice's scale refused: %v", err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
@@ -115,6 +122,7 @@ func TestOnlyTheRightCallersMoveAPool(t *testing.T) {
 	require.Contains(t, refused["wrong-message"], "does not cover this request")
 	require.Contains(t, refused["tampered"], "does not cover this request")
 	require.Contains(t, refused["replayed"], "nonce was already used")
+	require.Contains(t, refused["org-limits"], "orgLimits may be changed by a platform administrator only")
 	require.Len(t, w.provisions, 1, "only alice's scale moved the pool")
 	require.Equal(t, 3, w.provisions[0].Target)
 }

@@ -1,12 +1,15 @@
 package workflows
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -122,4 +125,37 @@ func TestManualTargetHeldAsTheFloor(t *testing.T) {
 	finish(env, 95*time.Minute)
 	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
 	require.NoError(t, env.GetWorkflowError())
+}
+
+func TestOrgCeilingHoldsAcrossTheOrgsPools(t *testing.T) {
+	p := types.DefaultPolicy()
+	p.OrgLimits = &types.OrgPolicy{Org: "acme", MaxNodes: 5}
+	p.ScaleUpCooldown = types.Duration(time.Minute)
+	env, w := newTestPool(t, p, busyNodes())
+	// The org's other pool holds 3 nodes, then gives one back.
+	other := 3
+	env.OnActivity(a.ReadOrgUsage, mock.Anything, mock.Anything).Return(func(context.Context, types.PoolKey) (activities.OrgUsage, error) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return activities.OrgUsage{Fabric: w.target + other, Cluster: w.target + other}, nil
+	})
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		w.pods = []types.PendingPod{pending("a", env.Now().Add(-time.Hour)), pending("b", env.Now().Add(-time.Hour)), pending("c", env.Now().Add(-time.Hour))}
+		w.mu.Unlock()
+		w.signal()
+	}, time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Empty(t, w.provisions, "grew past the org's ceiling of 5 (2 here, 3 in the other pool)")
+		st := status(t, env)
+		require.Contains(t, st.OrgCeiling, "org acme has 5 of its 5 nodes on the fabric")
+		w.mu.Lock()
+		other = 2
+		w.mu.Unlock()
+	}, 5*time.Minute)
+	finish(env, 10*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, w.provisions, 1)
+	require.Equal(t, 3, w.provisions[0].Target, "three pods wanted two nodes; the org's ceiling left room for one")
 }

@@ -3,10 +3,13 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/hanzoai/visor-fleet/auth"
 	"github.com/hanzoai/visor-fleet/contract"
 )
 
@@ -121,6 +124,12 @@ func (p *pool) validateSetPolicy(ctx workflow.Context, req contract.SetPolicyReq
 	if err := p.authorize(ctx, contract.UpdateSetPolicy, req, req.Auth); err != nil {
 		return err
 	}
+	if !reflect.DeepEqual(req.OrgLimits, p.state.Policy.OrgLimits) && !validatorAuthority().open() {
+		// The org's ceilings are the platform's to set, not the tenant's.
+		if c, err := auth.ReadCertInfo(req.Auth.Cert); err != nil || !slices.Contains(c.Orgs, auth.AllOrgs) {
+			return errors.New("set-policy refused: orgLimits may be changed by a platform administrator only")
+		}
+	}
 	if p.state.Deregistering {
 		return errors.New("pool is deregistering: set-policy refused")
 	}
@@ -210,7 +219,7 @@ func (p *pool) status() contract.PoolStatus {
 		InFlight:       s.inFlight(), NoHelp: s.NoHelp, Deferred: len(s.Deferred), SizeBackoff: s.SizeBackoff,
 		NotReadySince: s.NotReadySince, Repairs: s.Repairs, Rejected: s.Rejected, SkippedNodes: p.last.Skipped,
 		AddedWithoutProgress: p.addedWithoutProgress,
-		Capacity:             p.capacitySummary, Budget: s.Budget,
+		Capacity:             p.capacitySummary, Budget: s.Budget, OrgCeiling: s.OrgNote,
 	}
 	if p.now.Before(s.HoldUntil) {
 		st.HoldTarget, st.HoldUntil = s.HoldTarget, s.HoldUntil

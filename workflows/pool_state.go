@@ -86,8 +86,10 @@ type PoolState struct {
 	// SizeRoom is each allowed size's room for pods, from the last plan:
 	// a machine still booting, known by its size only, counts this much.
 	SizeRoom map[string]types.Resources `json:"sizeRoom,omitempty"`
-	// Budget says what the cost budget cut from the last scale-up.
-	Budget string `json:"budget,omitempty"`
+	// Budget says what the cost budget cut from the last scale-up;
+	// OrgNote what the org's ceilings left the last scale-up.
+	Budget  string `json:"budget,omitempty"`
+	OrgNote string `json:"orgNote,omitempty"`
 	// HoldTarget is a manual target kept as the floor until HoldUntil.
 	HoldTarget int       `json:"holdTarget,omitempty"`
 	HoldUntil  time.Time `json:"holdUntil,omitempty"`

@@ -54,8 +54,8 @@ type pool struct {
 	auth      authority
 	gateDirty bool
 	// memoOn: this run publishes the memo (versionPoolMemo).
-	memoOn bool
-	billing   billingVersion // pool_tier.go
+	memoOn  bool
+	billing billingVersion // pool_tier.go
 }
 
 // maxActionsPerWake bounds how many decisions one wake-up carries out in a

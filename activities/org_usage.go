@@ -1,0 +1,60 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// OrgUsage is how many nodes an org's running pools have, by their
+// published target: on the whole fabric and on one cluster.
+type OrgUsage struct {
+	Fabric  int `json:"fabric"`
+	Cluster int `json:"cluster"`
+}
+
+// maxOrgPools bounds one usage count's listing.
+const maxOrgPools = 20000
+
+// ReadOrgUsage adds up the org's pools' targets from the search attributes
+// (visibility, one listing): a pool learns its org's usage without
+// querying the other pools.
+func (a *Activities) ReadOrgUsage(ctx context.Context, key types.PoolKey) (OrgUsage, error) {
+	query := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND %s = '%s'", contract.PoolWorkflow, contract.SAOrg, key.Org)
+	var u OrgUsage
+	var token []byte
+	seen := 0
+	for {
+		resp, err := a.Temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, NextPageToken: token, PageSize: 1000})
+		if err != nil {
+			return OrgUsage{}, err
+		}
+		for _, e := range resp.Executions {
+			fields := e.GetSearchAttributes().GetIndexedFields()
+			var target int64
+			if p, ok := fields[contract.SATargetNodes]; ok {
+				_ = decodeJSON(p.GetData(), &target)
+			}
+			var cluster string
+			if p, ok := fields[contract.SACluster]; ok {
+				_ = decodeJSON(p.GetData(), &cluster)
+			}
+			u.Fabric += int(target)
+			if cluster == key.Cluster {
+				u.Cluster += int(target)
+			}
+			seen++
+		}
+		token = resp.NextPageToken
+		if len(token) == 0 || seen >= maxOrgPools {
+			return u, nil
+		}
+	}
+}
+
+func decodeJSON(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -1,0 +1,38 @@
+package workflows
+
+import (
+	"fmt"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hanzoai/visor-fleet/activities"
+)
+
+// orgRoom is how many nodes the org's ceilings leave this pool, from the
+// org's pools' published targets (one visibility listing, never a query
+// to each pool), and what it says. Pools that scale at the same moment
+// can each take the last room: the ceiling holds to within one decision
+// per pool, and no pool grows past it after that.
+func (p *pool) orgRoom(ctx workflow.Context) (int, string) {
+	lim := p.state.Policy.OrgLimits
+	var u activities.OrgUsage
+	if err := workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "read org usage"), a.ReadOrgUsage, p.spec.Key).Get(ctx, &u); err != nil {
+		// Unknown usage buys nothing: a ceiling that cannot be checked holds.
+		return 0, fmt.Sprintf("org ceiling: usage of org %s unknown (%v)", p.spec.Key.Org, err)
+	}
+	room, note := int(^uint(0)>>1), ""
+	if lim.MaxNodes > 0 {
+		if r := lim.MaxNodes - u.Fabric; r < room {
+			room, note = r, fmt.Sprintf("org ceiling: org %s has %d of its %d nodes on the fabric", p.spec.Key.Org, u.Fabric, lim.MaxNodes)
+		}
+	}
+	if lim.MaxNodesPerCluster > 0 {
+		if r := lim.MaxNodesPerCluster - u.Cluster; r < room {
+			room, note = r, fmt.Sprintf("org ceiling: org %s has %d of its %d nodes on cluster %s", p.spec.Key.Org, u.Cluster, lim.MaxNodesPerCluster, p.spec.Key.Cluster)
+		}
+	}
+	if room > 0 {
+		note = ""
+	}
+	return room, note
+}
