@@ -67,7 +67,11 @@ func artifactsDir(t *testing.T) string {
 // the Web UI on free loopback ports, then, in headless Chromium: opens the
 // workflow list filtered by VisorOrg, finds the org's pools and only them,
 // opens one, and reads its state from the current details and from the
-// search attributes. Screenshots go to <repo>/artifacts/.
+// search attributes. Payloads are encrypted at rest, so the details the page
+// shows were decoded by visor dev's codec server; the test checks that the
+// same details read raw from the frontend are ciphertext. Screenshots go to
+// <repo>/artifacts/, and with VISOR_UPDATE_SCREENSHOTS=1 the list's and the
+// pool's to docs/screenshots/ for the README.
 func TestWebUIShowsPoolState(t *testing.T) {
 	browserPath := chromium(t)
 	started := time.Now()
@@ -87,6 +91,9 @@ func TestWebUIShowsPoolState(t *testing.T) {
 	}
 	defer func() { _ = stack.Stop() }()
 	ui := stack.Server.UIAddress()
+	if stack.Server.CodecAddress() == "" {
+		t.Fatal("visor dev runs no codec server: the Web UI could not decode payloads")
+	}
 	ns := stack.Server.Namespace()
 
 	// The demo's acme pools, once each has published its state.
@@ -173,6 +180,9 @@ func TestWebUIShowsPoolState(t *testing.T) {
 	if err := page.Screenshot(ctx, filepath.Join(shots, "webui-pool-details.png")); err != nil {
 		t.Fatal(err)
 	}
+	// What the page shows is only readable through the codec server: the
+	// same details, fetched raw from the frontend, are AES-GCM ciphertext.
+	assertDetailsEncryptedAtFrontend(ctx, t, stack, poolID, state)
 
 	// 3. The same page's search attributes carry the state for filtering.
 	if err := page.Navigate(ctx, poolPage+"/search-attributes"); err != nil {
@@ -195,6 +205,7 @@ func TestWebUIShowsPoolState(t *testing.T) {
 	}
 	t.Logf("pool %s shows state %q (details) and VisorState %q; screenshots in %s; total %s",
 		poolID, state, saState, shots, time.Since(started).Round(time.Millisecond))
+	updateDocScreenshots(t, shots, "webui-pool-list.png", "webui-pool-details.png")
 }
 
 // waitForPublishedPools waits until every pool lists with a VisorState
