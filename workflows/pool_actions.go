@@ -293,6 +293,9 @@ func (p *pool) deregister(ctx workflow.Context) error {
 	p.announce(ctx, true)
 	p.publish(ctx)
 	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+	// Signals that arrived while draining are taken (and any refusal
+	// recorded) rather than left unhandled at completion.
+	p.drainMessages(ctx)
 	return nil
 }
 
