@@ -235,7 +235,7 @@ func Decide(in DecisionInput) Decision {
 		d.MinNewNodes = p.MinNodes - current
 		d.MaxNewNodes = p.MaxNodes - current
 		d.Pods = overdue(in, nil)
-		d.Reason = fmt.Sprintf("%d nodes is below the floor of %d", current, p.MinNodes)
+		d.Reason = fmt.Sprintf("%s is below the floor of %d", plural(current, "node"), p.MinNodes)
 		return d
 	}
 
@@ -257,13 +257,13 @@ func Decide(in DecisionInput) Decision {
 			d.Blocked = append(d.Blocked, fmt.Sprintf("runaway guard: %s added within %s and no pending pod got scheduled onto a new node; %s pending buy nothing until one does",
 				plural(in.AddedWithoutProgress, "node"), guardWindow, plural(len(pods), "pod")))
 		case in.Now.Before(upCooldownEnd) && !anyDeferred(in, pods):
-			d.Blocked = append(d.Blocked, fmt.Sprintf("%d pods pending; cooldown after scale-up until %s", len(pods), upCooldownEnd.UTC().Format(time.RFC3339)))
+			d.Blocked = append(d.Blocked, fmt.Sprintf("%s pending; cooldown after scale-up until %s", plural(len(pods), "pod"), upCooldownEnd.UTC().Format(time.RFC3339)))
 			wake(upCooldownEnd, "cooldown after scale-up")
 		default:
 			d.Action = ActionScaleUp
 			d.Pods = pods
 			d.MaxNewNodes = p.MaxNodes - current
-			d.Reason = fmt.Sprintf("%d pods unschedulable longer than %s", len(pods), p.PendingThreshold)
+			d.Reason = fmt.Sprintf("%s unschedulable longer than %s", plural(len(pods), "pod"), p.PendingThreshold)
 			return d
 		}
 	}
