@@ -1,6 +1,8 @@
 package activities
 
 import (
+	"strings"
+
 	"github.com/hanzoai/visor-fleet/capacity"
 	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
@@ -54,6 +56,15 @@ func roomBySize(catalog []types.InstanceType) map[string]types.Resources {
 	return out
 }
 
+// priceBySize is each size's hourly price.
+func priceBySize(catalog []types.InstanceType) map[string]float64 {
+	out := make(map[string]float64, len(catalog))
+	for _, t := range catalog {
+		out[t.Name] = t.HourlyPrice
+	}
+	return out
+}
+
 // spendOf prices the pool's machines per size from the catalog.
 func spendOf(machines map[string]int, catalog []types.InstanceType) float64 {
 	total := 0.0
@@ -73,9 +84,18 @@ func withinBudget(plan sizing.Plan, req sizing.Request, excluded []string, budge
 	if v.Allowed {
 		return plan, ""
 	}
-	b := capacity.FitPlanToBudget(plan, v.Room)
-	if b.NewNodes == 0 {
-		return sizing.Plan{Unplaceable: plan.Unplaceable, Alternatives: plan.Alternatives}, b.Reason
+	return withinRoom(plan, req, excluded, v.Room, "cost budget")
+}
+
+// withinRoom cuts a plan to room per hour, naming the budget that did.
+func withinRoom(plan sizing.Plan, req sizing.Request, excluded []string, room float64, which string) (sizing.Plan, string) {
+	if plan.NewNodes == 0 || plan.HourlyCost <= room+1e-9 {
+		return plan, ""
 	}
-	return sizing.PlanScaleUpExcluding(capacity.BudgetRequest(req, b), excluded), b.Reason
+	b := capacity.FitPlanToBudget(plan, max(room, 0))
+	reason := strings.Replace(b.Reason, "cost budget", which, 1)
+	if b.NewNodes == 0 {
+		return sizing.Plan{Unplaceable: plan.Unplaceable, Alternatives: plan.Alternatives}, reason
+	}
+	return sizing.PlanScaleUpExcluding(capacity.BudgetRequest(req, b), excluded), reason
 }

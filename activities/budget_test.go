@@ -40,3 +40,20 @@ func TestBudgetCapsTheSpendAndSaysWhatItCut(t *testing.T) {
 		t.Fatal("no budget must leave the plan alone")
 	}
 }
+
+func TestOrgBudgetCutsThePlanAndSaysSo(t *testing.T) {
+	catalog := []types.InstanceType{{Name: "small", MilliCPU: 2000, Memory: 4 * types.GiB, MaxPods: 110, HourlyPrice: 0.10}}
+	pods := []types.PendingPod{}
+	for _, name := range []string{"a", "b", "c", "d"} {
+		pods = append(pods, types.PendingPod{Namespace: "web", Name: name, Requests: types.Resources{MilliCPU: 1500, Memory: types.GiB, Pods: 1}})
+	}
+	req := sizing.Request{Pending: pods, Catalog: catalog}
+	full := sizing.PlanScaleUp(req)
+	plan, note := withinRoom(full, req, nil, 0.25, "org cost budget")
+	if plan.NewNodes != 2 || !strings.Contains(note, "org cost budget") {
+		t.Fatalf("org room $0.25/h: %d nodes, note %q; want 2 × small and the org budget named", plan.NewNodes, note)
+	}
+	if plan, note := withinRoom(full, req, nil, -1, "org cost budget"); plan.NewNodes != 0 || !strings.Contains(note, "no node fits") {
+		t.Fatalf("an org over its budget buys nothing: %d, %q", plan.NewNodes, note)
+	}
+}

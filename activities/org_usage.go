@@ -16,6 +16,9 @@ import (
 type OrgUsage struct {
 	Fabric  int `json:"fabric"`
 	Cluster int `json:"cluster"`
+	// HourlyCost is what the org's pools say they cost per hour (their
+	// memo), on the whole fabric.
+	HourlyCost float64 `json:"hourlyCost"`
 }
 
 // maxOrgPools bounds one usage count's listing.
@@ -45,6 +48,12 @@ func (a *Activities) ReadOrgUsage(ctx context.Context, key types.PoolKey) (OrgUs
 				_ = decodeJSON(p.GetData(), &cluster)
 			}
 			u.Fabric += int(target)
+			if p, ok := e.GetMemo().GetFields()[contract.MemoPoolHourlyCost]; ok {
+				var cost float64
+				if decodeJSON(p.GetData(), &cost) == nil && cost > 0 {
+					u.HourlyCost += cost
+				}
+			}
 			if cluster == key.Cluster {
 				u.Cluster += int(target)
 			}

@@ -42,6 +42,11 @@ type PlanInput struct {
 	// machines per size now, priced from the catalog to know the spend.
 	MaxHourlyCost float64        `json:"maxHourlyCost,omitempty"`
 	Machines      map[string]int `json:"machines,omitempty"`
+	// OrgBudgetRoom is what the org's cost budget leaves per hour for
+	// this plan; negative means the org has no cost budget.
+	OrgBudgetRoom float64 `json:"orgBudgetRoom,omitempty"`
+	// OrgBudget is set when OrgBudgetRoom applies (zero room is a room).
+	OrgBudget bool `json:"orgBudget,omitempty"`
 }
 
 // UnplaceablePod is a pod the plan leaves out, with why. Code is one of
@@ -70,6 +75,9 @@ type PlanResult struct {
 	// SizeRoom is each allowed size's room for pods, so the pool counts
 	// a machine still booting (known only by its size) as room.
 	SizeRoom map[string]types.Resources `json:"sizeRoom,omitempty"`
+	// SizePrice is each allowed size's hourly price (after overrides), so
+	// the pool can publish what it costs per hour.
+	SizePrice map[string]float64 `json:"sizePrice,omitempty"`
 }
 
 // PlanScaleUp sizes the pods against the provider's catalog.
@@ -101,7 +109,11 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 	}
 	plan := sizing.PlanScaleUpExcluding(req, in.ExcludeSizes)
 	plan, budgetNote := withinBudget(plan, req, in.ExcludeSizes, in.MaxHourlyCost, spendOf(in.Machines, catalog))
-	res := PlanResult{Size: plan.Size, NewNodes: plan.NewNodes, HourlyCost: plan.HourlyCost, Budget: budgetNote, SizeRoom: roomBySize(catalog)}
+	if in.OrgBudget && budgetNote == "" {
+		plan, budgetNote = withinRoom(plan, req, in.ExcludeSizes, in.OrgBudgetRoom, "org cost budget")
+	}
+	res := PlanResult{Size: plan.Size, NewNodes: plan.NewNodes, HourlyCost: plan.HourlyCost, Budget: budgetNote,
+		SizeRoom: roomBySize(catalog), SizePrice: priceBySize(catalog)}
 	for _, u := range plan.Unplaceable {
 		res.Unplaceable = append(res.Unplaceable, UnplaceablePod{Pod: u.Pod, Code: u.Code, Reason: u.Reason})
 	}

@@ -60,6 +60,11 @@ const (
 // returned with every visibility listing at no extra cost.
 const MemoPoolReason = "reason"
 
+// MemoPoolHourlyCost is the pool memo key holding what the pool's machines
+// cost per hour (catalog prices after overrides), so an org's cost budget
+// is checked from one listing.
+const MemoPoolHourlyCost = "hourlyCost"
+
 // SearchAttributeKind is a search attribute's indexed type.
 type SearchAttributeKind string
 

@@ -62,6 +62,7 @@ func (p *pool) scaleUp(ctx workflow.Context, d Decision) {
 // grow provisions for the pods (at least minNew nodes, at most maxNew) and
 // records the decision with its outcome.
 func (p *pool) grow(ctx workflow.Context, rec contract.DecisionRecord, pods []types.PendingPod, minNew, maxNew int) {
+	p.orgBudget = orgBudget{}
 	if p.truth && p.state.Policy.OrgLimits != nil {
 		room, note := p.orgRoom(ctx)
 		p.state.OrgNote = note
@@ -109,6 +110,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 			in.NodeLabels, in.NodeTaints, in.Region = p.state.Policy.NodeLabels, p.state.Policy.NodeTaints, p.state.Gate.Region
 			in.DaemonOverhead = p.state.daemonOverhead()
 			in.MaxHourlyCost, in.Machines = p.state.Policy.MaxHourlyCost, p.state.machinesBySize()
+			in.OrgBudget, in.OrgBudgetRoom = p.orgBudget.set, p.orgBudget.room
 		}
 		if err := workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "plan scale-up"), a.PlanScaleUp, in).Get(ctx, &plan); err != nil {
 			return 0, "", err
@@ -118,6 +120,9 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 			p.state.Budget = plan.Budget
 			if len(plan.SizeRoom) > 0 {
 				p.state.SizeRoom = plan.SizeRoom
+			}
+			if len(plan.SizePrice) > 0 {
+				p.state.SizePrice = plan.SizePrice
 			}
 		}
 		if plan.NewNodes == 0 {

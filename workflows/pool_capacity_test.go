@@ -159,3 +159,23 @@ func TestOrgCeilingHoldsAcrossTheOrgsPools(t *testing.T) {
 	require.Len(t, w.provisions, 1)
 	require.Equal(t, 3, w.provisions[0].Target, "three pods wanted two nodes; the org's ceiling left room for one")
 }
+
+func TestOrgCostBudgetReachesThePlan(t *testing.T) {
+	p := types.DefaultPolicy()
+	p.OrgLimits = &types.OrgPolicy{Org: "acme", MaxHourlyCost: 10}
+	env, w := newTestPool(t, p, busyNodes())
+	env.OnActivity(a.ReadOrgUsage, mock.Anything, mock.Anything).Return(activities.OrgUsage{Fabric: 6, Cluster: 2, HourlyCost: 9.25}, nil)
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		w.pods = []types.PendingPod{pending("a", env.Now().Add(-time.Hour))}
+		w.mu.Unlock()
+		w.signal()
+	}, time.Second)
+	finish(env, time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+	require.NotEmpty(t, w.plans)
+	in := w.plans[0]
+	require.True(t, in.OrgBudget)
+	require.InDelta(t, 0.75, in.OrgBudgetRoom, 1e-9, "the org's budget less what its pools cost now")
+}

@@ -20,6 +20,10 @@ func (p *pool) orgRoom(ctx workflow.Context) (int, string) {
 		// Unknown usage buys nothing: a ceiling that cannot be checked holds.
 		return 0, fmt.Sprintf("org ceiling: usage of org %s unknown (%v)", p.spec.Key.Org, err)
 	}
+	if lim.MaxHourlyCost > 0 {
+		// The org's cost budget is checked by the plan, which knows prices.
+		p.orgBudget = orgBudget{set: true, room: lim.MaxHourlyCost - u.HourlyCost}
+	}
 	room, note := int(^uint(0)>>1), ""
 	if lim.MaxNodes > 0 {
 		if r := lim.MaxNodes - u.Fabric; r < room {
@@ -35,4 +39,10 @@ func (p *pool) orgRoom(ctx workflow.Context) (int, string) {
 		note = ""
 	}
 	return room, note
+}
+
+// orgBudget is what the org's cost budget leaves the next plan per hour.
+type orgBudget struct {
+	set  bool
+	room float64
 }

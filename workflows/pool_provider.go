@@ -376,3 +376,13 @@ func (p *pool) headroomNodes(now time.Time) []types.NodeObservation {
 	}
 	return out
 }
+
+// hourlyCost is what the pool's machines cost per hour, by the provider's
+// group targets and the prices of the last plan (0 before any plan).
+func (s *PoolState) hourlyCost() float64 {
+	total := 0.0
+	for size, n := range s.machinesBySize() {
+		total += float64(n) * s.SizePrice[size]
+	}
+	return total
+}

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -77,7 +78,7 @@ func (p *pool) publish(ctx workflow.Context) {
 		workflow.SetCurrentDetails(ctx, details)
 		p.lastDetails = details
 	}
-	if p.memoOn {
+	if p.memoVersion >= 1 {
 		p.publishMemo(ctx)
 	}
 	p.emitMetrics(ctx)
@@ -87,17 +88,26 @@ func (p *pool) publish(ctx workflow.Context) {
 // querying the pool: why it does not act, and which policy it runs.
 func (p *pool) publishMemo(ctx workflow.Context) {
 	memo := memoSnapshot{reason: p.reasonLine(), policy: contract.PolicyHash(p.state.Policy)}
+	fields := map[string]any{contract.MemoPoolReason: memo.reason, contract.MemoPolicyHash: memo.policy}
+	if p.memoVersion >= 2 {
+		// In cents, so price noise does not rewrite the memo.
+		memo.cents = int64(math.Round(p.state.hourlyCost() * 100))
+		fields[contract.MemoPoolHourlyCost] = float64(memo.cents) / 100
+	}
 	if memo == p.lastMemo {
 		return
 	}
-	if err := workflow.UpsertMemo(ctx, map[string]any{contract.MemoPoolReason: memo.reason, contract.MemoPolicyHash: memo.policy}); err != nil {
+	if err := workflow.UpsertMemo(ctx, fields); err != nil {
 		workflow.GetLogger(ctx).Warn("memo not updated", "error", err)
 		return
 	}
 	p.lastMemo = memo
 }
 
-type memoSnapshot struct{ reason, policy string }
+type memoSnapshot struct {
+	reason, policy string
+	cents          int64
+}
 
 // reasonLine is one short line saying why the pool does not act, or "".
 func (p *pool) reasonLine() string {

@@ -86,6 +86,8 @@ type PoolState struct {
 	// SizeRoom is each allowed size's room for pods, from the last plan:
 	// a machine still booting, known by its size only, counts this much.
 	SizeRoom map[string]types.Resources `json:"sizeRoom,omitempty"`
+	// SizePrice is each allowed size's hourly price, from the last plan.
+	SizePrice map[string]float64 `json:"sizePrice,omitempty"`
 	// Budget says what the cost budget cut from the last scale-up;
 	// OrgNote what the org's ceilings left the last scale-up.
 	Budget  string `json:"budget,omitempty"`

@@ -53,9 +53,12 @@ type pool struct {
 	authOn    bool
 	auth      authority
 	gateDirty bool
-	// memoOn: this run publishes the memo (versionPoolMemo).
-	memoOn  bool
-	billing billingVersion // pool_tier.go
+	// memoVersion: 1 publishes the memo (reason, policy hash), 2 adds the
+	// pool's hourly cost (versionPoolMemo).
+	memoVersion workflow.Version
+	// orgBudget is what the org's cost budget leaves this scale-up.
+	orgBudget orgBudget
+	billing   billingVersion // pool_tier.go
 }
 
 // maxActionsPerWake bounds how many decisions one wake-up carries out in a
@@ -91,7 +94,7 @@ func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 	}
 	p.truth = workflow.GetVersion(ctx, versionProviderTruth, workflow.DefaultVersion, 1) >= 1
 	p.authOn = workflow.GetVersion(ctx, versionAuthenticatedInputs, workflow.DefaultVersion, 1) >= 1
-	p.memoOn = workflow.GetVersion(ctx, versionPoolMemo, workflow.DefaultVersion, 1) >= 1
+	p.memoVersion = workflow.GetVersion(ctx, versionPoolMemo, workflow.DefaultVersion, 2)
 	if p.authOn {
 		p.loadTrust(ctx)
 	}

@@ -23,7 +23,8 @@ const (
 	// gate from the cluster workflow instead of taking its content.
 	versionAuthenticatedInputs = "authenticated-inputs"
 	// versionPoolMemo: the pool keeps its memo (reason line, policy hash)
-	// in step with its state, for `pool list` and `pool apply`.
+	// in step with its state, for `pool list` and `pool apply`; version 2
+	// adds its hourly cost, for the org's cost budget.
 	versionPoolMemo = "pool-memo"
 )
 
