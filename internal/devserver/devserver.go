@@ -18,7 +18,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/server/common/cluster"
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/dynamicconfig"
 	"go.temporal.io/server/common/log"
@@ -345,32 +344,14 @@ func buildConfig(opts Options) (*config.Config, *config.SQL, error) {
 			NumHistoryShards: 1,
 			DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
 		},
-		ClusterMetadata: &cluster.Config{
-			EnableGlobalNamespace:    false,
-			FailoverVersionIncrement: 10,
-			MasterClusterName:        "active",
-			CurrentClusterName:       "active",
-			ClusterInformation: map[string]cluster.ClusterInformation{
-				"active": {Enabled: true, InitialFailoverVersion: 1, RPCAddress: frontend},
-			},
-		},
-		DCRedirectionPolicy: config.DCRedirectionPolicy{Policy: "noop"},
 		Services: map[string]config.Service{
 			"frontend": svc(opts.GRPCPort, ports[0], true),
 			"history":  svc(ports[1], ports[2], false),
 			"matching": svc(ports[3], ports[4], false),
 			"worker":   svc(ports[5], ports[6], false),
 		},
-		Archival: config.Archival{
-			History:    config.HistoryArchival{State: "disabled"},
-			Visibility: config.VisibilityArchival{State: "disabled"},
-		},
-		NamespaceDefaults: config.NamespaceDefaults{Archival: config.ArchivalNamespaceDefaults{
-			History:    config.HistoryArchivalNamespaceDefaults{State: "disabled"},
-			Visibility: config.VisibilityArchivalNamespaceDefaults{State: "disabled"},
-		}},
-		PublicClient: config.PublicClient{HostPort: frontend},
 	}
+	OneProcessCluster(cfg, frontend)
 	if opts.Trust != nil {
 		// The system worker reaches the server through an internal frontend
 		// on loopback (found by membership), not the authorizing public one.

@@ -118,7 +118,7 @@ func StartPostgres(t testing.TB) *Postgres {
 	if out, err := p.run("initdb", "-D", p.dataDir, "-U", pgUser, "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
-	port, err := freePort()
+	port, err := freeLowPort()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,13 +200,4 @@ func freeLowPort() (int, error) {
 		}
 	}
 	return 0, errors.New("no free loopback port between 20000 and 32000")
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

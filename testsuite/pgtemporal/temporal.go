@@ -16,7 +16,6 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
-	"go.temporal.io/server/common/cluster"
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/dynamicconfig"
 	"go.temporal.io/server/common/log"
@@ -25,6 +24,8 @@ import (
 	"go.temporal.io/server/tools/common/schema"
 	sqltool "go.temporal.io/server/tools/sql"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/hanzoai/visor-fleet/internal/devserver"
 )
 
 // Databases the server uses, and the embedded schema directories (inside
@@ -196,7 +197,7 @@ func serverConfig(p *Postgres) (*config.Config, error) {
 	}
 	frontend := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
 	const store, visibility = "postgres-default", "postgres-visibility"
-	return &config.Config{
+	cfg := &config.Config{
 		Global: config.Global{Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: "127.0.0.1"}},
 		Persistence: config.Persistence{
 			DefaultStore:     store,
@@ -207,32 +208,15 @@ func serverConfig(p *Postgres) (*config.Config, error) {
 				visibility: {SQL: p.SQLConfig(visibilityDB)},
 			},
 		},
-		ClusterMetadata: &cluster.Config{
-			EnableGlobalNamespace:    false,
-			FailoverVersionIncrement: 10,
-			MasterClusterName:        "active",
-			CurrentClusterName:       "active",
-			ClusterInformation: map[string]cluster.ClusterInformation{
-				"active": {Enabled: true, InitialFailoverVersion: 1, RPCAddress: frontend},
-			},
-		},
-		DCRedirectionPolicy: config.DCRedirectionPolicy{Policy: "noop"},
 		Services: map[string]config.Service{
 			"frontend": svc(ports[0], ports[1]),
 			"history":  svc(ports[2], ports[3]),
 			"matching": svc(ports[4], ports[5]),
 			"worker":   svc(ports[6], ports[7]),
 		},
-		Archival: config.Archival{
-			History:    config.HistoryArchival{State: "disabled"},
-			Visibility: config.VisibilityArchival{State: "disabled"},
-		},
-		NamespaceDefaults: config.NamespaceDefaults{Archival: config.ArchivalNamespaceDefaults{
-			History:    config.HistoryArchivalNamespaceDefaults{State: "disabled"},
-			Visibility: config.VisibilityArchivalNamespaceDefaults{State: "disabled"},
-		}},
-		PublicClient: config.PublicClient{HostPort: frontend},
-	}, nil
+	}
+	devserver.OneProcessCluster(cfg, frontend)
+	return cfg, nil
 }
 
 // fileLogger sends the server's log to a file in the test's temp dir.
