@@ -22,6 +22,30 @@ func (a *Activities) ObservePool(ctx context.Context, key types.PoolKey) (types.
 	return PoolPart(obs.Pools, key, obs.ObservedAt, "resync"), nil
 }
 
+// ResyncResult is a pool's safety resync: its part of a cluster sample
+// and its node groups at the provider. A failed provider read leaves View
+// nil and says why; the observation still counts.
+type ResyncResult struct {
+	Observation types.PoolObservation `json:"observation"`
+	View        *ProviderView         `json:"view,omitempty"`
+	ViewErr     string                `json:"viewErr,omitempty"`
+}
+
+// Resync samples the pool and reads its node groups in one activity.
+func (a *Activities) Resync(ctx context.Context, key types.PoolKey) (ResyncResult, error) {
+	obs, err := a.ObservePool(ctx, key)
+	if err != nil {
+		return ResyncResult{}, err
+	}
+	res := ResyncResult{Observation: obs}
+	if view, err := a.ReadProvider(ctx, key); err != nil {
+		res.ViewErr = err.Error()
+	} else {
+		res.View = &view
+	}
+	return res, nil
+}
+
 // PoolPart picks one pool out of a cluster observation; a pool with no
 // nodes and no pending pods is still observed, as empty.
 func PoolPart(pools map[string]types.PoolObservation, key types.PoolKey, at time.Time, reason string) types.PoolObservation {

@@ -37,6 +37,10 @@ func (p *pool) nextSeq() int64 {
 // resync samples the pool directly: the safety net when the watcher has
 // been silent, and the fresh look before a scale-down.
 func (p *pool) resync(ctx workflow.Context) {
+	if p.resyncOnce {
+		p.resyncWithProvider(ctx)
+		return
+	}
 	var obs types.PoolObservation
 	err := workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "observe pool"), a.ObservePool, p.spec.Key).Get(ctx, &obs)
 	if err != nil {
@@ -49,6 +53,28 @@ func (p *pool) resync(ctx workflow.Context) {
 	p.applyObservation(ctx, obs, true)
 	if p.truth {
 		p.readProvider(ctx)
+	}
+}
+
+// resyncWithProvider samples the pool and reads its node groups in one
+// activity: half the activities and workflow tasks of an idle pool's
+// safety resync (versionResyncOnce).
+func (p *pool) resyncWithProvider(ctx workflow.Context) {
+	var res activities.ResyncResult
+	err := workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "observe pool and read node groups"), a.Resync, p.spec.Key).Get(ctx, &res)
+	if err != nil {
+		p.state.ReceivedAt = workflow.Now(ctx)
+		p.reject(ctx, "resync", err)
+		return
+	}
+	p.applyObservation(ctx, res.Observation, true)
+	if res.View != nil {
+		if s := p.state; s.Provider != nil && s.Provider.Target() != res.View.Target() {
+			p.noteRepair(ctx, fmt.Sprintf("provider target is %d, the pool's last reading was %d: taking the provider's", res.View.Target(), s.Provider.Target()))
+		}
+		p.adoptView(*res.View)
+	} else {
+		p.reject(ctx, "provider read", errors.New(res.ViewErr))
 	}
 }
 

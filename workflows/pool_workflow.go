@@ -58,7 +58,9 @@ type pool struct {
 	memoVersion workflow.Version
 	// orgBudget is what the org's cost budget leaves this scale-up.
 	orgBudget orgBudget
-	billing   billingVersion // pool_tier.go
+	// resyncOnce: one activity per safety resync (versionResyncOnce).
+	resyncOnce bool
+	billing    billingVersion // pool_tier.go
 }
 
 // maxActionsPerWake bounds how many decisions one wake-up carries out in a
@@ -95,6 +97,7 @@ func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 	p.truth = workflow.GetVersion(ctx, versionProviderTruth, workflow.DefaultVersion, 1) >= 1
 	p.authOn = workflow.GetVersion(ctx, versionAuthenticatedInputs, workflow.DefaultVersion, 1) >= 1
 	p.memoVersion = workflow.GetVersion(ctx, versionPoolMemo, workflow.DefaultVersion, 2)
+	p.resyncOnce = p.truth && workflow.GetVersion(ctx, versionResyncOnce, workflow.DefaultVersion, 1) >= 1
 	if p.authOn {
 		p.loadTrust(ctx)
 	}

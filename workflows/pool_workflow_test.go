@@ -132,6 +132,10 @@ func newTestPool(t *testing.T, policy types.Policy, nodes []types.NodeObservatio
 	env.OnActivity(a.ReadProvider, mock.Anything, mock.Anything).Return(func(context.Context, types.PoolKey) (activities.ProviderView, error) {
 		return w.view(), nil
 	})
+	env.OnActivity(a.Resync, mock.Anything, mock.Anything).Return(func(context.Context, types.PoolKey) (activities.ResyncResult, error) {
+		obs, view := w.observation(), w.view()
+		return activities.ResyncResult{Observation: obs, View: &view}, nil
+	})
 	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, mock.Anything, mock.Anything, mock.Anything).Return(nil)
 	env.OnActivity(a.ObservePool, mock.Anything, mock.Anything).Return(func(context.Context, types.PoolKey) (types.PoolObservation, error) {
 		return w.observation(), nil

@@ -26,6 +26,9 @@ const (
 	// in step with its state, for `pool list` and `pool apply`; version 2
 	// adds its hourly cost, for the org's cost budget.
 	versionPoolMemo = "pool-memo"
+	// versionResyncOnce: the safety resync observes the pool and reads its
+	// node groups in one activity instead of two.
+	versionResyncOnce = "resync-once"
 )
 
 // versionBillingTier: the pool bills each hour under the tier its cluster
