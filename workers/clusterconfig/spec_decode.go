@@ -58,3 +58,27 @@ func decodeStrict(raw []byte, into any) error {
 	dec.DisallowUnknownFields()
 	return dec.Decode(into)
 }
+
+// MarshalJSON writes the sections back under their kinds' names, so a
+// spec round-trips.
+func (c ClusterSpec) MarshalJSON() ([]byte, error) {
+	common, err := json.Marshal(clusterFields(c))
+	if err != nil {
+		return nil, err
+	}
+	if len(c.Sections) == 0 {
+		return common, nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(common, &fields); err != nil {
+		return nil, err
+	}
+	for name, cfg := range c.Sections {
+		raw, err := json.Marshal(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		fields[name] = raw
+	}
+	return json.Marshal(fields)
+}
