@@ -1,7 +1,10 @@
 // Package connectors is the one contract every provider implements, learned
 // from cluster-autoscaler's NodeGroup (target size is separate from deleting
 // named nodes) and Karpenter's CloudProvider (typed insufficient-capacity
-// errors). A new provider is one new package under connectors/.
+// errors). A new provider is one new package under connectors/: it
+// implements Provider, owns its catalog, and exports a Kind that a worker
+// registers with one line. Workers wrap every provider in Checked, so
+// argument checks and operation names are the same for all of them.
 package connectors
 
 import (
@@ -50,7 +53,12 @@ type NodeGroup struct {
 
 // NodeGroupSpec asks for a new node group.
 type NodeGroupSpec struct {
-	Pool       types.PoolKey     `json:"pool"`
+	Pool types.PoolKey `json:"pool"`
+	// Name is a hint for the group's name at the provider, never its
+	// identity: a provider may use it verbatim, hash or shorten it to fit
+	// its naming rules, or ignore it; empty lets it choose. The group is known by the ID
+	// CreateNodeGroup returns and by the pool labels (Labels, with
+	// hanzo.ai/pool); nothing may look a group up by Name.
 	Name       string            `json:"name"`
 	Size       string            `json:"size"`
 	TargetSize int               `json:"targetSize"`

@@ -32,7 +32,7 @@ func KeyTag(key connectors.IdempotencyKey) string {
 // with exactly one pool: extra copies are deleted, keeping the lowest ID,
 // which every racing caller picks alike.
 func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGroupSpec, key connectors.IdempotencyKey) (connectors.NodeGroup, error) {
-	const op = "create node group"
+	const op = connectors.OpCreateNodeGroup
 	req, err := createRequest(spec, key)
 	if err != nil {
 		return connectors.NodeGroup{}, connectors.NewError(connectors.Permanent, ProviderName, op, err)

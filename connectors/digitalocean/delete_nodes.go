@@ -17,7 +17,7 @@ import (
 // one already deleting is not asked again, so a retry never lowers the
 // count twice.
 func (p *Provider) DeleteNodes(ctx context.Context, groupID string, nodeNames []string, _ connectors.IdempotencyKey) error {
-	const op = "delete nodes"
+	const op = connectors.OpDeleteNodes
 	if len(nodeNames) == 0 {
 		return nil
 	}
@@ -55,7 +55,7 @@ func (p *Provider) DeleteNodes(ctx context.Context, groupID string, nodeNames []
 // fixed pool of zero nodes, so deregistration removes the pool instead. A
 // pool already gone is success; one Visor does not manage is refused.
 func (p *Provider) DeleteNodeGroup(ctx context.Context, groupID string, _ connectors.IdempotencyKey) error {
-	const op = "delete node group"
+	const op = connectors.OpDeleteNodeGroup
 	np, err := p.ownedPool(ctx, op, groupID)
 	if connectors.IsNotFound(err) {
 		return nil

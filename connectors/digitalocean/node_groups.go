@@ -17,7 +17,7 @@ import (
 // NodeGroups lists the cluster's node pools labelled hanzo.ai/pool for this pool.
 func (p *Provider) NodeGroups(ctx context.Context, pool types.PoolKey) ([]connectors.NodeGroup, error) {
 	if err := pool.Validate(); err != nil {
-		return nil, connectors.NewError(connectors.Permanent, ProviderName, "list node groups", err)
+		return nil, connectors.NewError(connectors.Permanent, ProviderName, connectors.OpNodeGroups, err)
 	}
 	pools, err := p.listPools(ctx)
 	if err != nil {
@@ -36,7 +36,7 @@ func (p *Provider) NodeGroups(ctx context.Context, pool types.PoolKey) ([]connec
 // own autoscaler off on it, so the two never fight. A pool already at the
 // target with auto-scale off is left alone.
 func (p *Provider) SetTargetSize(ctx context.Context, groupID string, target int, _ connectors.IdempotencyKey) error {
-	const op = "set target size"
+	const op = connectors.OpSetTargetSize
 	if target < 0 {
 		return connectors.NewError(connectors.Permanent, ProviderName, op, fmt.Errorf("target %d is negative", target))
 	}

@@ -16,7 +16,7 @@ import (
 // gone, which is success. With no target to lower, the group simply holds
 // fewer servers afterwards.
 func (p *Provider) DeleteNodes(ctx context.Context, groupID string, nodeNames []string, _ connectors.IdempotencyKey) error {
-	const op = "delete nodes"
+	const op = connectors.OpDeleteNodes
 	g, err := parseGroupID(groupID)
 	if err != nil {
 		return connectors.NewError(connectors.Permanent, ProviderName, op, err)
@@ -54,7 +54,7 @@ func matchServers(servers []*hcloud.Server, namesOrIDs []string) []*hcloud.Serve
 // DeleteNodeGroup deletes every server of the group. A group with no
 // servers left is already gone, which is success.
 func (p *Provider) DeleteNodeGroup(ctx context.Context, groupID string, _ connectors.IdempotencyKey) error {
-	const op = "delete node group"
+	const op = connectors.OpDeleteNodeGroup
 	g, err := parseGroupID(groupID)
 	if err != nil {
 		return connectors.NewError(connectors.Permanent, ProviderName, op, err)

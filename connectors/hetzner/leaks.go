@@ -20,7 +20,7 @@ var _ connectors.LeakFinder = (*Provider)(nil)
 // crash between create and record never leaks here: the next NodeGroups
 // already reports it.
 func (p *Provider) LeakedInstances(ctx context.Context, pool types.PoolKey) ([]connectors.Instance, error) {
-	const op = "list leaked instances"
+	const op = connectors.OpLeakedInstances
 	leaked, err := p.leakedServers(ctx, op, pool)
 	if err != nil {
 		return nil, err
@@ -35,7 +35,7 @@ func (p *Provider) LeakedInstances(ctx context.Context, pool types.PoolKey) ([]c
 // DeleteInstances deletes leaked servers by ID; an ID that is not a leaked
 // server of the pool is refused before anything is deleted.
 func (p *Provider) DeleteInstances(ctx context.Context, pool types.PoolKey, ids []string, _ connectors.IdempotencyKey) error {
-	const op = "delete leaked instances"
+	const op = connectors.OpDeleteInstances
 	if len(ids) == 0 {
 		return nil
 	}

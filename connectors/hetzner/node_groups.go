@@ -17,7 +17,7 @@ import (
 // NodeGroups lists the pool's servers grouped by server type. A group with
 // no servers left does not show; its ID still works for SetTargetSize.
 func (p *Provider) NodeGroups(ctx context.Context, pool types.PoolKey) ([]connectors.NodeGroup, error) {
-	const op = "list node groups"
+	const op = connectors.OpNodeGroups
 	if err := pool.Validate(); err != nil {
 		return nil, connectors.NewError(connectors.Permanent, ProviderName, op, err)
 	}

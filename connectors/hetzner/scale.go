@@ -19,7 +19,7 @@ import (
 // name), or deletes the newest down to target. A retry after a partial
 // success finds the members already made and creates only the rest.
 func (p *Provider) SetTargetSize(ctx context.Context, groupID string, target int, key connectors.IdempotencyKey) error {
-	const op = "set target size"
+	const op = connectors.OpSetTargetSize
 	g, err := parseGroupID(groupID)
 	switch {
 	case err != nil:
@@ -56,7 +56,7 @@ func (p *Provider) SetTargetSize(ctx context.Context, groupID string, target int
 // spec.Labels become server labels (Kubernetes node labels come from the
 // cluster-join user data).
 func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGroupSpec, key connectors.IdempotencyKey) (connectors.NodeGroup, error) {
-	const op = "create node group"
+	const op = connectors.OpCreateNodeGroup
 	g, err := validateSpec(spec, key)
 	if err != nil {
 		return connectors.NodeGroup{}, connectors.NewError(connectors.Permanent, ProviderName, op, err)

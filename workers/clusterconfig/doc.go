@@ -11,6 +11,10 @@
 // resolved where they live and never travel through workflow history. A
 // tenant's own worker (BYO cloud) lists only that tenant's clusters.
 //
+// Each provider section is read, checked and built by the provider's own
+// connectors.Kind, registered in kinds.go; every built provider is wrapped
+// in connectors.Checked.
+//
 // The file format, with an example per provider, is documented in
 // deploy/worker-clusters.example.yaml.
 package clusterconfig

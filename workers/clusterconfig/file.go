@@ -5,28 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/hanzoai/visor-fleet/connectors"
-	"github.com/hanzoai/visor-fleet/connectors/aws"
-	"github.com/hanzoai/visor-fleet/connectors/digitalocean"
-	"github.com/hanzoai/visor-fleet/connectors/hetzner"
-	"github.com/hanzoai/visor-fleet/connectors/vsphere"
 )
-
-// Provider kinds a cluster can name.
-const (
-	DigitalOcean = digitalocean.ProviderName
-	AWS          = aws.ProviderName
-	Hetzner      = hetzner.ProviderName
-	VSphere      = vsphere.ProviderName
-	Sim          = "sim"
-)
-
-// Providers lists the kinds in the order error messages name them.
-var Providers = []string{DigitalOcean, AWS, Hetzner, VSphere, Sim}
 
 // File is a worker's clusters file.
 type File struct {
@@ -36,7 +19,8 @@ type File struct {
 }
 
 // ClusterSpec is one cluster: how to reach its Kubernetes API and its
-// provider. Exactly the section named by Provider is set.
+// provider. Exactly the section named by Provider is set: each registered
+// connectors.Kind reads its own section (digitalocean:, aws:, ...).
 type ClusterSpec struct {
 	// ID is the cluster ID, the last part of its pools' keys.
 	ID string `json:"id"`
@@ -51,16 +35,18 @@ type ClusterSpec struct {
 	// the watcher signs the cluster's observed state with it. Optional.
 	EnrollmentToken connectors.CredentialRef `json:"enrollmentToken,omitempty"`
 
-	DigitalOcean *digitalocean.Config `json:"digitalocean,omitempty"`
-	AWS          *aws.Config          `json:"aws,omitempty"`
-	Hetzner      *hetzner.Config      `json:"hetzner,omitempty"`
-	VSphere      *vsphere.Config      `json:"vsphere,omitempty"`
-	Sim          *SimConfig           `json:"sim,omitempty"`
-
 	// Prometheus, when set, is where node usage comes from instead of
 	// metrics-server.
 	Prometheus *PrometheusUsage `json:"prometheus,omitempty"`
+
+	// Sections are the provider sections given, decoded by their kinds'
+	// NewConfig, by kind name.
+	Sections map[string]connectors.Config `json:"-"`
 }
+
+// Config is the section of the cluster's own provider; nil when it is
+// not given (a sim cluster may leave it out).
+func (c ClusterSpec) Config() connectors.Config { return c.Sections[c.Provider] }
 
 // Load reads and checks a clusters file. Relative paths in it (kubeconfig,
 // file: references, the sim's statePath) are made relative to the file's
@@ -117,27 +103,20 @@ func (f *File) anchorPaths(dir string) {
 		}
 		return filepath.Join(dir, p)
 	}
-	anchorRef := func(ref *connectors.CredentialRef) {
-		if rest, ok := strings.CutPrefix(string(*ref), refFile); ok {
-			*ref = connectors.CredentialRef(refFile + anchor(rest))
-		}
-	}
+	anchorRef := func(ref *connectors.CredentialRef) { connectors.AnchorFileRef(ref, anchor) }
 	for i := range f.Clusters {
 		c := &f.Clusters[i]
 		c.Kubeconfig = anchor(c.Kubeconfig)
 		anchorRef(&c.EnrollmentToken)
-		switch {
-		case c.DigitalOcean != nil:
-			anchorRef(&c.DigitalOcean.Credentials)
-		case c.AWS != nil:
-			anchorRef(&c.AWS.Credentials)
-		case c.Hetzner != nil:
-			anchorRef(&c.Hetzner.Credentials)
-			anchorRef(&c.Hetzner.ClusterJoin)
-		case c.VSphere != nil:
-			anchorRef(&c.VSphere.Credentials)
-		case c.Sim != nil:
-			c.Sim.StatePath = anchor(c.Sim.StatePath)
+		if refs, ok := c.Config().(connectors.ReferenceHolder); ok {
+			for _, ref := range refs.CredentialRefs() {
+				anchorRef(ref)
+			}
+		}
+		if paths, ok := c.Config().(connectors.PathHolder); ok {
+			for _, p := range paths.FilePaths() {
+				*p = anchor(*p)
+			}
 		}
 		if c.Prometheus != nil {
 			anchorRef(&c.Prometheus.BearerToken)

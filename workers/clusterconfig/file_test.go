@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hanzoai/visor-fleet/connectors/aws"
+	"github.com/hanzoai/visor-fleet/connectors/digitalocean"
 	"github.com/hanzoai/visor-fleet/workers/clusterconfig"
 )
 
@@ -140,11 +141,11 @@ clusters:
 	require.NoError(t, err)
 	dir := filepath.Dir(f.Path)
 	assert.Equal(t, filepath.Join(dir, "kube/do-ams3.yaml"), f.Clusters[0].Kubeconfig)
-	assert.Equal(t, "file:"+filepath.Join(dir, "tokens/do"), string(f.Clusters[0].DigitalOcean.Credentials))
+	assert.Equal(t, "file:"+filepath.Join(dir, "tokens/do"), string(f.Clusters[0].Config().(*digitalocean.Config).Credentials))
 	assert.Equal(t, "/abs/kubeconfig", f.Clusters[1].Kubeconfig)
-	assert.Equal(t, "env:AWS_KEYS", string(f.Clusters[1].AWS.Credentials))
-	assert.Equal(t, aws.ModeASG, f.Clusters[1].AWS.Mode)
-	assert.Equal(t, filepath.Join(dir, "state/lab.json"), f.Clusters[2].Sim.StatePath)
+	assert.Equal(t, "env:AWS_KEYS", string(f.Clusters[1].Config().(*aws.Config).Credentials))
+	assert.Equal(t, aws.ModeASG, f.Clusters[1].Config().(*aws.Config).Mode)
+	assert.Equal(t, filepath.Join(dir, "state/lab.json"), f.Clusters[2].Config().(*clusterconfig.SimConfig).StatePath)
 }
 
 func TestLoadMissingFileNamesIt(t *testing.T) {

@@ -3,6 +3,8 @@ package clusterconfig
 import (
 	"fmt"
 	"strings"
+
+	"github.com/hanzoai/visor-fleet/connectors"
 )
 
 // Problem is one thing wrong in a clusters file.
@@ -51,15 +53,21 @@ func (ps *problems) add(field, format string, args ...any) {
 	ps.list = append(ps.list, Problem{Index: ps.index, Cluster: ps.cluster, Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
-// required reports an empty string field.
-func (ps *problems) required(field, value, what string) {
-	if value == "" {
-		ps.add(field, "is empty; it must be %s", what)
-	}
+// section is a provider section's view of problems: its kind's Validate
+// names fields inside the section, reported under the section's name.
+type section struct {
+	ps   *problems
+	name string
 }
 
-func (ps *problems) notNegative(field string, value int) {
-	if value < 0 {
-		ps.add(field, "must not be negative, got %d", value)
-	}
+func (s section) Add(field, format string, args ...any) {
+	s.ps.add(s.name+"."+field, format, args...)
+}
+
+// Add makes problems a connectors.Problems for fields outside any section.
+func (ps *problems) Add(field, format string, args ...any) { ps.add(field, format, args...) }
+
+// checkRef checks a credential reference's form.
+func checkRef(ps *problems, field string, ref connectors.CredentialRef, required bool) {
+	connectors.CheckRef(ps, field, ref, required)
 }

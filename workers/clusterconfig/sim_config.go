@@ -1,8 +1,11 @@
 package clusterconfig
 
 import (
+	"context"
 	"time"
 
+	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/kubernetes"
 	"github.com/hanzoai/visor-fleet/connectors/sim"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -52,4 +55,63 @@ func (c SimConfig) simConfig(id string) sim.Config {
 		Seed:           c.Seed,
 		Faults:         c.Faults.Config(),
 	}
+}
+
+// simKind is a simulated cluster, served in-process by this worker; its
+// configuration is this package's SimConfig, so it registers here.
+var simKind = connectors.Kind{
+	Name:        Sim,
+	NewConfig:   func() connectors.Config { return new(SimConfig) },
+	Build:       buildSim,
+	Catalog:     sim.DefaultCatalog,
+	OwnsCluster: true,
+}
+
+// Validate reports what is wrong in a clusters file's sim section.
+func (c *SimConfig) Validate(p connectors.Problems) {
+	if c.Tick < 0 {
+		p.Add("tick", "must not be negative, got %s", c.Tick)
+	}
+	if c.ProvisionDelay < 0 {
+		p.Add("provisionDelay", "must not be negative, got %s", c.ProvisionDelay)
+	}
+	for _, fp := range c.Faults.Problems() {
+		p.Add("faults."+fp.Field, "%s", fp.Message)
+	}
+}
+
+// FilePaths is the state file, for the loader to anchor.
+func (c *SimConfig) FilePaths() []*string { return []*string{&c.StatePath} }
+
+// buildSim starts a simulated cluster stepping in the background; it runs
+// until released, then saves its state.
+func buildSim(_ context.Context, section connectors.Config, env connectors.BuildEnv) (connectors.Built, error) {
+	var cfg SimConfig
+	if c, ok := section.(*SimConfig); ok && c != nil {
+		cfg = *c
+	}
+	simCfg := cfg.simConfig(env.ClusterID)
+	simCfg.Logger = env.Logger
+	fleet, err := sim.New(simCfg)
+	if err != nil {
+		return connectors.Built{}, err
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- fleet.Run(runCtx, cfg.tick()) }()
+	client := fleet.Clientset()
+	return connectors.Built{
+		Provider: fleet,
+		Observer: kubernetes.NewObserver(client, kubernetes.Config{Cluster: env.ClusterID, Provider: Sim}),
+		Drainer:  kubernetes.NewDrainer(client, kubernetes.DrainerConfig{}),
+		Release: func(ctx context.Context) error {
+			stop()
+			select {
+			case err := <-done:
+				return err
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		},
+	}, nil
 }

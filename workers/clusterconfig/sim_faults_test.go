@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/hanzoai/visor-fleet/workers/clusterconfig"
 )
 
 func TestSimFaultsTakeEveryModeAndNameBadFields(t *testing.T) {
@@ -16,7 +18,7 @@ clusters:
     sim:
       faults: {neverJoinsRate: 0.1, goesNotReadyRate: 0.1, terminatedRate: 0.05, faultAfter: 2m, leakRate: 0.02, callLatency: 300ms, callLatencyJitter: 1s}
 `)
-	faults := f.Clusters[0].Sim.Faults.Config()
+	faults := f.Clusters[0].Config().(*clusterconfig.SimConfig).Faults.Config()
 	assert.Equal(t, 0.1, faults.NeverJoinsRate)
 	assert.Equal(t, 0.05, faults.TerminatedRate)
 	assert.Equal(t, 2*time.Minute, faults.FaultAfter)

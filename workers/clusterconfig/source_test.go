@@ -107,7 +107,7 @@ func TestUnknownClusterIsPermanentAndListsKnownOnes(t *testing.T) {
 // A sim whose state file cannot be read fails Permanent, naming the cluster.
 func TestBrokenSimStateIsPermanent(t *testing.T) {
 	f := mustLoad(t, simFile)
-	state := f.Clusters[0].Sim.StatePath
+	state := f.Clusters[0].Config().(*clusterconfig.SimConfig).StatePath
 	require.NoError(t, os.MkdirAll(filepath.Dir(state), 0o700))
 	require.NoError(t, os.WriteFile(state, []byte("{not json"), 0o600))
 	_, err := newSource(t, f).Cluster(context.Background(), "lab")

@@ -1,0 +1,32 @@
+package aws
+
+import (
+	"context"
+
+	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/sizing"
+)
+
+// Kind registers AWS with a worker's clusters file (section "aws").
+var Kind = connectors.CloudKind[Config](ProviderName,
+	func(ctx context.Context, cfg Config, secrets connectors.SecretReader) (connectors.Provider, func(context.Context) error, error) {
+		return connectors.NoRelease(New(ctx, cfg, secrets))
+	}, sizing.AWSCatalog)
+
+// Validate reports what is wrong in a clusters file's aws section.
+func (c *Config) Validate(p connectors.Problems) {
+	connectors.CheckRef(p, "credentials", c.Credentials, true)
+	connectors.Required(p, "region", c.Region, "an AWS region such as eu-west-1")
+	switch c.Mode {
+	case ModeEKS:
+		connectors.Required(p, "clusterName", c.ClusterName, `the EKS cluster's name in mode "eks"`)
+	case ModeASG, ModeEC2:
+	default:
+		p.Add("mode", "%q is not one of eks, asg, ec2", c.Mode)
+	}
+}
+
+// CredentialRefs is the section's one reference, for the loader to anchor.
+func (c *Config) CredentialRefs() []*connectors.CredentialRef {
+	return []*connectors.CredentialRef{&c.Credentials}
+}

@@ -1,0 +1,157 @@
+package connectors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// MaxTargetSize bounds any target a provider is asked for: Kubernetes'
+// documented limit of nodes in one cluster. A larger number is a bug
+// upstream, never a request to pass on to a cloud bill.
+const MaxTargetSize = 5000
+
+// Operation names, the same in every error whichever provider served it.
+const (
+	OpNodeGroups      = "NodeGroups"
+	OpSetTargetSize   = "SetTargetSize"
+	OpCreateNodeGroup = "CreateNodeGroup"
+	OpDeleteNodes     = "DeleteNodes"
+	OpDeleteNodeGroup = "DeleteNodeGroup"
+	OpLeakedInstances = "LeakedInstances"
+	OpDeleteInstances = "DeleteInstances"
+)
+
+// Checked wraps a provider so every call's arguments are checked before
+// the provider sees them, the same way for all providers: an empty
+// idempotency key, group ID, node name, instance ID or size, an invalid pool key or a
+// target outside [0, MaxTargetSize] is refused with a Permanent error
+// naming the operation and the argument, and nothing is called. A
+// provider that is also a LeakFinder stays one. Checked of a checked
+// provider returns it as is.
+func Checked(p Provider) Provider {
+	switch p := p.(type) {
+	case nil:
+		return nil
+	case *checked, *checkedLeakFinder:
+		return p
+	}
+	c := &checked{inner: p}
+	if lf, ok := p.(LeakFinder); ok {
+		return &checkedLeakFinder{checked: c, leaks: lf}
+	}
+	return c
+}
+
+type checked struct{ inner Provider }
+
+func (c *checked) refuse(op, format string, args ...any) error {
+	return NewError(Permanent, c.inner.Name(), op, fmt.Errorf(format, args...))
+}
+
+func (c *checked) Name() string { return c.inner.Name() }
+
+func (c *checked) Catalog(ctx context.Context) ([]types.InstanceType, error) {
+	return c.inner.Catalog(ctx)
+}
+
+func (c *checked) NodeGroups(ctx context.Context, pool types.PoolKey) ([]NodeGroup, error) {
+	if err := pool.Validate(); err != nil {
+		return nil, c.refuse(OpNodeGroups, "pool: %w", err)
+	}
+	return c.inner.NodeGroups(ctx, pool)
+}
+
+func (c *checked) SetTargetSize(ctx context.Context, groupID string, target int, key IdempotencyKey) error {
+	if err := errors.Join(c.groupID(groupID), c.target(target), c.key(key)); err != nil {
+		return c.refuse(OpSetTargetSize, "%w", err)
+	}
+	return c.inner.SetTargetSize(ctx, groupID, target, key)
+}
+
+func (c *checked) CreateNodeGroup(ctx context.Context, spec NodeGroupSpec, key IdempotencyKey) (NodeGroup, error) {
+	var errs []error
+	if err := spec.Pool.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("spec.pool: %w", err))
+	}
+	if spec.Size == "" {
+		errs = append(errs, errors.New("spec.size is empty"))
+	}
+	errs = append(errs, c.target(spec.TargetSize), c.key(key))
+	if err := errors.Join(errs...); err != nil {
+		return NodeGroup{}, c.refuse(OpCreateNodeGroup, "%w", err)
+	}
+	return c.inner.CreateNodeGroup(ctx, spec, key)
+}
+
+func (c *checked) DeleteNodes(ctx context.Context, groupID string, nodeNames []string, key IdempotencyKey) error {
+	errs := []error{c.groupID(groupID), c.key(key)}
+	for i, n := range nodeNames {
+		if n == "" {
+			errs = append(errs, fmt.Errorf("node name [%d] is empty", i))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return c.refuse(OpDeleteNodes, "%w", err)
+	}
+	return c.inner.DeleteNodes(ctx, groupID, nodeNames, key)
+}
+
+func (c *checked) DeleteNodeGroup(ctx context.Context, groupID string, key IdempotencyKey) error {
+	if err := errors.Join(c.groupID(groupID), c.key(key)); err != nil {
+		return c.refuse(OpDeleteNodeGroup, "%w", err)
+	}
+	return c.inner.DeleteNodeGroup(ctx, groupID, key)
+}
+
+func (*checked) groupID(id string) error {
+	if id == "" {
+		return errors.New("group ID is empty")
+	}
+	return nil
+}
+
+func (*checked) target(n int) error {
+	if n < 0 || n > MaxTargetSize {
+		return fmt.Errorf("target %d is outside [0, %d]", n, MaxTargetSize)
+	}
+	return nil
+}
+
+func (*checked) key(k IdempotencyKey) error {
+	if k == "" {
+		return errors.New("idempotency key is empty: every mutating call carries one derived from workflow state")
+	}
+	return nil
+}
+
+type checkedLeakFinder struct {
+	*checked
+	leaks LeakFinder
+}
+
+func (c *checkedLeakFinder) LeakedInstances(ctx context.Context, pool types.PoolKey) ([]Instance, error) {
+	if err := pool.Validate(); err != nil {
+		return nil, c.refuse(OpLeakedInstances, "pool: %w", err)
+	}
+	return c.leaks.LeakedInstances(ctx, pool)
+}
+
+func (c *checkedLeakFinder) DeleteInstances(ctx context.Context, pool types.PoolKey, ids []string, key IdempotencyKey) error {
+	var errs []error
+	if err := pool.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("pool: %w", err))
+	}
+	for i, id := range ids {
+		if id == "" {
+			errs = append(errs, fmt.Errorf("instance ID [%d] is empty", i))
+		}
+	}
+	errs = append(errs, c.key(key))
+	if err := errors.Join(errs...); err != nil {
+		return c.refuse(OpDeleteInstances, "%w", err)
+	}
+	return c.leaks.DeleteInstances(ctx, pool, ids, key)
+}

@@ -1,0 +1,29 @@
+package hetzner
+
+import (
+	"context"
+
+	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/sizing"
+)
+
+// Kind registers Hetzner Cloud with a worker's clusters file (section
+// "hetzner").
+var Kind = connectors.CloudKind[Config](ProviderName,
+	func(ctx context.Context, cfg Config, secrets connectors.SecretReader) (connectors.Provider, func(context.Context) error, error) {
+		return connectors.NoRelease(New(ctx, cfg, secrets))
+	}, sizing.HetznerCatalog)
+
+// Validate reports what is wrong in a clusters file's hetzner section.
+func (c *Config) Validate(p connectors.Problems) {
+	connectors.CheckRef(p, "credentials", c.Credentials, true)
+	connectors.CheckRef(p, "clusterJoin", c.ClusterJoin, false)
+	connectors.Required(p, "location", c.Location, "a Hetzner location such as fsn1")
+	connectors.Required(p, "image", c.Image, "an image name or ID such as ubuntu-24.04")
+	connectors.NotNegative(p, "retryMax", c.RetryMax)
+}
+
+// CredentialRefs are the section's references, for the loader to anchor.
+func (c *Config) CredentialRefs() []*connectors.CredentialRef {
+	return []*connectors.CredentialRef{&c.Credentials, &c.ClusterJoin}
+}

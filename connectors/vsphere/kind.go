@@ -1,0 +1,39 @@
+package vsphere
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hanzoai/visor-fleet/connectors"
+)
+
+// Kind registers vSphere with a worker's clusters file (section
+// "vsphere"). Its sizes are the configured templates, so it has no
+// built-in catalog.
+var Kind = connectors.CloudKind[Config](ProviderName,
+	func(ctx context.Context, cfg Config, secrets connectors.SecretReader) (connectors.Provider, func(context.Context) error, error) {
+		p, err := New(ctx, cfg, secrets)
+		if err != nil {
+			return nil, nil, err
+		}
+		return p, p.Close, nil
+	}, nil)
+
+// Validate reports what is wrong in a clusters file's vsphere section.
+func (c *Config) Validate(p connectors.Problems) {
+	connectors.CheckRef(p, "credentials", c.Credentials, true)
+	connectors.Required(p, "endpoint", c.Endpoint, "the vCenter URL or host name")
+	connectors.Required(p, "folder", c.Folder, "the inventory folder pools' VMs go under")
+	if len(c.Templates) == 0 {
+		p.Add("templates", "is empty; each size is a template VM")
+	}
+	for i, t := range c.Templates {
+		connectors.Required(p, fmt.Sprintf("templates[%d].name", i), t.Name, "the size's name")
+		connectors.Required(p, fmt.Sprintf("templates[%d].path", i), t.Path, "the template VM's inventory path")
+	}
+}
+
+// CredentialRefs is the section's one reference, for the loader to anchor.
+func (c *Config) CredentialRefs() []*connectors.CredentialRef {
+	return []*connectors.CredentialRef{&c.Credentials}
+}

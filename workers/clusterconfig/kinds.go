@@ -1,0 +1,37 @@
+package clusterconfig
+
+import (
+	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/aws"
+	"github.com/hanzoai/visor-fleet/connectors/digitalocean"
+	"github.com/hanzoai/visor-fleet/connectors/hetzner"
+	"github.com/hanzoai/visor-fleet/connectors/vsphere"
+)
+
+// Provider kinds a cluster can name.
+const (
+	DigitalOcean = digitalocean.ProviderName
+	AWS          = aws.ProviderName
+	Hetzner      = hetzner.ProviderName
+	VSphere      = vsphere.ProviderName
+	Sim          = "sim"
+)
+
+// Providers lists the built-in kinds in the order error messages name
+// them. Adding a provider is one line here: its package's Kind.
+var Providers = register(
+	digitalocean.Kind,
+	aws.Kind,
+	hetzner.Kind,
+	vsphere.Kind,
+	simKind,
+)
+
+func register(kinds ...connectors.Kind) []string {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		connectors.Register(k)
+		names[i] = k.Name
+	}
+	return names
+}
