@@ -3,6 +3,7 @@ package kubernetes_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"reflect"
 	"sync/atomic"
@@ -24,7 +25,19 @@ var metaCreate = metav1.CreateOptions{}
 // requestCounter counts the API requests a client makes, as the API
 // server's apiserver_request_total would, split into watches and the rest.
 type requestCounter struct {
-	requests, watches atomic.Int64
+	requests, watches, bytes atomic.Int64
+}
+
+// countingBody counts the response bytes the client reads.
+type countingBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (b countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n.Add(int64(n))
+	return n, err
 }
 
 func (c *requestCounter) wrap(cfg *rest.Config) *rest.Config {
@@ -35,7 +48,11 @@ func (c *requestCounter) wrap(cfg *rest.Config) *rest.Config {
 			if q := req.URL.Query(); q.Get("watch") == "true" || q.Get("watch") == "1" {
 				c.watches.Add(1)
 			}
-			return rt.RoundTrip(req)
+			resp, err := rt.RoundTrip(req)
+			if resp != nil && resp.Body != nil {
+				resp.Body = countingBody{resp.Body, &c.bytes}
+			}
+			return resp, err
 		})
 	})
 	return cfg
@@ -67,6 +84,7 @@ func TestIntegrationInformerObserverMakesFarFewerRequestsWithTheSameObservation(
 	for i := range nodes {
 		nodeNames = append(nodeNames, e.node(fmt.Sprintf("n%02d", i), withPool(api, nil)))
 	}
+	start := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(16)
 	for i := range nodes * boundPerNode {
@@ -90,7 +108,6 @@ func TestIntegrationInformerObserverMakesFarFewerRequestsWithTheSameObservation(
 			return kubeapi.MarkUnschedulable(gctx, admin, e.ns, name, since, "0/20 nodes are available")
 		})
 	}
-	start := time.Now()
 	if err := g.Wait(); err != nil {
 		t.Fatalf("fixtures: %v", err)
 	}
@@ -135,8 +152,9 @@ func TestIntegrationInformerObserverMakesFarFewerRequestsWithTheSameObservation(
 
 	perMinute := float64(time.Minute / sampleInterval)
 	l, w := listed.requests.Load(), watched.requests.Load()
-	t.Logf("%d samples: list mode %d requests in %s (%.1f/sample, %.0f/min at one sample per %s); informer mode %d requests (%d watches) in %s",
-		samples, l, listTime.Round(time.Millisecond), float64(l)/samples, float64(l)/samples*perMinute, sampleInterval, w, watched.watches.Load(), cacheTime.Round(time.Millisecond))
+	t.Logf("%d samples: list mode %d requests, %d KiB read, in %s (%.1f requests/sample, %.0f/min at one sample per %s); informer mode %d requests (%d watches), %d KiB read, in %s",
+		samples, l, listed.bytes.Load()>>10, listTime.Round(time.Millisecond), float64(l)/samples, float64(l)/samples*perMinute, sampleInterval,
+		w, watched.watches.Load(), watched.bytes.Load()>>10, cacheTime.Round(time.Millisecond))
 	if minList := int64(samples * (1 + (nodes*boundPerNode+pending)/500)); l < minList {
 		t.Errorf("list mode made %d requests over %d samples, want at least %d (a node list and every pod page per sample)", l, samples, minList)
 	}

@@ -33,7 +33,7 @@ func (s *Source) build(ctx context.Context, spec ClusterSpec) (built, error) {
 		return built{}, connectError(spec, "kubernetes", "kubernetes access", err)
 	}
 	secrets := kubernetes.NewSecretReader(kube.core)
-	observe := kubernetes.Config{Cluster: spec.ID, Provider: spec.Provider, Metrics: kube.metrics}
+	observe := kubernetes.Config{Cluster: spec.ID, Provider: spec.Provider, Metrics: kube.metrics, Informers: spec.Informers}
 	if spec.Prometheus != nil {
 		usage, err := kubernetes.NewPrometheusUsage(spec.Prometheus.config(spec.ID, secrets))
 		if err != nil {
@@ -41,15 +41,23 @@ func (s *Source) build(ctx context.Context, spec ClusterSpec) (built, error) {
 		}
 		observe.Usage = usage
 	}
-	provider, release, err := newProvider(ctx, spec, secrets)
+	provider, releaseProvider, err := newProvider(ctx, spec, secrets)
 	if err != nil {
 		return built{}, connectError(spec, spec.Provider, "provider", err)
+	}
+	observer := kubernetes.NewObserver(kube.core, observe)
+	release := func(ctx context.Context) error {
+		err := observer.Close(ctx) // stops the informers, if any
+		if releaseProvider != nil {
+			err = errors.Join(err, releaseProvider(ctx))
+		}
+		return err
 	}
 	return built{
 		cluster: connectors.Cluster{
 			ID:       spec.ID,
 			Provider: provider,
-			Observer: kubernetes.NewObserver(kube.core, observe),
+			Observer: observer,
 			Drainer:  kubernetes.NewDrainer(kube.core, kubernetes.DrainerConfig{}),
 			// Resolved by the watcher when it reports; relative file
 			// references were made absolute when the file was loaded.

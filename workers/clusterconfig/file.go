@@ -60,6 +60,13 @@ type ClusterSpec struct {
 	// Prometheus, when set, is where node usage comes from instead of
 	// metrics-server.
 	Prometheus *PrometheusUsage `json:"prometheus,omitempty"`
+
+	// Informers makes the observer sample a watch-fed cache of pods and
+	// pool nodes instead of listing them at every sample: a few requests a
+	// worker's lifetime instead of a node list and every pod page per
+	// sample. The connector then needs watch on pods and nodes, as the
+	// shipped ClusterRole grants. Ignored for the sim.
+	Informers bool `json:"informers,omitempty"`
 }
 
 // Load reads and checks a clusters file. Relative paths in it (kubeconfig,
