@@ -32,6 +32,11 @@ type Config struct {
 	Usage UsageSource
 	// Now is the clock for ObservedAt; nil means time.Now.
 	Now func() time.Time
+	// Informers, when true, keeps a watch-fed cache of the pods and pool
+	// nodes (started at the first ObserveCluster, stopped by Close) and
+	// samples from it instead of listing both at every sample. It needs
+	// watch on pods and nodes.
+	Informers bool
 }
 
 // Observer samples one cluster's pools with a few list calls.
@@ -41,6 +46,9 @@ type Observer struct {
 
 	mu        sync.Mutex
 	malformed []string
+
+	cacheOnce sync.Once
+	cache     *informerCache // nil unless Config.Informers
 }
 
 var _ connectors.Observer = (*Observer)(nil)
@@ -66,17 +74,44 @@ func (o *Observer) ObserveCluster(ctx context.Context) (connectors.ClusterObserv
 	if err := o.validate(); err != nil {
 		return connectors.ClusterObservation{}, err
 	}
-	nodes, err := listNodes(ctx, o.client, types.LabelPool)
+	nodes, pods, err := o.objects(ctx)
 	if err != nil {
 		return connectors.ClusterObservation{}, err
+	}
+	return o.group(nodes, pods, o.nodeUsage(ctx)), nil
+}
+
+// objects are the pool nodes and non-terminal pods, from the informer
+// cache or from one list of each.
+func (o *Observer) objects(ctx context.Context) ([]corev1.Node, []corev1.Pod, error) {
+	if o.cfg.Informers {
+		o.cacheOnce.Do(func() { o.cache = startInformerCache(o.client) })
+		return o.cache.objects(ctx)
+	}
+	nodes, err := listNodes(ctx, o.client, types.LabelPool)
+	if err != nil {
+		return nil, nil, err
 	}
 	// One list serves both halves: unbound pods are the demand, bound
 	// ones the nodes' requests.
 	pods, err := listPods(ctx, o.client, selectorNonTerminal)
 	if err != nil {
-		return connectors.ClusterObservation{}, err
+		return nil, nil, err
 	}
-	usage := o.nodeUsage(ctx)
+	return nodes, pods, nil
+}
+
+// Close stops the informers, if any; the Observer must not be used after.
+func (o *Observer) Close(context.Context) error {
+	o.cacheOnce.Do(func() {}) // no cache may start after Close
+	if o.cache != nil {
+		o.cache.stop()
+	}
+	return nil
+}
+
+// group sorts nodes and pods into pools, whichever way they were read.
+func (o *Observer) group(nodes []corev1.Node, pods []corev1.Pod, usage map[string]types.Resources) connectors.ClusterObservation {
 
 	obs := connectors.ClusterObservation{
 		Cluster:    o.cfg.Cluster,
@@ -146,7 +181,7 @@ func (o *Observer) ObserveCluster(ctx context.Context) (connectors.ClusterObserv
 		obs.Pools[id] = *p
 	}
 	sortPending(obs.Unattributed)
-	return obs, nil
+	return obs
 }
 
 func (o *Observer) validate() error {

@@ -72,13 +72,17 @@ func readsSecrets(roles []rbacv1.ClusterRole) bool {
 	return false
 }
 
-// connectorCycle is everything the connector does to a cluster: observe,
+// connectorCycle is everything the connector does to a cluster: observe
+// (by lists, then from the informer cache),
 // read a credential (when the role grants secrets), drain a node with one
 // pod, uncordon it. It returns the first step that failed.
 func connectorCycle(e *env, client k8s.Interface, withSecrets bool, node string) (string, error) {
 	obs := kubernetes.NewObserver(client, kubernetes.Config{Cluster: "it", Provider: "do"})
 	if _, err := obs.ObserveCluster(e.ctx); err != nil {
 		return "ObserveCluster", err
+	}
+	if step, err := observeFromCache(e, client); err != nil {
+		return step, err
 	}
 	if withSecrets {
 		if _, err := kubernetes.NewSecretReader(client).ReadSecret(e.ctx, e.ns, "cloud", "token"); err != nil {
@@ -91,6 +95,19 @@ func connectorCycle(e *env, client k8s.Interface, withSecrets bool, node string)
 	}
 	if err := d.Uncordon(e.ctx, node); err != nil {
 		return "Uncordon", err
+	}
+	return "", nil
+}
+
+// observeFromCache samples through the informer cache for a few seconds:
+// a watch refused after the first list shows at a later sample.
+func observeFromCache(e *env, client k8s.Interface) (string, error) {
+	obs := kubernetes.NewObserver(client, kubernetes.Config{Cluster: "it", Provider: "do", Informers: true})
+	defer obs.Close(e.ctx)
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if _, err := obs.ObserveCluster(e.ctx); err != nil {
+			return "ObserveCluster from the informer cache", err
+		}
 	}
 	return "", nil
 }

@@ -39,7 +39,7 @@ func (s *Source) build(ctx context.Context, spec ClusterSpec) (built, error) {
 		return built{}, connectError(spec, "kubernetes", "kubernetes access", err)
 	}
 	env.Secrets = kubernetes.NewSecretReader(kube.core)
-	observe := kubernetes.Config{Cluster: spec.ID, Provider: spec.Provider, Metrics: kube.metrics}
+	observe := kubernetes.Config{Cluster: spec.ID, Provider: spec.Provider, Metrics: kube.metrics, Informers: spec.Informers}
 	if spec.Prometheus != nil {
 		usage, err := kubernetes.NewPrometheusUsage(spec.Prometheus.config(spec.ID, env.Secrets))
 		if err != nil {
@@ -51,11 +51,18 @@ func (s *Source) build(ctx context.Context, spec ClusterSpec) (built, error) {
 	if err != nil {
 		return built{}, connectError(spec, spec.Provider, "provider", err)
 	}
+	observer := kubernetes.NewObserver(kube.core, observe)
+	release := func(ctx context.Context) error {
+		err := observer.Close(ctx) // stops the informers, if any
+		if b.Release != nil {
+			err = errors.Join(err, b.Release(ctx))
+		}
+		return err
+	}
 	return built{
-		cluster: spec.cluster(b.Provider,
-			kubernetes.NewObserver(kube.core, observe),
+		cluster: spec.cluster(b.Provider, observer,
 			kubernetes.NewDrainer(kube.core, kubernetes.DrainerConfig{})),
-		release: b.Release,
+		release: release,
 	}, nil
 }
 

@@ -42,6 +42,13 @@ type ClusterSpec struct {
 	// Sections are the provider sections given, decoded by their kinds'
 	// NewConfig, by kind name.
 	Sections map[string]connectors.Config `json:"-"`
+
+	// Informers makes the observer sample a watch-fed cache of pods and
+	// pool nodes instead of listing them at every sample: a few requests a
+	// worker's lifetime instead of a node list and every pod page per
+	// sample. The connector then needs watch on pods and nodes, as the
+	// shipped ClusterRole grants. Ignored for the sim.
+	Informers bool `json:"informers,omitempty"`
 }
 
 // Config is the section of the cluster's own provider; nil when it is

@@ -88,6 +88,22 @@ func TestRealClusterThroughKubeconfigWithSecretCredential(t *testing.T) {
 	require.Len(t, nodes, 1)
 	assert.Equal(t, node, nodes[0].Name)
 
+	t.Run("informers observe the same nodes from a cache the source stops", func(t *testing.T) {
+		f := doFile(t, api, "secret:"+ns+"/do-api/token")
+		f.Clusters[0].Kubeconfig = kubeconfigFor(t, cluster.ConnectorConfig)
+		f.Clusters[0].KubeContext = "visor"
+		f.Clusters[0].Informers = true
+		src := newSource(t, f)
+		c, err := src.Cluster(ctx, "do-ams3")
+		require.NoError(t, err)
+		obs, err := c.Observer.ObserveCluster(ctx)
+		require.NoError(t, err)
+		nodes := obs.Pools[doPool.WorkflowID()].Nodes
+		require.Len(t, nodes, 1)
+		assert.Equal(t, node, nodes[0].Name)
+		require.NoError(t, src.Close(ctx), "closing the source stops the informers")
+	})
+
 	t.Run("missing secret key is Permanent and named", func(t *testing.T) {
 		f := doFile(t, api, "secret:"+ns+"/do-api/nope")
 		f.Clusters[0].Kubeconfig = kubeconfigFor(t, cluster.ConnectorConfig)

@@ -51,6 +51,9 @@ func (c ClusterSpec) validate(ps *problems) {
 			c.Prometheus.validate(ps, c.ID)
 		}
 	}
+	if c.Informers && c.Provider == Sim {
+		ps.add("informers", "a sim cluster is observed by lists only; remove informers")
+	}
 	if c.KubeContext != "" && c.Kubeconfig == "" {
 		ps.add("kubeContext", "is set but kubeconfig is empty; an in-cluster service account has no contexts")
 	}
