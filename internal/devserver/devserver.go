@@ -382,8 +382,12 @@ func newLogger(opts Options) (log.Logger, error) {
 			return nil, err
 		}
 		f.Close()
-		if err := os.Chmod(opts.LogFile, 0o600); err != nil {
-			return nil, err
+		// Only a regular file is made private: a log sent to /dev/null (as
+		// the benchmarks do) must not have its device's mode changed.
+		if fi, err := os.Stat(opts.LogFile); err == nil && fi.Mode().IsRegular() {
+			if err := os.Chmod(opts.LogFile, 0o600); err != nil {
+				return nil, err
+			}
 		}
 		lc.OutputFile = opts.LogFile
 	}

@@ -39,3 +39,20 @@ func TestChmodPrivateSkipsAFileThatVanished(t *testing.T) {
 type dirEntry struct{ os.DirEntry }
 
 func (dirEntry) IsDir() bool { return true }
+
+func TestALogSentToDevNullLeavesTheDeviceAlone(t *testing.T) {
+	before, err := os.Stat(os.DevNull)
+	if err != nil {
+		t.Skip(err)
+	}
+	if _, err := newLogger(Options{LogLevel: "error", LogFile: os.DevNull}); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.Stat(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Mode() != before.Mode() {
+		t.Fatalf("%s mode changed from %v to %v", os.DevNull, before.Mode(), after.Mode())
+	}
+}
