@@ -251,10 +251,14 @@ func (p *pool) forgetNode(name string) {
 func (p *pool) scaleTo(ctx workflow.Context, m ManualScale) {
 	current := p.state.nodeCount()
 	reason := fmt.Sprintf("manual target %d: %s", m.Target, m.Reason)
-	if m.Hold > 0 && p.truth {
-		// Held: the target stands as the floor until the hold ends.
-		p.state.HoldTarget, p.state.HoldUntil = m.Target, workflow.Now(ctx).Add(m.Hold.D())
-		reason += fmt.Sprintf(" (held as the floor until %s)", p.state.HoldUntil.UTC().Format(time.RFC3339))
+	if p.truth {
+		// A new manual target replaces any hold: held, it stands as the
+		// floor until the hold ends; unheld, the law takes over at once.
+		p.state.HoldTarget, p.state.HoldUntil = 0, time.Time{}
+		if m.Hold > 0 {
+			p.state.HoldTarget, p.state.HoldUntil = m.Target, workflow.Now(ctx).Add(m.Hold.D())
+			reason += fmt.Sprintf(" (held as the floor until %s)", p.state.HoldUntil.UTC().Format(time.RFC3339))
+		}
 	}
 	switch {
 	case m.Target > current:

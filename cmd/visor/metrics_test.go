@@ -76,7 +76,7 @@ func TestWorkerMetrics(t *testing.T) {
 	// The SDK's own metrics flow through the same handler.
 	_, ok = sample(text, "temporal_workflow_task_execution_latency_seconds_count", map[string]string{"workflow_type": "PoolWorkflow"})
 	require.True(t, ok, "SDK workflow task latency")
-	_, ok = sample(text, "temporal_activity_execution_latency_seconds_count", map[string]string{"activity_type": "ObservePool"})
+	_, ok = sample(text, "temporal_activity_execution_latency_seconds_count", map[string]string{"activity_type": "Resync"})
 	require.True(t, ok, "SDK activity latency")
 }
 

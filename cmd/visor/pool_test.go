@@ -122,7 +122,9 @@ func TestPoolScaleThroughTheValidator(t *testing.T) {
 	before := describeJSON(t, apiPool)
 	require.Equal(t, 1, before.TargetNodes, "rejected updates changed nothing")
 
-	out := mustVisor(t, "pool", "scale", apiPool, "--to", "2", "--reason", "launch day", "--requested-by", "ops@acme")
+	// Held, so the fixture's short idle window cannot take the new node
+	// before the test sees it (without --hold the law takes over at once).
+	out := mustVisor(t, "pool", "scale", apiPool, "--to", "2", "--reason", "launch day", "--requested-by", "ops@acme", "--hold", "2m")
 	require.Regexp(t, `^`+apiPool+`: scale accepted as decision #\d+: 1 → 2 nodes \(launch day\)`, out)
 	eventually(t, 30*time.Second, "api pool at 2 nodes", func() error {
 		st := describeJSON(t, apiPool)
