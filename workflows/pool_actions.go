@@ -69,10 +69,7 @@ func (p *pool) resyncWithProvider(ctx workflow.Context) {
 	}
 	p.applyObservation(ctx, res.Observation, true)
 	if res.View != nil {
-		if s := p.state; s.Provider != nil && s.Provider.Target() != res.View.Target() {
-			p.noteRepair(ctx, fmt.Sprintf("provider target is %d, the pool's last reading was %d: taking the provider's", res.View.Target(), s.Provider.Target()))
-		}
-		p.adoptView(*res.View)
+		p.takeReading(ctx, *res.View)
 	} else {
 		p.reject(ctx, "provider read", errors.New(res.ViewErr))
 	}

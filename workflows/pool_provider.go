@@ -32,11 +32,17 @@ func (p *pool) readProvider(ctx workflow.Context) bool {
 		p.reject(ctx, "provider read", err)
 		return false
 	}
+	p.takeReading(ctx, view)
+	return true
+}
+
+// takeReading adopts a fresh read of the provider, noting a target that
+// changed behind the pool's back.
+func (p *pool) takeReading(ctx workflow.Context, view activities.ProviderView) {
 	if s := p.state; s.Provider != nil && s.Provider.Target() != view.Target() {
 		p.noteRepair(ctx, fmt.Sprintf("provider target is %d, the pool's last reading was %d: taking the provider's", view.Target(), s.Provider.Target()))
 	}
 	p.adoptView(view)
-	return true
 }
 
 // adoptView replaces the pool's idea of its groups with the provider's.
