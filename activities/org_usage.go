@@ -41,16 +41,16 @@ func (a *Activities) ReadOrgUsage(ctx context.Context, key types.PoolKey) (OrgUs
 			fields := e.GetSearchAttributes().GetIndexedFields()
 			var target int64
 			if p, ok := fields[contract.SATargetNodes]; ok {
-				_ = decodeJSON(p.GetData(), &target)
+				_ = json.Unmarshal(p.GetData(), &target)
 			}
 			var cluster string
 			if p, ok := fields[contract.SACluster]; ok {
-				_ = decodeJSON(p.GetData(), &cluster)
+				_ = json.Unmarshal(p.GetData(), &cluster)
 			}
 			u.Fabric += int(target)
 			if p, ok := e.GetMemo().GetFields()[contract.MemoPoolHourlyCost]; ok {
 				var cost float64
-				if decodeJSON(p.GetData(), &cost) == nil && cost > 0 {
+				if json.Unmarshal(p.GetData(), &cost) == nil && cost > 0 {
 					u.HourlyCost += cost
 				}
 			}
@@ -65,5 +65,3 @@ func (a *Activities) ReadOrgUsage(ctx context.Context, key types.PoolKey) (OrgUs
 		}
 	}
 }
-
-func decodeJSON(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"fmt"
-	"sort"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
@@ -240,7 +239,7 @@ func (s *PoolState) trackPurchases(obs types.PoolObservation, now time.Time) {
 	// Long enough for the scheduler to retry the pod on the new node and
 	// for an observation to show the result.
 	grace := max(s.Policy.PendingThreshold.D(), 3*s.Policy.SampleInterval.D(), minNoHelpGrace)
-	for _, key := range sortedKeys(s.BoughtFor) {
+	for _, key := range workflow.DeterministicKeys(s.BoughtFor) {
 		buy := s.BoughtFor[key]
 		pod, still := pending[key]
 		switch {
@@ -271,7 +270,7 @@ func (s *PoolState) trackPurchases(obs types.PoolObservation, now time.Time) {
 			delete(s.NoHelp, key)
 		}
 	}
-	keepOnlyPending(s.Deferred, pending)
+	keepOnly(s.Deferred, pending)
 	window := s.Policy.EffectiveRunawayGuardWindow()
 	kept := s.Additions[:0]
 	for _, add := range s.Additions {
@@ -299,14 +298,6 @@ func readyNodesBoughtAfter(obs types.PoolObservation, seenReady map[string]time.
 		full = true
 	}
 	return "", full
-}
-
-func keepOnlyPending[V any](m map[string]V, pending map[string]types.PendingPod) {
-	for key := range m {
-		if _, ok := pending[key]; !ok {
-			delete(m, key)
-		}
-	}
 }
 
 // awaiting are the pods whose purchase is not judged yet.
@@ -339,15 +330,6 @@ func (s *PoolState) addedWithoutProgress(now time.Time) int {
 		}
 	}
 	return n
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // machinesBySize counts the pool's machines per size, as the provider's

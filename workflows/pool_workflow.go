@@ -376,9 +376,9 @@ func (p *pool) applyObservation(ctx workflow.Context, obs types.PoolObservation,
 }
 
 // keepOnly deletes the entries whose key is not in present.
-func keepOnly[V any](m map[string]V, present map[string]bool) {
+func keepOnly[V, P any](m map[string]V, present map[string]P) {
 	for key := range m {
-		if !present[key] {
+		if _, ok := present[key]; !ok {
 			delete(m, key)
 		}
 	}
