@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"sort"
 	"time"
 
 	"github.com/hanzoai/visor-fleet/types"
@@ -54,36 +53,12 @@ func PoolPart(pools map[string]types.PoolObservation, key types.PoolKey, at time
 		po = types.PoolObservation{Pool: key}
 	}
 	po.Pool, po.ObservedAt, po.Reason = key, at, reason
-	po = boundPending(po)
+	po = po.KeepOldestPending(types.MaxPendingPods)
 	if po.Nodes == nil {
 		po.Nodes = []types.NodeObservation{}
 	}
 	if po.PendingPods == nil {
 		po.PendingPods = []types.PendingPod{}
 	}
-	return po
-}
-
-// MaxPendingSent bounds the pending pods one observation carries to a
-// pool: a cluster with tens of thousands pending must not exceed
-// Temporal's payload limit. The oldest are kept (they are due first) and
-// the rest counted in Truncated; the pool sizes them as the first ones
-// leave.
-const MaxPendingSent = 2000
-
-func boundPending(po types.PoolObservation) types.PoolObservation {
-	if len(po.PendingPods) <= MaxPendingSent {
-		return po
-	}
-	pods := append([]types.PendingPod(nil), po.PendingPods...)
-	sort.SliceStable(pods, func(i, j int) bool {
-		if !pods[i].UnschedulableSince.Equal(pods[j].UnschedulableSince) {
-			return pods[i].UnschedulableSince.Before(pods[j].UnschedulableSince)
-		}
-		return pods[i].Key() < pods[j].Key()
-	})
-	po.Truncated += len(pods) - MaxPendingSent
-	po.PendingPods = pods[:MaxPendingSent]
-	sort.Slice(po.PendingPods, func(i, j int) bool { return po.PendingPods[i].Key() < po.PendingPods[j].Key() })
 	return po
 }

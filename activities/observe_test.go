@@ -25,12 +25,12 @@ func TestPoolPartStaysUnderThePayloadLimitWithFiftyThousandPending(t *testing.T)
 	if len(b) > 1<<20 {
 		t.Fatalf("observation is %d bytes, want far under Temporal's 2 MiB", len(b))
 	}
-	if len(po.PendingPods) != MaxPendingSent || po.Truncated != 50000-MaxPendingSent {
+	if len(po.PendingPods) != types.MaxPendingPods || po.Truncated != 50000-types.MaxPendingPods {
 		t.Fatalf("kept %d, truncated %d", len(po.PendingPods), po.Truncated)
 	}
 	// The oldest are the ones kept: they are due first.
 	for _, p := range po.PendingPods {
-		if !p.UnschedulableSince.Before(t0.Add(MaxPendingSent * time.Second)) {
+		if !p.UnschedulableSince.Before(t0.Add(types.MaxPendingPods * time.Second)) {
 			t.Fatalf("kept %s, not among the oldest", p.Key())
 		}
 	}

@@ -1,6 +1,9 @@
 package types
 
-import "time"
+import (
+	"sort"
+	"time"
+)
 
 // PendingPod is a pod the scheduler could not place, attributed to its tenant.
 type PendingPod struct {
@@ -120,4 +123,29 @@ type PoolObservation struct {
 	Truncated int `json:"truncated,omitempty"`
 	// Auth is the watcher's system signature over the rest (package auth).
 	Auth *SystemSignature `json:"auth,omitempty"`
+}
+
+// MaxPendingPods bounds the pending pods one observation carries, in a
+// signal and in a pool's state: tens of thousands pending must stay far
+// under Temporal's payload limit.
+const MaxPendingPods = 2000
+
+// KeepOldestPending keeps at most n pending pods, the longest
+// unschedulable (they are due first), in key order, and counts the rest
+// in Truncated. The pool sizes the rest as the first ones leave.
+func (o PoolObservation) KeepOldestPending(n int) PoolObservation {
+	if len(o.PendingPods) <= n {
+		return o
+	}
+	pods := append([]PendingPod(nil), o.PendingPods...)
+	sort.SliceStable(pods, func(i, j int) bool {
+		if !pods[i].UnschedulableSince.Equal(pods[j].UnschedulableSince) {
+			return pods[i].UnschedulableSince.Before(pods[j].UnschedulableSince)
+		}
+		return pods[i].Key() < pods[j].Key()
+	})
+	o.Truncated += len(pods) - n
+	o.PendingPods = pods[:n]
+	sort.Slice(o.PendingPods, func(i, j int) bool { return o.PendingPods[i].Key() < o.PendingPods[j].Key() })
+	return o
 }

@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"unicode"
 
@@ -17,9 +16,8 @@ const (
 	// maxTextLen bounds reason and requestedBy on every request.
 	maxTextLen = 1024
 	// maxPendingKept bounds the pending pods an observation carries into
-	// state; beyond it the oldest are kept (they are the overdue ones) and
-	// the rest are counted in Truncated.
-	maxPendingKept = 2000
+	// state (and the purchases remembered for them).
+	maxPendingKept = types.MaxPendingPods
 	// maxNodesKept bounds the nodes of one observation.
 	maxNodesKept = types.MaxPolicyNodes
 )
@@ -27,17 +25,7 @@ const (
 // boundObservation keeps an observation within the bounds: the oldest
 // pending pods (the ones due first), every node up to the bound.
 func boundObservation(obs types.PoolObservation) types.PoolObservation {
-	if len(obs.PendingPods) > maxPendingKept {
-		pods := append([]types.PendingPod(nil), obs.PendingPods...)
-		sort.SliceStable(pods, func(i, j int) bool {
-			if !pods[i].UnschedulableSince.Equal(pods[j].UnschedulableSince) {
-				return pods[i].UnschedulableSince.Before(pods[j].UnschedulableSince)
-			}
-			return pods[i].Key() < pods[j].Key()
-		})
-		obs.Truncated += len(pods) - maxPendingKept
-		obs.PendingPods = pods[:maxPendingKept]
-	}
+	obs = obs.KeepOldestPending(maxPendingKept)
 	if len(obs.Nodes) > maxNodesKept {
 		obs.Truncated += len(obs.Nodes) - maxNodesKept
 		obs.Nodes = obs.Nodes[:maxNodesKept]
