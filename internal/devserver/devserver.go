@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -269,36 +268,6 @@ func checkPortFree(ip string, port int, what string) error {
 	}
 	return l.Close()
 }
-
-// freePort picks a free port for an internal listener below the kernel's
-// ephemeral range (Linux's default starts at 32768): a port the kernel
-// handed out for ":0" is ephemeral, so an outgoing connection could take
-// it between this check and the server's bind, and the server's ringpop
-// listener then failed to start (make chaos saw 1 start in ~50).
-func freePort(ip string) (int, error) {
-	for range 64 {
-		port := internalPortLow + rand.IntN(internalPortHigh-internalPortLow)
-		l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
-		if err != nil {
-			continue
-		}
-		_ = l.Close()
-		return port, nil
-	}
-	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// The range internal ports are drawn from: above the well-known and
-// common service ports, below the ephemeral range.
-const (
-	internalPortLow  = 20000
-	internalPortHigh = 32000
-)
 
 func buildConfig(opts Options) (*config.Config, *config.SQL, error) {
 	sqlCfg := &config.SQL{

@@ -59,3 +59,20 @@ func freeTestPort(t *testing.T) int {
 	}
 	return p
 }
+
+// Ports handed out by one process never repeat, so no two listeners of
+// the servers a process starts can draw the same one (the Temporal
+// server ends the process when a bind fails).
+func TestFreePortsNeverRepeatInAProcess(t *testing.T) {
+	seen := map[int]bool{}
+	for range 400 {
+		p := freeTestPort(t)
+		if seen[p] {
+			t.Fatalf("port %d handed out twice", p)
+		}
+		if p < internalPortLow || p >= internalPortHigh {
+			t.Fatalf("port %d outside [%d, %d)", p, internalPortLow, internalPortHigh)
+		}
+		seen[p] = true
+	}
+}
