@@ -46,7 +46,7 @@ lint:
 
 ## replay-record: re-record the workflow history fixtures under testsuite/replay/testdata
 replay-record:
-	VISOR_RECORD_HISTORIES=1 $(GO) test -run TestRecordHistories -count=1 -v ./testsuite/replay
+	VISOR_RECORD_HISTORIES=1 $(GO) test -run 'TestRecord' -count=1 -v ./testsuite/replay
 
 ## chaos: kill -9 visor dev at random moments (50 times by default) under
 ## bursty demand and provider faults, restart it on the same data, then

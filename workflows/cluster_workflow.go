@@ -49,6 +49,8 @@ type ClusterState struct {
 	Rejected int `json:"rejected,omitempty"`
 	// Nonces of signed requests accepted recently: a replay is refused.
 	Nonces map[string]time.Time `json:"nonces,omitempty"`
+	// Fanout is a gate change not yet told to every pool (cluster_fanout.go).
+	Fanout *GateFanout `json:"fanout,omitempty"`
 }
 
 type cluster struct {
@@ -74,6 +76,8 @@ type cluster struct {
 	// checked with the trust the run read (versionAuthenticatedInputs).
 	authOn bool
 	auth   authority
+	// knownBytes is poolBytes' count, -1 until first needed.
+	knownBytes int
 }
 
 // ClusterWorkflow carries one enrolled cluster: its declared and observed
@@ -83,11 +87,12 @@ func ClusterWorkflow(ctx workflow.Context, in ClusterInput) error {
 		return fmt.Errorf("invalid cluster: %w", err)
 	}
 	c := &cluster{
-		state:    in.State,
-		report:   workflow.GetSignalChannel(ctx, contract.SignalWatcherReport),
-		register: workflow.GetSignalChannel(ctx, contract.SignalPoolRegistered),
-		leave:    workflow.GetSignalChannel(ctx, contract.SignalPoolDeregistered),
-		wake:     workflow.NewBufferedChannel(ctx, 16),
+		state:      in.State,
+		report:     workflow.GetSignalChannel(ctx, contract.SignalWatcherReport),
+		register:   workflow.GetSignalChannel(ctx, contract.SignalPoolRegistered),
+		leave:      workflow.GetSignalChannel(ctx, contract.SignalPoolDeregistered),
+		wake:       workflow.NewBufferedChannel(ctx, 16),
+		knownBytes: -1,
 	}
 	if c.state == nil {
 		c.state = &ClusterState{Declared: in.Declared, TokenHash: in.TokenHash, ReportKey: in.ReportKey,
@@ -121,8 +126,7 @@ func (c *cluster) run(ctx workflow.Context) error {
 			c.loadTrust(ctx)
 		}
 		c.refresh(ctx)
-		info := workflow.GetInfo(ctx)
-		if info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() > maxEventsPerRun {
+		if c.historyFull(ctx) {
 			stopWatch()
 			_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 			c.drainSignals(ctx)
@@ -150,7 +154,7 @@ func (c *cluster) run(ctx workflow.Context) error {
 			if r, err := receive[contract.PoolRegistration](ctx, ch); err != nil {
 				c.rejectSignal(ctx, err)
 			} else {
-				delete(c.state.Pools, r.PoolID)
+				c.removePool(r.PoolID)
 			}
 		})
 		sel.AddReceive(c.wake, func(ch workflow.ReceiveChannel, _ bool) { ch.Receive(ctx, nil) })
@@ -231,9 +235,9 @@ func (c *cluster) refresh(ctx workflow.Context) {
 	if g.Phase != c.state.Gate.Phase || g.Reachable != c.state.Gate.Reachable || g.Region != c.state.Gate.Region || g.Tier != c.state.Gate.Tier {
 		c.state.Gate = g
 		c.joined = nil
-		for _, id := range workflow.DeterministicKeys(c.state.Pools) {
-			c.signalGate(ctx, id, g)
-		}
+		c.tellPools(ctx)
+	} else if c.state.Fanout != nil {
+		c.continueFanout(ctx)
 	}
 	for _, id := range c.joined {
 		if _, ok := c.state.Pools[id]; ok {
@@ -277,7 +281,7 @@ func (c *cluster) drainSignals(ctx workflow.Context) {
 			c.rejectSignal(ctx, err)
 			continue
 		}
-		delete(c.state.Pools, r.PoolID)
+		c.removePool(r.PoolID)
 	}
 	// Pools that joined at the boundary hear the gate before the run ends.
 	c.refresh(ctx)
@@ -316,17 +320,58 @@ func (c *cluster) rejectSignal(ctx workflow.Context, err error) {
 	workflow.GetLogger(ctx).Warn("signal rejected", "error", err)
 }
 
-// maxClusterPools bounds the pools one cluster carries.
-const maxClusterPools = 20000
+// maxClusterPools bounds the pools one cluster carries, and
+// maxClusterPoolBytes what their IDs take in the state it continues as
+// new with (long IDs reach Temporal's 2 MB payload limit before 20,000).
+const (
+	maxClusterPools     = 20000
+	maxClusterPoolBytes = 1 << 20
+	// poolEntryBytes is a pool's JSON in the state besides its ID.
+	poolEntryBytes = 48
+)
+
+// poolsTooLarge says whether one more pool would take the cluster's pool
+// list past maxClusterPoolBytes.
+func (c *cluster) poolsTooLarge(id string) bool {
+	return c.poolBytes()+len(id)+poolEntryBytes > maxClusterPoolBytes
+}
+
+// poolBytes is what the pool list takes, counted once per run and kept
+// up to date as pools join and leave.
+func (c *cluster) poolBytes() int {
+	if c.knownBytes < 0 {
+		c.knownBytes = 0
+		for id := range c.state.Pools {
+			c.knownBytes += len(id) + poolEntryBytes
+		}
+	}
+	return c.knownBytes
+}
+
+func (c *cluster) removePool(id string) {
+	if _, ok := c.state.Pools[id]; ok && c.knownBytes >= 0 {
+		c.knownBytes -= len(id) + poolEntryBytes
+	}
+	delete(c.state.Pools, id)
+}
 
 func (c *cluster) applyRegistration(ctx workflow.Context, r contract.PoolRegistration) {
 	if _, err := types.ParsePoolID(r.PoolID); err != nil {
 		c.state.LastRejected = fmt.Sprintf("pool-registered at %s: %v", workflow.Now(ctx).UTC().Format(time.RFC3339), err)
 		return
 	}
-	if _, known := c.state.Pools[r.PoolID]; !known && len(c.state.Pools) >= maxClusterPools {
+	_, known := c.state.Pools[r.PoolID]
+	if !known && len(c.state.Pools) >= maxClusterPools {
 		c.rejectSignal(ctx, fmt.Errorf("pool-registered %s: the cluster already carries %d pools", r.PoolID, maxClusterPools))
 		return
+	}
+	if !known && c.poolsTooLarge(r.PoolID) && workflow.GetVersion(ctx, versionGateFanout, workflow.DefaultVersion, 1) >= 1 {
+		c.rejectSignal(ctx, fmt.Errorf("pool-registered %s: the cluster's %d pools already take %d KiB of its state (at most %d KiB, to continue as new under Temporal's 2 MB payload limit)",
+			r.PoolID, len(c.state.Pools), c.poolBytes()/1024, maxClusterPoolBytes/1024))
+		return
+	}
+	if !known && c.knownBytes >= 0 {
+		c.knownBytes += len(r.PoolID) + poolEntryBytes
 	}
 	c.state.Pools[r.PoolID] = r.Thresholds
 	c.joined = append(c.joined, r.PoolID)
@@ -335,12 +380,6 @@ func (c *cluster) applyRegistration(ctx workflow.Context, r contract.PoolRegistr
 func (c *cluster) gate(now time.Time) contract.ClusterGate {
 	return contract.ClusterGate{Phase: c.state.Declared.Phase, Reachable: c.state.Observed.Reachable, Region: c.state.Declared.Region, Reason: c.state.Frozen, Since: now,
 		Tier: c.state.Declared.Tier}
-}
-
-func (c *cluster) signalGate(ctx workflow.Context, poolID string, g contract.ClusterGate) {
-	// Fire and forget: a pool that is gone simply does not hear it; a new
-	// pool hears the gate when it registers.
-	workflow.SignalExternalWorkflow(ctx, poolID, "", contract.SignalClusterGate, g)
 }
 
 func (c *cluster) status() contract.ClusterStatus {

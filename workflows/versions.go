@@ -29,6 +29,11 @@ const (
 	// versionResyncOnce: the safety resync observes the pool and reads its
 	// node groups in one activity instead of two.
 	versionResyncOnce = "resync-once"
+	// versionGateFanout: a cluster with more pools than one batch tells
+	// them a gate change in awaited batches, carried across runs, instead
+	// of all at once (Temporal's 2,000 pending signals). Asked only when
+	// the cluster has that many pools.
+	versionGateFanout = "gate-fanout"
 )
 
 // versionBillingTier: the pool bills each hour under the tier its cluster

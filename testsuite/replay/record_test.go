@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -95,6 +96,89 @@ func TestRecordHistories(t *testing.T) {
 	must(t, err)
 	write(t, ctx, s.Client, pc, key.WorkflowID(), "pool-lifecycle-"+tag+".json")
 	write(t, ctx, s.Client, pc, types.ClusterWorkflowID("sim-replay"), "cluster-lifecycle-"+tag+".json")
+}
+
+// TestRecordClusterFanout records a cluster with more pools than one
+// gate fan-out batch (pools registered by signal, most never started, as
+// pools that are gone) telling them a phase change in batches.
+func TestRecordClusterFanout(t *testing.T) {
+	if os.Getenv("VISOR_RECORD_HISTORIES") != "1" {
+		t.Skip("set VISOR_RECORD_HISTORIES=1 (make replay-record) to re-record the fixtures")
+	}
+	spec := starter.SpecFile{
+		Clusters: []contract.ClusterDeclared{{ID: "sim-fanout", Provider: "sim", Phase: contract.PhaseActive, Region: "us-east", SampleInterval: types.Duration(time.Second)}},
+	}
+	s := testsuite.StartStack(t, spec, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	id := types.ClusterWorkflowID("sim-fanout")
+	const pools = 520 // more than one batch, few enough for one run
+	for i := range pools {
+		key := types.PoolKey{Org: fmt.Sprintf("org%04d", i), Project: "shop", Service: "api", Provider: "sim", Cluster: "sim-fanout"}
+		must(t, s.Client.SignalWorkflow(ctx, id, "", contract.SignalPoolRegistered, contract.PoolRegistration{PoolID: key.WorkflowID(), Thresholds: contract.PoolThresholds{IdleCPU: 0.3, IdleMemory: 0.4}}))
+	}
+	waitForCluster(t, ctx, s.Client, "every pool registered", func(st contract.ClusterStatus) bool { return len(st.Pools) == pools })
+	_, err := starter.SetClusterPhase(ctx, s.Client, "sim-fanout", contract.SetPhaseRequest{Phase: contract.PhaseDraining, Reason: "record"})
+	must(t, err)
+	// Every pool told: 520 signals external, each answered (not found).
+	waitForHistory(t, ctx, s.Client, id, func(h *historypb.History) bool {
+		n := 0
+		for _, e := range h.Events {
+			if e.GetSignalExternalWorkflowExecutionFailedEventAttributes() != nil || e.GetExternalWorkflowExecutionSignaledEventAttributes() != nil {
+				n++
+			}
+		}
+		return n >= 2*pools // the registration's and the phase change's
+	})
+	tag := os.Getenv("VISOR_RECORD_TAG")
+	if tag == "" {
+		tag = time.Now().UTC().Format("20060102-1504")
+	}
+	pc, err := codec.NewPayloadCodec(s.Identity.CodecKeys)
+	must(t, err)
+	write(t, ctx, s.Client, pc, id, "cluster-fanout-"+tag+".json")
+}
+
+func waitForCluster(t *testing.T, ctx context.Context, c client.Client, what string, ok func(contract.ClusterStatus) bool) {
+	t.Helper()
+	for {
+		st, err := starter.ClusterStatus(ctx, c, "sim-fanout")
+		if err == nil && ok(st) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("cluster never %s: %v", what, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func waitForHistory(t *testing.T, ctx context.Context, c client.Client, id string, ok func(*historypb.History) bool) {
+	t.Helper()
+	for {
+		h := &historypb.History{}
+		it := c.GetWorkflowHistory(ctx, id, "", false, 0)
+		for it.HasNext() {
+			e, err := it.Next()
+			must(t, err)
+			h.Events = append(h.Events, e)
+		}
+		if ok(h) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			kinds := map[string]int{}
+			for _, e := range h.Events {
+				kinds[e.GetEventType().String()]++
+			}
+			t.Fatalf("the fan-out never finished: %v", kinds)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
 
 // write saves the history with its payloads decrypted, so the fixture
