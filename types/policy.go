@@ -3,6 +3,7 @@ package types
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -82,6 +83,21 @@ type Policy struct {
 	MaxHourlyCost float64 `json:"maxHourlyCost,omitempty"`
 	// Disruption bounds scale-down: nodes draining at once, and when.
 	Disruption *DisruptionBudget `json:"disruption,omitempty"`
+
+	// Consolidation removes a Ready node that is not idle but whose pods
+	// the other nodes have room for (Karpenter's "delete" consolidation),
+	// in runs recorded with it (workflows' versionConsolidation).
+
+	// ConsolidationThreshold: only nodes whose CPU, memory and GPU
+	// requests are each below this fraction of allocatable are
+	// consolidated. Default 0.5 (cluster-autoscaler's scale-down
+	// utilization threshold).
+	ConsolidationThreshold float64 `json:"consolidationThreshold,omitempty"`
+	// ConsolidateAfter: a node must stay below the threshold this long
+	// without a break first. Default 5m.
+	ConsolidateAfter Duration `json:"consolidateAfter,omitempty"`
+	// DisableConsolidation turns consolidation off: only idle nodes go.
+	DisableConsolidation bool `json:"disableConsolidation,omitempty"`
 }
 
 // Bounds every policy must stay within, so arithmetic on them cannot
@@ -119,7 +135,19 @@ const (
 	DefaultMaxUnreadyFraction      = 0.45
 	DefaultMaxNodesWithoutProgress = 10
 	DefaultProgressWindow          = 30 * time.Minute
+	DefaultConsolidationThreshold  = 0.5
+	DefaultConsolidateAfter        = 5 * time.Minute
 )
+
+// EffectiveConsolidation resolves the zero defaults of consolidation;
+// enabled is false when the policy turns it off.
+func (p Policy) EffectiveConsolidation() (enabled bool, threshold float64, after time.Duration) {
+	threshold = p.ConsolidationThreshold
+	if threshold <= 0 {
+		threshold = DefaultConsolidationThreshold
+	}
+	return !p.DisableConsolidation, threshold, orDefault(p.ConsolidateAfter.D(), DefaultConsolidateAfter)
+}
 
 // EffectiveProvisionTimeout resolves the zero default.
 func (p Policy) EffectiveProvisionTimeout() time.Duration {
@@ -204,6 +232,7 @@ func (p Policy) Validate() error {
 		{"unreadyTimeout", p.UnreadyTimeout, 0, MaxPolicyDuration},
 		{"progressWindow", p.ProgressWindow, 0, MaxPolicyDuration},
 		{"provisioningDelay", p.ProvisioningDelay, 0, MaxPolicyDuration},
+		{"consolidateAfter", p.ConsolidateAfter, 0, MaxPolicyDuration},
 	} {
 		switch {
 		case d.v.D() < 0:
@@ -216,6 +245,9 @@ func (p Policy) Validate() error {
 	}
 	if p.MaxUnreadyFraction < 0 || p.MaxUnreadyFraction > 1 {
 		bad("maxUnreadyFraction", "must be within [0, 1], got %v", p.MaxUnreadyFraction)
+	}
+	if math.IsNaN(p.ConsolidationThreshold) || p.ConsolidationThreshold < 0 || p.ConsolidationThreshold > 1 {
+		bad("consolidationThreshold", "must be within (0, 1] (0: the default %v), got %v", DefaultConsolidationThreshold, p.ConsolidationThreshold)
 	}
 	if p.MaxNodesWithoutProgress < 0 || p.MaxNodesWithoutProgress > MaxPolicyNodes {
 		bad("maxNodesWithoutProgress", "must be within [0, %d], got %d", MaxPolicyNodes, p.MaxNodesWithoutProgress)

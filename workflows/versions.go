@@ -29,6 +29,13 @@ const (
 	// versionResyncOnce: the safety resync observes the pool and reads its
 	// node groups in one activity instead of two.
 	versionResyncOnce = "resync-once"
+	// versionConsolidation: the law's consolidation rules
+	// (DecisionInput.Consolidation): the scale-up cooldown holds back only
+	// pods booting nodes have room for, a scale-up no longer holds
+	// scale-down back, and underused nodes whose pods fit on the others are
+	// removed, timed by the state's UnderusedSince clocks. Checked once per
+	// run, in runs with provider truth.
+	versionConsolidation = "consolidation"
 )
 
 // versionBillingTier: the pool bills each hour under the tier its cluster
