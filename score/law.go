@@ -51,7 +51,7 @@ func NewLaw(name string, policy types.Policy, catalog []types.InstanceType) *Law
 // NewSeedRule is the HIP seed: the law's defaults (keeping the pool's floor
 // and ceiling) with sum-of-requests sizing (sizing.Baseline).
 func NewSeedRule(pool types.Policy, catalog []types.InstanceType) *Law {
-	p := types.DefaultPolicy()
+	p := types.HIPPolicy()
 	p.MinNodes, p.MaxNodes, p.AllowedSizes = pool.MinNodes, pool.MaxNodes, pool.AllowedSizes
 	return newLaw("seed rule", p, catalog, sizing.Baseline)
 }
