@@ -31,7 +31,8 @@ type Policy struct {
 	StaleAfter Duration `json:"staleAfter,omitempty"`
 	// AllowedSizes restricts the catalog; empty means every size.
 	AllowedSizes []string `json:"allowedSizes,omitempty"`
-	// MaxScaleDownPerDecision bounds how many idle nodes go at once.
+	// MaxScaleDownPerDecision bounds how many idle (or consolidated) nodes
+	// go at once; 0 is no bound.
 	MaxScaleDownPerDecision int `json:"maxScaleDownPerDecision,omitempty"`
 	// DrainTimeout is the drain deadline after which the node is uncordoned
 	// and reported.
