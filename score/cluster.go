@@ -59,6 +59,7 @@ type clusterStats struct {
 	scaleUps, scaleDowns     int
 	nodesAdded, nodesRemoved int
 	busyRemovals, evictions  int
+	stranded                 int     // evicted pods that found no room at once
 	nodeSeconds, cost        float64 // of removed nodes; live ones are added at the end
 }
 
@@ -137,8 +138,11 @@ func (c *Cluster) addNode(t types.InstanceType, readyAt time.Duration) *simNode 
 }
 
 // RemoveNodes drains and deletes the named nodes as one scale-down
-// operation: their pods are evicted and pending again. A node whose
-// requests were above the idle thresholds is counted as removed while busy.
+// operation: their pods are evicted and pending again, and the scheduler
+// places them at once where there is room. A node removed while above the
+// idle thresholds is counted as removed while busy unless every pod evicted
+// from it found room on the nodes that stay (it was unneeded); an evicted
+// pod that found none is counted as stranded.
 func (c *Cluster) RemoveNodes(names []string) error {
 	for _, name := range names {
 		if c.byName[name] == nil {
@@ -148,23 +152,37 @@ func (c *Cluster) RemoveNodes(names []string) error {
 	if len(names) == 0 {
 		return nil
 	}
-	for _, name := range names {
+	busy := make([]bool, len(names))
+	evicted := make([][]int, len(names))
+	for k, name := range names {
 		nd := c.byName[name]
 		obs := c.observeNode(nd)
-		if nd.ready && !(obs.CPUUtilization() < c.idleRule.IdleCPUThreshold && obs.MemoryUtilization() < c.idleRule.IdleMemoryThreshold) {
-			c.stats.busyRemovals++
-		}
+		busy[k] = nd.ready && !(obs.CPUUtilization() < c.idleRule.IdleCPUThreshold && obs.MemoryUtilization() < c.idleRule.IdleMemoryThreshold)
 		for _, i := range nd.podList() {
 			c.unbind(i)
 			c.pods[i].pending, c.pods[i].pendingSince = true, c.now
 			c.pending = append(c.pending, i)
 			c.stats.evictions++
+			evicted[k] = append(evicted[k], i)
 		}
 		c.retire(nd)
 	}
+	c.dirty = true
+	c.schedule()
+	for k := range names {
+		stranded := 0
+		for _, i := range evicted[k] {
+			if c.pods[i].pending {
+				stranded++
+			}
+		}
+		c.stats.stranded += stranded
+		if busy[k] && stranded > 0 {
+			c.stats.busyRemovals++
+		}
+	}
 	c.stats.scaleDowns++
 	c.stats.nodesRemoved += len(names)
-	c.dirty = true
 	return nil
 }
 
@@ -193,9 +211,15 @@ func (c *Cluster) observeNode(nd *simNode) types.NodeObservation {
 	if !nd.ready {
 		state = types.NodeProvisioning
 	}
+	var largest types.Resources
+	for i := range nd.pods {
+		r := c.trace[i].Requests
+		largest = types.Resources{MilliCPU: max(largest.MilliCPU, r.MilliCPU), Memory: max(largest.Memory, r.Memory),
+			GPUs: max(largest.GPUs, r.GPUs), Pods: max(largest.Pods, r.Pods)}
+	}
 	return types.NodeObservation{
 		Name: nd.name, ProviderID: "sim://" + nd.name, Size: nd.t.Name, State: state,
-		CreatedAt: c.epoch.Add(nd.created), Allocatable: nd.alloc, Requested: nd.requested,
+		CreatedAt: c.epoch.Add(nd.created), Allocatable: nd.alloc, Requested: nd.requested, LargestPod: largest,
 	}
 }
 

@@ -22,12 +22,15 @@ type Law struct {
 	policy  types.Policy
 	catalog []types.InstanceType
 	plan    func(sizing.Request) sizing.Plan
+	// consolidation: decide as a run recorded with versionConsolidation.
+	consolidation bool
 
 	// The pool's durable state, as PoolState holds it.
 	obs         *types.PoolObservation
 	lastUp      time.Time
 	lastDown    time.Time
 	idleSince   map[string]time.Time
+	underused   map[string]time.Time
 	unplaceable map[string]string
 	targetNodes int
 	// deferred are pods a plan left out only because it grew another
@@ -40,13 +43,15 @@ type Law struct {
 
 // NewLaw is the pool's control law with the real planner.
 func NewLaw(name string, policy types.Policy, catalog []types.InstanceType) *Law {
-	return newLaw(name, policy, catalog, sizing.PlanScaleUp)
+	l := newLaw(name, policy, catalog, sizing.PlanScaleUp)
+	l.consolidation = true
+	return l
 }
 
 // NewSeedRule is the HIP seed: the law's defaults (keeping the pool's floor
 // and ceiling) with sum-of-requests sizing (sizing.Baseline).
 func NewSeedRule(pool types.Policy, catalog []types.InstanceType) *Law {
-	p := types.DefaultPolicy()
+	p := types.HIPPolicy()
 	p.MinNodes, p.MaxNodes, p.AllowedSizes = pool.MinNodes, pool.MaxNodes, pool.AllowedSizes
 	return newLaw("seed rule", p, catalog, sizing.Baseline)
 }
@@ -55,7 +60,7 @@ func newLaw(name string, policy types.Policy, catalog []types.InstanceType, plan
 	return &Law{
 		name: name, policy: policy, catalog: catalog, plan: plan,
 		pool:      types.PoolKey{Org: "score", Project: "score", Service: "score", Provider: "sim", Cluster: "score"},
-		idleSince: map[string]time.Time{}, unplaceable: map[string]string{}, deferred: map[string]bool{},
+		idleSince: map[string]time.Time{}, underused: map[string]time.Time{}, unplaceable: map[string]string{}, deferred: map[string]bool{},
 	}
 }
 
@@ -98,22 +103,25 @@ func (l *Law) Step(c *Cluster) error {
 func (l *Law) decide(now time.Time) workflows.Decision {
 	l.decisionCount++
 	return workflows.Decide(workflows.DecisionInput{
-		Policy:        l.policy,
-		Observation:   l.obs,
-		Now:           now,
-		LastScaleUp:   l.lastUp,
-		LastScaleDown: l.lastDown,
-		IdleSince:     l.idleSince,
-		Unplaceable:   l.unplaceable,
-		Deferred:      l.deferred,
-		InFlightNodes: max(0, l.targetNodes-l.observedNodes()),
-		Gate:          workflows.OpenGate(),
+		Policy:         l.policy,
+		Observation:    l.obs,
+		Now:            now,
+		LastScaleUp:    l.lastUp,
+		LastScaleDown:  l.lastDown,
+		IdleSince:      l.idleSince,
+		Unplaceable:    l.unplaceable,
+		Deferred:       l.deferred,
+		InFlightNodes:  max(0, l.targetNodes-l.observedNodes()),
+		Gate:           workflows.OpenGate(),
+		Consolidation:  l.consolidation,
+		UnderusedSince: l.underused,
 	})
 }
 
 func (l *Law) applyObservation(obs types.PoolObservation) {
 	l.obs = &obs
 	l.idleSince = workflows.UpdateIdleSince(l.policy, l.idleSince, obs)
+	l.underused = workflows.UpdateUnderusedSince(l.policy, l.underused, obs)
 	present := make(map[string]bool, len(obs.PendingPods))
 	for _, p := range obs.PendingPods {
 		present[p.Key()] = true
@@ -198,6 +206,7 @@ func (l *Law) shrink(c *Cluster, d workflows.Decision) error {
 	for _, name := range d.RemoveNodes {
 		gone[name] = true
 		delete(l.idleSince, name)
+		delete(l.underused, name)
 	}
 	kept := make([]types.NodeObservation, 0, len(l.obs.Nodes))
 	for _, n := range l.obs.Nodes {

@@ -66,6 +66,8 @@ type Run struct {
 	// BusyRemovals are nodes removed while above the idle thresholds.
 	BusyRemovals int
 	Evictions    int
+	// Stranded are evicted pods that found no room on the nodes that stayed.
+	Stranded     int
 	NodesAdded   int
 	NodesRemoved int
 	// Waits is each schedulable pod's total pending time; Unfit counts the
@@ -151,7 +153,7 @@ func Simulate(tr Trace, catalog []types.InstanceType, pool types.Policy, ctl Con
 	run.NodeHours, run.Cost = st.nodeSeconds/3600, st.cost
 	run.ScaleUps, run.ScaleDowns = st.scaleUps, st.scaleDowns
 	run.NodesAdded, run.NodesRemoved = st.nodesAdded, st.nodesRemoved
-	run.BusyRemovals, run.Evictions = st.busyRemovals, st.evictions
+	run.BusyRemovals, run.Evictions, run.Stranded = st.busyRemovals, st.evictions, st.stranded
 	run.Elapsed = time.Since(start)
 	return run, nil
 }

@@ -27,6 +27,7 @@ type Score struct {
 	ScaleOps          int
 	BusyRemovals      int
 	Evictions         int
+	Stranded          int
 	StillPending      int
 	Unfit             int
 }
@@ -75,7 +76,7 @@ func Compare(tr Trace, catalog []types.InstanceType, policy types.Policy, opt Op
 
 func scoreOf(r, bound, packing Run, threshold time.Duration) Score {
 	s := Score{Policy: r.Policy, NodeHours: r.NodeHours, Cost: r.Cost, ScaleOps: r.ScaleUps + r.ScaleDowns,
-		BusyRemovals: r.BusyRemovals, Evictions: r.Evictions, StillPending: r.StillPending, Unfit: r.Unfit}
+		BusyRemovals: r.BusyRemovals, Evictions: r.Evictions, Stranded: r.Stranded, StillPending: r.StillPending, Unfit: r.Unfit}
 	if bound.NodeHours > 0 {
 		s.NodeHoursRatio = r.NodeHours / bound.NodeHours
 	}
@@ -118,13 +119,13 @@ func (c Comparison) PendingLimit() time.Duration {
 func (c Comparison) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Trace **%s** (%d pods, fingerprint `%s`): %s\n\n", c.Trace, c.Pods, c.Fingerprint, c.Source)
-	b.WriteString("| policy | node-hours | cost $ | × bound (node-h / cost) | × packing (node-h / cost) | beyond threshold p50 / p99 / max | max pending | pod-min pending | scale ops | busy removals | evictions | pending at end |\n")
+	b.WriteString("| policy | node-hours | cost $ | × bound (node-h / cost) | × packing (node-h / cost) | beyond threshold p50 / p99 / max | max pending | pod-min pending | scale ops | busy removals | evictions (stranded) | pending at end |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range c.Scores {
-		fmt.Fprintf(&b, "| %s | %.1f | %.2f | %.2f / %.2f | %.2f / %.2f | %s / %s / %s | %s | %.0f | %d | %d | %d | %d |\n",
+		fmt.Fprintf(&b, "| %s | %.1f | %.2f | %.2f / %.2f | %.2f / %.2f | %s / %s / %s | %s | %.0f | %d | %d | %d (%d) | %d |\n",
 			s.Policy, s.NodeHours, s.Cost, s.NodeHoursRatio, s.CostRatio, s.PackingNodeHoursRatio, s.PackingCostRatio,
 			short(s.BeyondP50), short(s.BeyondP99), short(s.BeyondMax), short(s.MaxPending),
-			s.PodMinutesPending, s.ScaleOps, s.BusyRemovals, s.Evictions, s.StillPending)
+			s.PodMinutesPending, s.ScaleOps, s.BusyRemovals, s.Evictions, s.Stranded, s.StillPending)
 	}
 	if len(c.Scores) > 0 && c.Scores[0].Unfit > 0 {
 		fmt.Fprintf(&b, "\n%d pods fit no allowed size and are left out of every row.\n", c.Scores[0].Unfit)

@@ -11,15 +11,18 @@ func TestPolicyBoundsRefuseOverflowAndRunaways(t *testing.T) {
 		mutate func(*Policy)
 		want   string
 	}{
-		"huge sample interval": {func(p *Policy) { p.SampleInterval = Duration(2562047 * time.Hour) }, "policy.sampleInterval: must be at most 24h0m0s"},
-		"huge resync":          {func(p *Policy) { p.ResyncInterval = Duration(2562047 * time.Hour) }, "policy.resyncInterval: must be at most"},
-		"billion nodes":        {func(p *Policy) { p.MaxNodes = 1e9 }, "policy.maxNodes: must be at most 10000"},
-		"long idle window":     {func(p *Policy) { p.IdleWindow = Duration(400 * 24 * time.Hour) }, "policy.idleWindow: must be at most"},
-		"bad fraction":         {func(p *Policy) { p.MaxUnreadyFraction = 1.5 }, "policy.maxUnreadyFraction"},
-		"negative provision":   {func(p *Policy) { p.ProvisionTimeout = Duration(-time.Second) }, "policy.provisionTimeout: must not be negative"},
-		"identity label":       {func(p *Policy) { p.NodeLabels = map[string]string{LabelOrg: "evil"} }, `policy.nodeLabels["hanzo.ai/org"]: is the pool's identity label`},
-		"bad label":            {func(p *Policy) { p.NodeLabels = map[string]string{"disk type": "nvme"} }, `policy.nodeLabels["disk type"]`},
-		"bad taint effect":     {func(p *Policy) { p.NodeTaints = []Taint{{Key: "gpu", Effect: "Sometimes"}} }, `policy.nodeTaints[0].effect "Sometimes"`},
+		"huge sample interval":    {func(p *Policy) { p.SampleInterval = Duration(2562047 * time.Hour) }, "policy.sampleInterval: must be at most 24h0m0s"},
+		"huge resync":             {func(p *Policy) { p.ResyncInterval = Duration(2562047 * time.Hour) }, "policy.resyncInterval: must be at most"},
+		"billion nodes":           {func(p *Policy) { p.MaxNodes = 1e9 }, "policy.maxNodes: must be at most 10000"},
+		"long idle window":        {func(p *Policy) { p.IdleWindow = Duration(400 * 24 * time.Hour) }, "policy.idleWindow: must be at most"},
+		"bad fraction":            {func(p *Policy) { p.MaxUnreadyFraction = 1.5 }, "policy.maxUnreadyFraction"},
+		"negative provision":      {func(p *Policy) { p.ProvisionTimeout = Duration(-time.Second) }, "policy.provisionTimeout: must not be negative"},
+		"identity label":          {func(p *Policy) { p.NodeLabels = map[string]string{LabelOrg: "evil"} }, `policy.nodeLabels["hanzo.ai/org"]: is the pool's identity label`},
+		"bad label":               {func(p *Policy) { p.NodeLabels = map[string]string{"disk type": "nvme"} }, `policy.nodeLabels["disk type"]`},
+		"consolidation above 1":   {func(p *Policy) { p.ConsolidationThreshold = 1.2 }, "policy.consolidationThreshold: must be within (0, 1]"},
+		"negative consolidation":  {func(p *Policy) { p.ConsolidationThreshold = -0.1 }, "policy.consolidationThreshold"},
+		"long consolidate window": {func(p *Policy) { p.ConsolidateAfter = Duration(8 * 24 * time.Hour) }, "policy.consolidateAfter: must be at most"},
+		"bad taint effect":        {func(p *Policy) { p.NodeTaints = []Taint{{Key: "gpu", Effect: "Sometimes"}} }, `policy.nodeTaints[0].effect "Sometimes"`},
 	} {
 		p := DefaultPolicy()
 		tc.mutate(&p)
@@ -36,6 +39,9 @@ func TestPolicyBoundsRefuseOverflowAndRunaways(t *testing.T) {
 	}
 	if ok.EffectiveProvisionTimeout() != DefaultProvisionTimeout || ok.EffectiveUnreadyTimeout() != DefaultUnreadyTimeout {
 		t.Fatal("zero timeouts must read as the defaults")
+	}
+	if on, th, after := ok.EffectiveConsolidation(); !on || th != DefaultConsolidationThreshold || after != DefaultConsolidateAfter {
+		t.Fatalf("zero consolidation fields read as %v %v %s, want the defaults", on, th, after)
 	}
 	// The longest valid resync plus the longest sample cannot overflow.
 	worst := DefaultPolicy()

@@ -77,6 +77,13 @@ type DecisionInput struct {
 	// HoldFloor is a manual target held as the floor until HoldUntil.
 	HoldFloor int
 	HoldUntil time.Time
+	// Consolidation turns on the rules of versionConsolidation
+	// (decision_consolidate.go): the scale-up cooldown holds back only pods
+	// booting nodes have room for, and underused nodes whose pods fit on
+	// the others are removed. UnderusedSince are its clocks
+	// (UpdateUnderusedSince). Never with LegacyRules.
+	Consolidation  bool
+	UnderusedSince map[string]time.Time
 	// LegacyRules reproduces the law as it was before provider truth,
 	// machine clocks, GPU-aware idleness and the runaway guard, for runs
 	// recorded before them (workflow.GetVersion).
@@ -245,6 +252,7 @@ func Decide(in DecisionInput) Decision {
 	if !in.LegacyRules {
 		pods = append(pods, in.HeadroomShort...)
 	}
+	consolidating := in.Consolidation && !in.LegacyRules
 	if len(pods) > 0 {
 		upCooldownEnd := in.LastScaleUp.Add(p.ScaleUpCooldown.D())
 		guardNodes, guardWindow := p.EffectiveRunawayGuard()
@@ -256,7 +264,7 @@ func Decide(in DecisionInput) Decision {
 		case !in.LegacyRules && in.AddedWithoutProgress >= guardNodes:
 			d.Blocked = append(d.Blocked, fmt.Sprintf("runaway guard: %s added within %s and no pending pod got scheduled onto a new node; %s pending buy nothing until one does",
 				plural(in.AddedWithoutProgress, "node"), guardWindow, plural(len(pods), "pod")))
-		case in.Now.Before(upCooldownEnd) && !anyDeferred(in, pods):
+		case in.Now.Before(upCooldownEnd) && !anyDeferred(in, pods) && !(consolidating && len(uncovered(in, pods)) > 0):
 			d.Blocked = append(d.Blocked, fmt.Sprintf("%s pending; cooldown after scale-up until %s", plural(len(pods), "pod"), upCooldownEnd.UTC().Format(time.RFC3339)))
 			wake(upCooldownEnd, "cooldown after scale-up")
 		default:
@@ -319,6 +327,9 @@ func Decide(in DecisionInput) Decision {
 		idle = append(idle, n.Name)
 	}
 	if len(idle) == 0 {
+		if consolidating {
+			consolidate(in, p, current, &d, wake)
+		}
 		return d
 	}
 	sort.Slice(idle, func(i, j int) bool {
@@ -333,7 +344,7 @@ func Decide(in DecisionInput) Decision {
 		}
 		return idle[i] < idle[j]
 	})
-	downCooldownEnd := latest(in.LastScaleDown.Add(p.ScaleDownCooldown.D()), in.LastScaleUp.Add(p.ScaleUpCooldown.D()))
+	downCooldownEnd := scaleDownCooldownEnd(in, p)
 	room := current - p.MinNodes
 	switch {
 	case room <= 0:
@@ -365,6 +376,9 @@ func Decide(in DecisionInput) Decision {
 			remove = keepHeadroom(remove, in.KeepsHeadroom, &d)
 		}
 		if len(remove) == 0 {
+			if consolidating {
+				consolidate(in, p, current, &d, wake)
+			}
 			return d
 		}
 	}
@@ -397,6 +411,19 @@ func overdue(in DecisionInput, wake func(time.Time, string)) []types.PendingPod 
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key() < out[j].Key() })
 	return out
+}
+
+// scaleDownCooldownEnd is when scale-down may act again: after the
+// cooldowns after scale-down and after scale-up. With the consolidation
+// rules a scale-up no longer holds scale-down back: new nodes are not idle
+// or underused for a window anyway, and a pool that keeps growing for new
+// demand would otherwise never shrink.
+func scaleDownCooldownEnd(in DecisionInput, p types.Policy) time.Time {
+	end := in.LastScaleDown.Add(p.ScaleDownCooldown.D())
+	if in.Consolidation && !in.LegacyRules {
+		return end
+	}
+	return latest(end, in.LastScaleUp.Add(p.ScaleUpCooldown.D()))
 }
 
 func latest(a, b time.Time) time.Time {

@@ -238,6 +238,7 @@ func TestDecideScaleDownGuards(t *testing.T) {
 	})
 	t.Run("scale-down cooldown", func(t *testing.T) {
 		in := idleInput(now, 20*time.Minute)
+		in.Policy.ScaleDownCooldown = types.Duration(10 * time.Minute) // the HIP's
 		in.LastScaleDown = now.Add(-9 * time.Minute)
 		d := Decide(in)
 		if d.Action != ActionNone || !d.WakeAt.Equal(in.LastScaleDown.Add(10*time.Minute)) {

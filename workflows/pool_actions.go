@@ -193,6 +193,7 @@ func (p *pool) scaleDown(ctx workflow.Context, reason string, nodes []string, re
 		}
 		rec.Removed = append(rec.Removed, node)
 		delete(p.state.IdleSince, node)
+		delete(p.state.UnderusedSince, node)
 		p.forgetNode(node)
 	}
 	if len(rec.Removed) > 0 {

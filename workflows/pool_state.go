@@ -31,6 +31,9 @@ type PoolState struct {
 	ReceivedAt  time.Time              `json:"receivedAt"`
 	// IdleSince: since when each node has been idle without a break.
 	IdleSince map[string]time.Time `json:"idleSince,omitempty"`
+	// UnderusedSince: since when each node has been below the
+	// consolidation threshold without a break (versionConsolidation).
+	UnderusedSince map[string]time.Time `json:"underusedSince,omitempty"`
 	// Unplaceable pods were reported as fitting no size, with why.
 	Unplaceable map[string]string `json:"unplaceable,omitempty"`
 	// DrainBlocked nodes failed to drain; retried after the time.

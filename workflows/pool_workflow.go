@@ -60,7 +60,9 @@ type pool struct {
 	orgBudget orgBudget
 	// resyncOnce: one activity per safety resync (versionResyncOnce).
 	resyncOnce bool
-	billing    billingVersion // pool_tier.go
+	// consolidation: the law's consolidation rules (versionConsolidation).
+	consolidation bool
+	billing       billingVersion // pool_tier.go
 }
 
 // maxActionsPerWake bounds how many decisions one wake-up carries out in a
@@ -98,6 +100,7 @@ func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 	p.authOn = workflow.GetVersion(ctx, versionAuthenticatedInputs, workflow.DefaultVersion, 1) >= 1
 	p.memoVersion = workflow.GetVersion(ctx, versionPoolMemo, workflow.DefaultVersion, 2)
 	p.resyncOnce = p.truth && workflow.GetVersion(ctx, versionResyncOnce, workflow.DefaultVersion, 1) >= 1
+	p.consolidation = p.truth && workflow.GetVersion(ctx, versionConsolidation, workflow.DefaultVersion, 1) >= 1
 	if p.authOn {
 		p.loadTrust(ctx)
 	}
@@ -168,6 +171,8 @@ func (p *pool) decide(now time.Time) Decision {
 		Awaiting:             s.awaiting(),
 		AddedWithoutProgress: p.addedWithoutProgress,
 		LegacyRules:          !p.truth,
+		Consolidation:        p.consolidation,
+		UnderusedSince:       s.UnderusedSince,
 	}
 	if p.truth && len(s.Policy.Headroom) > 0 {
 		p.withHeadroom(&in, now)
@@ -352,6 +357,9 @@ func (p *pool) applyObservation(ctx workflow.Context, obs types.PoolObservation,
 	s.Observation = &obs
 	s.ReceivedAt = now
 	s.IdleSince = updateIdleSince(s.Policy, s.IdleSince, obs, !p.truth)
+	if p.consolidation {
+		s.UnderusedSince = UpdateUnderusedSince(s.Policy, s.UnderusedSince, obs)
+	}
 	if p.truth {
 		s.trackNodes(obs)
 		s.trackPurchases(obs, now)

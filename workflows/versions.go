@@ -34,6 +34,13 @@ const (
 	// of all at once (Temporal's 2,000 pending signals). Asked only when
 	// the cluster has that many pools.
 	versionGateFanout = "gate-fanout"
+	// versionConsolidation: the law's consolidation rules
+	// (DecisionInput.Consolidation): the scale-up cooldown holds back only
+	// pods booting nodes have room for, a scale-up no longer holds
+	// scale-down back, and underused nodes whose pods fit on the others are
+	// removed, timed by the state's UnderusedSince clocks. Checked once per
+	// run, in runs with provider truth.
+	versionConsolidation = "consolidation"
 )
 
 // versionBillingTier: the pool bills each hour under the tier its cluster

@@ -101,11 +101,14 @@ Package ` + "`score`" + ` replays each trace in simulated time (10 s steps) agai
 policies on the same cluster model: nodes become Ready 60 s after they are asked
 for; a first-fit scheduler binds pending pods onto ready nodes with room, with the
 planner's placement rules (GPU pods on GPU nodes, other pods off them while a size
-without GPUs holds them); scale-down drains (evicted pods wait again) and deletes.
+without GPUs holds them); scale-down drains (evicted pods are pending again and
+placed at once where there is room) and deletes.
 
 - **visor law**: ` + "`workflows.Decide`" + ` (the pool workflow's own pure law) fed as the workflow
-  feeds it, sampling every ` + "`sampleInterval`" + `, and ` + "`sizing.PlanScaleUp`" + ` for each scale-up.
-- **seed rule**: the same law with the HIP's default numbers and the seed's sizing
+  feeds it in a run recorded with its consolidation rules, sampling every ` + "`sampleInterval`" + `,
+  and ` + "`sizing.PlanScaleUp`" + ` for each scale-up.
+- **seed rule**: the same law without consolidation, with the HIP's numbers
+  (` + "`types.HIPPolicy`" + `) and the seed's sizing
   (` + "`sizing.Baseline`" + `: sum of requests, smallest size that fits the largest pod, raw capacity).
 - **cluster-autoscaler-like**: 10 s scan, scale-up by simulated fit (first-fit
   decreasing per size, least-waste size), scale-down of nodes under 50 % utilization
@@ -120,7 +123,10 @@ without GPUs holds them); scale-down drains (evicted pods wait again) and delete
 
 *Beyond threshold* is each pod's total pending time less the pending threshold
 (p50 / p99 / max over schedulable pods); *busy removals* are nodes removed while
-above the pool's idle thresholds (must be 0 for the law); the target is no pod
+above the pool's idle thresholds whose evicted pods did not all find room at once on
+the nodes that stayed (neither idle nor unneeded; must be 0 for the law);
+*evictions (stranded)* counts evicted pods, and in brackets those that found no room
+and waited for a new node; the target is no pod
 waiting longer than pending threshold + provisioning delay + one sample interval.
 
 `)
@@ -137,7 +143,7 @@ waiting longer than pending threshold + provisioning delay + one sample interval
 			law.NodeHoursRatio, law.CostRatio, law.PackingNodeHoursRatio, law.MaxPending.Round(time.Second), c.PendingLimit(), verdict)
 		fmt.Fprintf(b, "![nodes and demand over time](%s/%s-nodes.svg)\n![pending time distribution](%s/%s-pending.svg)\n\n", r.plotDir, c.Trace, r.plotDir, c.Trace)
 	}
-	b.WriteString("### Policy variants of the law\n\nThe law alone with one policy field changed from the pool's policy, on the same traces and bounds.\n\n")
+	b.WriteString("### Policy variants of the law\n\nThe law alone with one policy field changed from the pool's policy, on the same traces and bounds. The HIP's numbers were a 10m cooldown after scale-down and one idle node per decision; the defaults now are 2m and every idle node.\n\n")
 	b.WriteString("| trace | variant | node-hours × bound | cost × bound | p99 beyond threshold | max pending | target | scale ops | busy removals |\n|---|---|---:|---:|---:|---:|---|---:|---:|\n")
 	for _, v := range r.suite.variants {
 		ok := "met"

@@ -27,19 +27,22 @@ var variants = []struct {
 	apply func(*types.Policy)
 }{
 	{"pool policy as given", func(*types.Policy) {}},
-	{"maxScaleDownPerDecision: 0 (every idle node)", func(p *types.Policy) { p.MaxScaleDownPerDecision = 0 }},
-	{"scaleDownCooldown: 2m", func(p *types.Policy) { p.ScaleDownCooldown = types.Duration(2 * time.Minute) }},
-	{"scaleUpCooldown: 1m", func(p *types.Policy) { p.ScaleUpCooldown = types.Duration(time.Minute) }},
+	{"disableConsolidation: true", func(p *types.Policy) { p.DisableConsolidation = true }},
+	{"consolidationThreshold: 0.5", func(p *types.Policy) { p.ConsolidationThreshold = 0.5 }},
+	{"consolidationThreshold: 1 + consolidateAfter: 2m", func(p *types.Policy) {
+		p.ConsolidationThreshold = 1
+		p.ConsolidateAfter = types.Duration(2 * time.Minute)
+	}},
+	{"consolidateAfter: 10m", func(p *types.Policy) { p.ConsolidateAfter = types.Duration(10 * time.Minute) }},
+	{"HIP scale-down: 10m cooldown, 1 node per decision", func(p *types.Policy) {
+		p.ScaleDownCooldown = types.Duration(10 * time.Minute)
+		p.MaxScaleDownPerDecision = 1
+	}},
+	{"scaleDownCooldown: 1m + idle window 5m", func(p *types.Policy) {
+		p.ScaleDownCooldown = types.Duration(time.Minute)
+		p.IdleWindow = types.Duration(5 * time.Minute)
+	}},
 	{"scaleUpCooldown: 0", func(p *types.Policy) { p.ScaleUpCooldown = 0 }},
-	{"idle window 5m", func(p *types.Policy) { p.IdleWindow = types.Duration(5 * time.Minute) }},
-	{"maxScaleDownPerDecision: 0 + scaleUpCooldown: 1m", func(p *types.Policy) {
-		p.MaxScaleDownPerDecision = 0
-		p.ScaleUpCooldown = types.Duration(time.Minute)
-	}},
-	{"maxScaleDownPerDecision: 0 + scaleUpCooldown: 30s", func(p *types.Policy) {
-		p.MaxScaleDownPerDecision = 0
-		p.ScaleUpCooldown = types.Duration(30 * time.Second)
-	}},
 }
 
 func scoreSuite(openbPath, specPath string) (suite, error) {
