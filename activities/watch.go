@@ -250,7 +250,7 @@ func (a *Activities) registeredPools(ctx context.Context, cluster string) (map[s
 }
 
 // Fingerprint captures exactly the pool's decision inputs: pending pods
-// (with their transition times), and each node's state and idle-ness under
+// (with their transition times), each shape's counts, and each node's state and idle-ness under
 // the pool's thresholds. Equal fingerprints mean nothing crossed a line.
 func Fingerprint(po types.PoolObservation, t contract.PoolThresholds) string {
 	if t.IdleCPU == 0 && t.IdleMemory == 0 {
@@ -264,6 +264,14 @@ func Fingerprint(po types.PoolObservation, t contract.PoolThresholds) string {
 	}
 	sort.Strings(pods)
 	b.WriteString(strings.Join(pods, ","))
+	b.WriteString("|")
+	// Shapes carry the pods not listed: their counts move the fingerprint.
+	shapes := make([]string, 0, len(po.PendingShapes))
+	for _, s := range po.PendingShapes {
+		shapes = append(shapes, fmt.Sprintf("%s:%d:%d@%s", s.Key, s.Count, s.Listed, s.UnlistedSince.UTC().Format(time.RFC3339)))
+	}
+	sort.Strings(shapes)
+	b.WriteString(strings.Join(shapes, ","))
 	b.WriteString("|")
 	nodes := make([]string, 0, len(po.Nodes))
 	for _, n := range po.Nodes {
