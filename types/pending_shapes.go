@@ -128,7 +128,7 @@ func (o PoolObservation) SummarizePending(maxListed, maxShapes int) PoolObservat
 		o.PendingShapes[i] = s
 		listed = append(listed, g.pods[:n]...)
 	}
-	sort.Slice(listed, func(i, j int) bool { return listed[i].Key() < listed[j].Key() })
+	slices.SortFunc(listed, compareKeys)
 	if listed == nil {
 		listed = []PendingPod{}
 	}
@@ -172,7 +172,24 @@ func groupByShape(pods []PendingPod) []shapeGroup {
 }
 
 func olderFirst(a, b PendingPod) int {
-	return cmp.Or(a.UnschedulableSince.Compare(b.UnschedulableSince), strings.Compare(a.Key(), b.Key()))
+	return cmp.Or(a.UnschedulableSince.Compare(b.UnschedulableSince), compareKeys(a, b))
+}
+
+// compareKeys orders pods as their keys (namespace/name) compare, without
+// building the keys.
+func compareKeys(a, b PendingPod) int {
+	if a.Namespace == b.Namespace {
+		return strings.Compare(a.Name, b.Name)
+	}
+	n := min(len(a.Namespace), len(b.Namespace))
+	if c := strings.Compare(a.Namespace[:n], b.Namespace[:n]); c != 0 {
+		return c
+	}
+	// One namespace starts the other: the shorter goes on with '/'.
+	if len(a.Namespace) < len(b.Namespace) {
+		return cmp.Compare('/', b.Namespace[n])
+	}
+	return cmp.Compare(a.Namespace[n], '/')
 }
 
 // writeShapeText writes what makes a pod's shape, canonically.
@@ -185,7 +202,9 @@ func writeShapeText(b *strings.Builder, p *PendingPod, withLabels bool) {
 		b.WriteByte(',')
 		b.WriteString(strconv.FormatInt(v, 10))
 	}
-	if s := p.Scheduling; s != nil {
+	// Most pods carry labels only; without selectors about those do not
+	// matter, and there is nothing to encode.
+	if s := p.Scheduling; s != nil && (s.ConstrainsPlacement() || (withLabels && len(s.Labels) > 0)) {
 		c := *s
 		if !withLabels {
 			c.Labels = nil

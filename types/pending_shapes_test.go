@@ -110,3 +110,22 @@ func BenchmarkSummarize50kPods(b *testing.B) {
 		})
 	}
 }
+
+func TestCompareKeysOrdersAsKeysDo(t *testing.T) {
+	names := [][2]string{{"a", "x"}, {"a-b", "y"}, {"a", "y"}, {"ab", "a"}, {"a.b", "c"}, {"b", ""}, {"a", "-"}}
+	for _, x := range names {
+		for _, y := range names {
+			a, b := PendingPod{Namespace: x[0], Name: x[1]}, PendingPod{Namespace: y[0], Name: y[1]}
+			want := 0
+			switch {
+			case a.Key() < b.Key():
+				want = -1
+			case a.Key() > b.Key():
+				want = 1
+			}
+			if got := compareKeys(a, b); got != want {
+				t.Errorf("compareKeys(%s, %s) = %d, want %d", a.Key(), b.Key(), got, want)
+			}
+		}
+	}
+}
