@@ -109,6 +109,7 @@ func TestPoolSizesFiftyThousandPendingPodsFromTheirShapes(t *testing.T) {
 			want := sizing.PlanScaleUp(sizing.Request{Pending: manyPending(50_000, shapes, time.Time{}), Catalog: catalog, MaxNewNodes: p.MaxNodes - 2})
 			require.Empty(t, want.Unplaceable)
 			require.Len(t, w.provisions, 1)
+			t.Logf("%d shapes: one plan of %d entries bought %d × sim-4c8g for 50,000 pods", shapes, len(w.plans[0].Pods), w.provisions[0].Target-2)
 			require.Equal(t, 2+want.NewNodes, w.provisions[0].Target, "nodes bought for 50,000 pods")
 			require.LessOrEqual(t, w.provisions[0].Target, p.MaxNodes)
 		})
