@@ -86,6 +86,14 @@ func (a *Activities) observeCluster(ctx context.Context, c connectors.Cluster) (
 	return obs, nil
 }
 
+// forgetObservation drops the cached sample of a cluster: the next one is
+// taken fresh.
+func (a *Activities) forgetObservation(cluster string) {
+	a.cacheMu.Lock()
+	delete(a.cache, cluster)
+	a.cacheMu.Unlock()
+}
+
 // asTemporalError turns a connector error into an application error whose
 // type is the error class, so workflow retry policies can name the classes
 // that must not be retried, and a provider's retry-after is honoured.

@@ -53,7 +53,9 @@ func PoolPart(pools map[string]types.PoolObservation, key types.PoolKey, at time
 		po = types.PoolObservation{Pool: key}
 	}
 	po.Pool, po.ObservedAt, po.Reason = key, at, reason
-	po = po.KeepOldestPending(types.MaxPendingPods)
+	// Every pending pod is counted in its shape; only each shape's oldest
+	// are listed, so the observation stays small whatever is pending.
+	po = po.SummarizePending(types.MaxListedPending, types.MaxPendingShapes)
 	if po.Nodes == nil {
 		po.Nodes = []types.NodeObservation{}
 	}

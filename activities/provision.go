@@ -56,6 +56,8 @@ type UnplaceablePod struct {
 	Pod    string `json:"pod"`
 	Code   string `json:"code,omitempty"`
 	Reason string `json:"reason"`
+	// Count is how many of a counted entry's pods are left out (0: one pod).
+	Count int `json:"count,omitempty"`
 }
 
 // PlanResult is the chosen plan and the node group it grows.
@@ -115,7 +117,7 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 	res := PlanResult{Size: plan.Size, NewNodes: plan.NewNodes, HourlyCost: plan.HourlyCost, Budget: budgetNote,
 		SizeRoom: roomBySize(catalog), SizePrice: priceBySize(catalog)}
 	for _, u := range plan.Unplaceable {
-		res.Unplaceable = append(res.Unplaceable, UnplaceablePod{Pod: u.Pod, Code: u.Code, Reason: u.Reason})
+		res.Unplaceable = append(res.Unplaceable, UnplaceablePod{Pod: u.Pod, Code: u.Code, Reason: u.Reason, Count: u.Count})
 	}
 	if res.NewNodes < in.MinNewNodes && budgetNote == "" {
 		if res.Size == "" {

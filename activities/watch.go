@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
 
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/contract"
@@ -36,9 +37,12 @@ type WatchProgress struct {
 // WatchCluster samples the cluster every SampleInterval and signals
 // `observe` only to pools whose decision inputs crossed a line: a pod became
 // unschedulable or got scheduled, a node went idle or busy, a node joined or
-// left. After a restart it re-sends full state to every pool. It also
-// reports the cluster's observed half to the cluster workflow. It runs
-// until cancelled, heartbeating every sample.
+// left. After a restart it re-sends full state to every pool. When the
+// cluster's observer keeps a watch (connectors.ChangeSource: the Kubernetes
+// observer with informers), its events also wake the watcher between
+// samples, coalesced to at most one `observe` per pool per EventInterval.
+// It also reports the cluster's observed half to the cluster workflow. It
+// runs until cancelled, heartbeating every sample.
 func (a *Activities) WatchCluster(ctx context.Context, in WatchInput) error {
 	if a.Temporal == nil {
 		return asTemporalError(connectors.NewError(connectors.Permanent, "worker", "watch", errors.New("the watcher needs a Temporal client")))
@@ -47,6 +51,15 @@ func (a *Activities) WatchCluster(ctx context.Context, in WatchInput) error {
 	if err != nil {
 		return err
 	}
+	w := &watcher{a: a, cluster: c, sent: map[string]string{}, log: activity.GetLogger(ctx)}
+	return w.run(ctx, in, func(p WatchProgress) { activity.RecordHeartbeat(ctx, p) })
+}
+
+// EventInterval is the least time between two event-driven `observe`
+// signals to one pool: a burst of pod events costs a pool two signals.
+const EventInterval = time.Second
+
+func (w *watcher) run(ctx context.Context, in WatchInput, heartbeat func(WatchProgress)) error {
 	sample := in.SampleInterval.D()
 	if sample <= 0 {
 		sample = 30 * time.Second
@@ -55,7 +68,6 @@ func (a *Activities) WatchCluster(ctx context.Context, in WatchInput) error {
 	if refresh <= 0 {
 		refresh = 5 * time.Minute
 	}
-	w := &watcher{a: a, cluster: c, sent: map[string]string{}}
 	var progress WatchProgress
 	var pools map[string]contract.PoolThresholds
 	var refreshedAt time.Time
@@ -65,34 +77,58 @@ func (a *Activities) WatchCluster(ctx context.Context, in WatchInput) error {
 	// within WatcherHeartbeatTimeout whatever the sample interval.
 	beat := time.NewTicker(WatcherHeartbeatTimeout / 3)
 	defer beat.Stop()
+	events := newCoalescer(EventInterval)
+	if cs, ok := w.cluster.Observer.(connectors.ChangeSource); ok {
+		if stop, ok := cs.WatchChanges(events.note); ok {
+			defer stop()
+		}
+	}
 	for {
 		if pools == nil || time.Since(refreshedAt) >= refresh {
-			if p, err := a.registeredPools(ctx, in.Cluster); err == nil {
+			if p, err := w.a.registeredPools(ctx, in.Cluster); err == nil {
 				pools, refreshedAt = p, time.Now()
 			} else {
 				progress.LastErr = err.Error()
 			}
 		}
-		signals, reachable, obs, err := w.sample(ctx, pools)
+		signals, reachable, obs, err := w.sample(ctx, pools, nil)
 		progress.Samples++
 		progress.Signals += signals
 		if err != nil {
 			progress.LastErr = err.Error()
-			activity.GetLogger(ctx).Warn("cluster sample failed", "cluster", in.Cluster, "error", err)
+			w.log.Warn("cluster sample failed", "cluster", in.Cluster, "error", err)
 		} else {
 			progress.LastErr, progress.LastSync = "", time.Now()
 		}
 		w.reportObserved(ctx, reachable, progress, obs)
-		activity.RecordHeartbeat(ctx, progress)
+		heartbeat(progress)
+		var retry <-chan time.Time
 	wait:
 		for {
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-beat.C:
-				activity.RecordHeartbeat(ctx, progress)
+				heartbeat(progress)
 			case <-ticker.C:
 				break wait
+			case <-events.kick:
+			case <-retry:
+			}
+			// Pools whose watch events wait: sample now for those due,
+			// and come back when the others are.
+			due, next := events.due(time.Now())
+			if len(due) > 0 {
+				n, _, _, err := w.sample(ctx, pools, due)
+				progress.Signals += n
+				if err != nil {
+					progress.LastErr = err.Error()
+				}
+				events.sent(due, time.Now())
+			}
+			retry = nil
+			if !next.IsZero() {
+				retry = time.After(time.Until(next))
 			}
 		}
 	}
@@ -115,11 +151,19 @@ type watcher struct {
 	signedReachable *bool
 	lastSigned      time.Time
 	signedCounts    clusterCounts
+	log             log.Logger
 }
 
-func (w *watcher) sample(ctx context.Context, pools map[string]contract.PoolThresholds) (int, bool, connectors.ClusterObservation, error) {
+// sample observes the cluster and signals the pools whose fingerprint
+// changed: every registered pool, or only those in only when it is set
+// (watch events), from a fresh sample then, since the events are newer
+// than any cached one.
+func (w *watcher) sample(ctx context.Context, pools map[string]contract.PoolThresholds, only []string) (int, bool, connectors.ClusterObservation, error) {
 	// Through the worker's short cache, so pools resyncing right now
 	// reuse this sample instead of listing the cluster again.
+	if only != nil {
+		w.a.forgetObservation(w.cluster.ID)
+	}
 	obs, err := w.a.observeCluster(ctx, w.cluster)
 	if err != nil {
 		return 0, false, obs, err
@@ -127,6 +171,14 @@ func (w *watcher) sample(ctx context.Context, pools map[string]contract.PoolThre
 	ids := make([]string, 0, len(pools))
 	for id := range pools {
 		ids = append(ids, id)
+	}
+	if only != nil {
+		ids = ids[:0]
+		for _, id := range only {
+			if _, ok := pools[id]; ok {
+				ids = append(ids, id)
+			}
+		}
 	}
 	sort.Strings(ids)
 	signals := 0
@@ -170,7 +222,7 @@ func (w *watcher) reportObserved(ctx context.Context, reachable bool, p WatchPro
 		if w.signedReachable == nil || *w.signedReachable != reachable || counts != w.signedCounts || time.Since(w.lastSigned) >= time.Minute {
 			// A failed report is tried again at the next sample.
 			if err := w.reportSigned(ctx, reachable, obs); err != nil {
-				activity.GetLogger(ctx).Warn("signed observed report not accepted", "cluster", w.cluster.ID, "error", err)
+				w.log.Warn("signed observed report not accepted", "cluster", w.cluster.ID, "error", err)
 			} else {
 				w.signedReachable, w.lastSigned, w.signedCounts = &reachable, time.Now(), counts
 			}
@@ -183,7 +235,7 @@ func (w *watcher) reportObserved(ctx context.Context, reachable bool, p WatchPro
 	clusterWF := types.ClusterWorkflowID(w.cluster.ID)
 	var err error
 	if report.Auth, err = w.a.signSystem(clusterWF, contract.SignalWatcherReport, report); err != nil {
-		activity.GetLogger(ctx).Error("cannot sign watcher report", "cluster", w.cluster.ID, "error", err)
+		w.log.Error("cannot sign watcher report", "cluster", w.cluster.ID, "error", err)
 		return
 	}
 	err = w.a.Temporal.SignalWorkflow(ctx, clusterWF, "", contract.SignalWatcherReport, report)
@@ -250,7 +302,7 @@ func (a *Activities) registeredPools(ctx context.Context, cluster string) (map[s
 }
 
 // Fingerprint captures exactly the pool's decision inputs: pending pods
-// (with their transition times), and each node's state and idle-ness under
+// (with their transition times), each shape's counts, and each node's state and idle-ness under
 // the pool's thresholds. Equal fingerprints mean nothing crossed a line.
 func Fingerprint(po types.PoolObservation, t contract.PoolThresholds) string {
 	if t.IdleCPU == 0 && t.IdleMemory == 0 {
@@ -264,6 +316,14 @@ func Fingerprint(po types.PoolObservation, t contract.PoolThresholds) string {
 	}
 	sort.Strings(pods)
 	b.WriteString(strings.Join(pods, ","))
+	b.WriteString("|")
+	// Shapes carry the pods not listed: their counts move the fingerprint.
+	shapes := make([]string, 0, len(po.PendingShapes))
+	for _, s := range po.PendingShapes {
+		shapes = append(shapes, fmt.Sprintf("%s:%d:%d@%s", s.Key, s.Count, s.Listed, s.UnlistedSince.UTC().Format(time.RFC3339)))
+	}
+	sort.Strings(shapes)
+	b.WriteString(strings.Join(shapes, ","))
 	b.WriteString("|")
 	nodes := make([]string, 0, len(po.Nodes))
 	for _, n := range po.Nodes {

@@ -114,6 +114,17 @@ type Observer interface {
 	ObserveCluster(ctx context.Context) (ClusterObservation, error)
 }
 
+// ChangeSource is an Observer that keeps a watch of its cluster and can
+// tell, between samples, which pools' inputs may have changed.
+type ChangeSource interface {
+	// WatchChanges calls notify with a pool's workflow ID when one of its
+	// pods became unschedulable, got scheduled or went away while pending,
+	// or one of its nodes joined, left or changed state. notify must not
+	// block. ok is false when the observer keeps no watch; stop ends the
+	// calls.
+	WatchChanges(notify func(poolID string)) (stop func(), ok bool)
+}
+
 // ClusterObservation is one sample of a whole cluster, grouped by pool.
 type ClusterObservation struct {
 	Cluster    string                           `json:"cluster"`

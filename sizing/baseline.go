@@ -103,7 +103,11 @@ func modelSet(model string) map[string]bool {
 
 func (in *input) reportBaselineMisfits(out *Plan, s shape, reason string) {
 	for _, i := range in.byShape[s.first:s.end] {
-		out.Unplaceable = append(out.Unplaceable, Unplaceable{Pod: in.keys[i], Code: CodeNoFit, Reason: reason})
+		u := Unplaceable{Pod: in.keys[i], Code: CodeNoFit, Reason: reason}
+		if c := in.pods[i].Count; c > 1 {
+			u.Count = c
+		}
+		out.Unplaceable = append(out.Unplaceable, u)
 	}
 }
 

@@ -57,8 +57,7 @@ func plan(req Request, excluded []string) Plan {
 		p.record = true
 		p.pack(in, remaining, *winner, in.limit)
 	}
-	targets := in.assign(existingFills, p.fills)
-	in.report(&out, targets, winner)
+	in.report(&out, in.assign(existingFills, p.fills), winner)
 	return out
 }
 
@@ -95,68 +94,116 @@ const notPlaced = -1
 
 func existingTarget(i int) int32 { return int32(-2 - i) }
 
+// assignment is where each pod goes: targets for an entry that is one pod,
+// parts for one that stands for several (its pods may spread over nodes).
+type assignment struct {
+	targets []int32
+	parts   map[int32][]part
+}
+
+type part struct {
+	target int32
+	n      int64
+}
+
 // assign hands each shape's pods, in key order, to the nodes its fills
 // reserved: existing nodes first, then new ones in node order.
-func (in *input) assign(existingFills, newFills []fill) []int32 {
-	targets := make([]int32, len(in.pods))
-	for i := range targets {
-		targets[i] = notPlaced
+func (in *input) assign(existingFills, newFills []fill) assignment {
+	a := assignment{targets: make([]int32, len(in.pods)), parts: map[int32][]part{}}
+	for i := range a.targets {
+		a.targets[i] = notPlaced
 	}
 	cursor := make([]int32, len(in.shapes))
+	used := make([]int64, len(in.shapes))
 	for s := range in.shapes {
 		cursor[s] = in.shapes[s].first
 	}
 	for _, f := range existingFills {
-		in.give(targets, cursor, f, existingTarget(f.node), 0)
+		in.give(&a, cursor, used, f, existingTarget(f.node), 0)
 	}
 	for _, f := range newFills {
-		in.give(targets, cursor, f, int32(f.node), 1)
+		in.give(&a, cursor, used, f, int32(f.node), 1)
 	}
-	return targets
+	return a
 }
 
-// give sets the targets of the next f.nodes*f.perNode pods of f's shape:
-// node first+j*step for the j-th node of the fill.
-func (in *input) give(targets, cursor []int32, f fill, first, step int32) {
+// give places the next f.nodes*f.perNode pods of f's shape: node
+// first+j*step for the j-th node of the fill. used is how many pods of the
+// shape's current entry are placed already.
+func (in *input) give(a *assignment, cursor []int32, used []int64, f fill, first, step int32) {
+	s := f.shape
 	for j := range int32(f.nodes) {
 		t := first + j*step
-		for range f.perNode {
-			targets[in.byShape[cursor[f.shape]]] = t
-			cursor[f.shape]++
+		for need := f.perNode; need > 0; {
+			i := in.byShape[cursor[s]]
+			w := int64(in.pods[i].Pods())
+			if w == 1 {
+				a.targets[i] = t
+				cursor[s]++
+				need--
+				continue
+			}
+			k := min(w-used[s], need)
+			a.parts[i] = append(a.parts[i], part{target: t, n: k})
+			used[s] += k
+			need -= k
+			if used[s] == w {
+				cursor[s]++
+				used[s] = 0
+			}
 		}
 	}
 }
 
 // report writes Placements and Unplaceable in pod-key order.
-func (in *input) report(out *Plan, targets []int32, winner *size) {
-	placed := 0
-	for _, t := range targets {
+func (in *input) report(out *Plan, a assignment, winner *size) {
+	placed := len(a.parts)
+	for _, t := range a.targets {
 		if t != notPlaced {
 			placed++
 		}
 	}
 	newNames := nodeNames(out.NewNodes)
+	node := func(t int32) string {
+		if t >= 0 {
+			return newNames[t]
+		}
+		return in.existing[-2-t].target
+	}
 	out.Placements = make([]Placement, 0, placed)
 	reasons := make([]*Unplaceable, len(in.shapes))
-	for _, i := range in.byKey {
-		switch t := targets[i]; {
-		case t >= 0:
-			out.Placements = append(out.Placements, Placement{Pod: in.keys[i], Node: newNames[t]})
-		case t != notPlaced:
-			out.Placements = append(out.Placements, Placement{Pod: in.keys[i], Node: in.existing[-2-t].target})
-		case in.podShape[i] == invalidPod:
-			out.Unplaceable = append(out.Unplaceable, Unplaceable{
-				Pod: in.keys[i], Code: CodeInvalidRequest, Reason: invalidReason(in.pods[i].Requests),
-			})
-		default:
-			s := in.podShape[i]
+	unplaced := func(i int32, n int64) {
+		u := Unplaceable{Pod: in.keys[i]}
+		if s := in.podShape[i]; s == invalidPod {
+			u.Code, u.Reason = CodeInvalidRequest, invalidReason(in.pods[i].Requests)
+		} else {
 			if reasons[s] == nil {
 				reasons[s] = in.whyUnplaced(in.shapes[s], winner, out)
 			}
-			u := *reasons[s]
+			u = *reasons[s]
 			u.Pod = in.keys[i]
-			out.Unplaceable = append(out.Unplaceable, u)
 		}
+		if in.pods[i].Count > 1 {
+			u.Count = int(n)
+		}
+		out.Unplaceable = append(out.Unplaceable, u)
+	}
+	for _, i := range in.byKey {
+		if w := int64(in.pods[i].Pods()); w > 1 {
+			for _, pt := range a.parts[i] {
+				out.Placements = append(out.Placements, Placement{Pod: in.keys[i], Node: node(pt.target), Count: int(pt.n)})
+				w -= pt.n
+			}
+			if w > 0 {
+				unplaced(i, w)
+			}
+			continue
+		}
+		if t := a.targets[i]; t != notPlaced {
+			out.Placements = append(out.Placements, Placement{Pod: in.keys[i], Node: node(t)})
+			continue
+		}
+		unplaced(i, 1)
 	}
 }
 

@@ -16,8 +16,10 @@ type shape struct {
 	req types.Resources
 	// model is the GPU model the pods name, only when they ask for GPUs.
 	model string
-	// byShape[first:end] are its pods, in key order.
+	// byShape[first:end] are its pods, in key order; n is how many pods
+	// they stand for (an entry with Count stands for several).
 	first, end int32
+	n          int64
 	// offGPU: the pods ask for no GPU and some usable size without GPUs
 	// holds them, so they stay off GPU nodes (see admits).
 	offGPU bool
@@ -39,7 +41,7 @@ type shape struct {
 	zoneSpread bool
 }
 
-func (s shape) count() int64 { return int64(s.end - s.first) }
+func (s shape) count() int64 { return s.n }
 
 type shapeKey struct {
 	cpu, mem, gpus, slots int64
@@ -206,6 +208,7 @@ func (in *input) groupShapes() {
 	ids := make(map[shapeKey]int32)
 	in.podShape = make([]int32, len(in.pods))
 	var counts []int32
+	var units []int64
 	// Replicas of one Deployment share a name prefix, so in key order the
 	// same shape comes in runs: remembering the last one skips most
 	// map lookups.
@@ -221,6 +224,7 @@ func (in *input) groupShapes() {
 		if lastID >= 0 && k == last {
 			in.podShape[i] = lastID
 			counts[lastID]++
+			units[lastID] += int64(p.Pods())
 			continue
 		}
 		id, ok := ids[k]
@@ -237,9 +241,11 @@ func (in *input) groupShapes() {
 			}
 			in.shapes = append(in.shapes, sh)
 			counts = append(counts, 0)
+			units = append(units, 0)
 		}
 		in.podShape[i] = id
 		counts[id]++
+		units[id] += int64(p.Pods())
 		last, lastID = k, id
 	}
 	// Renumber shapes into canonical order so everything downstream is
@@ -257,6 +263,7 @@ func (in *input) groupShapes() {
 		sorted[newID] = in.shapes[oldID]
 		sorted[newID].first = next
 		sorted[newID].end = next
+		sorted[newID].n = units[oldID]
 		next += counts[oldID]
 	}
 	in.shapes = sorted

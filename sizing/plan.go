@@ -4,7 +4,8 @@ import "github.com/hanzoai/visor-fleet/types"
 
 // Request is everything one scale-up decision sizes for.
 type Request struct {
-	// Pending are the pods to place.
+	// Pending are the pods to place; an entry with Count stands for that
+	// many identical pods and is packed as such, never expanded.
 	Pending []types.PendingPod
 	// Existing are the pool's nodes. Free room on ready nodes, and on
 	// provisioning ones (so a booting node is not bought twice), is used
@@ -54,6 +55,9 @@ type Placement struct {
 	// Node is "existing:<node name>" or "new:<index>", index counting from
 	// 0 within this plan's NewNodes.
 	Node string `json:"node"`
+	// Count is how many of an entry's pods land there, when the pod
+	// stands for several (types.PendingPod.Count); 0 otherwise.
+	Count int `json:"count,omitempty"`
 }
 
 // Target prefixes of Placement.Node.
@@ -95,6 +99,9 @@ type Unplaceable struct {
 	Pod    string `json:"pod"`
 	Code   string `json:"code"`
 	Reason string `json:"reason"`
+	// Count is how many of an entry's pods are left out, when the pod
+	// stands for several (types.PendingPod.Count); 0 otherwise.
+	Count int `json:"count,omitempty"`
 }
 
 // Alternative is what one size would have cost for this request.

@@ -20,7 +20,14 @@ type PendingPod struct {
 	// UnschedulableSince is the PodScheduled=False condition's transition
 	// time: pending time counts from here, not from when we first saw it.
 	UnschedulableSince time.Time `json:"unschedulableSince"`
+	// Count > 1 makes the entry stand for that many identical pods (a
+	// shape's unlisted pods, see PendingShape.UnlistedPod); 0 is one pod.
+	// Observed pods never set it.
+	Count int `json:"count,omitempty"`
 }
+
+// Pods is how many pods the entry stands for.
+func (p PendingPod) Pods() int { return max(p.Count, 1) }
 
 // Key is namespace/name.
 func (p PendingPod) Key() string { return p.Namespace + "/" + p.Name }
@@ -116,6 +123,10 @@ type PoolObservation struct {
 	ObservedAt  time.Time         `json:"observedAt"`
 	Nodes       []NodeObservation `json:"nodes"`
 	PendingPods []PendingPod      `json:"pendingPods"`
+	// PendingShapes summarize every pending pod by shape, those not in
+	// PendingPods too (see SummarizePending); nil in observations made
+	// before shapes, whose PendingPods are then all there is.
+	PendingShapes []PendingShape `json:"pendingShapes,omitempty"`
 	// Reason says why the watcher sent this one ("full-state", "pod-pending", ...).
 	Reason string `json:"reason,omitempty"`
 	// Truncated counts pending pods and nodes left out to keep the

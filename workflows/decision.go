@@ -258,20 +258,20 @@ func Decide(in DecisionInput) Decision {
 		guardNodes, guardWindow := p.EffectiveRunawayGuard()
 		switch {
 		case !in.Gate.AllowScaleUp:
-			d.Blocked = append(d.Blocked, fmt.Sprintf("%s pending but scale-up is not allowed: %s", plural(len(pods), "pod"), in.Gate.Reason))
+			d.Blocked = append(d.Blocked, fmt.Sprintf("%s pending but scale-up is not allowed: %s", plural(podCount(pods), "pod"), in.Gate.Reason))
 		case current >= p.MaxNodes:
-			d.Blocked = append(d.Blocked, fmt.Sprintf("%s pending but the pool is at its ceiling of %d nodes", plural(len(pods), "pod"), p.MaxNodes))
+			d.Blocked = append(d.Blocked, fmt.Sprintf("%s pending but the pool is at its ceiling of %d nodes", plural(podCount(pods), "pod"), p.MaxNodes))
 		case !in.LegacyRules && in.AddedWithoutProgress >= guardNodes:
 			d.Blocked = append(d.Blocked, fmt.Sprintf("runaway guard: %s added within %s and no pending pod got scheduled onto a new node; %s pending buy nothing until one does",
-				plural(in.AddedWithoutProgress, "node"), guardWindow, plural(len(pods), "pod")))
+				plural(in.AddedWithoutProgress, "node"), guardWindow, plural(podCount(pods), "pod")))
 		case in.Now.Before(upCooldownEnd) && !anyDeferred(in, pods) && !(consolidating && len(uncovered(in, pods)) > 0):
-			d.Blocked = append(d.Blocked, fmt.Sprintf("%s pending; cooldown after scale-up until %s", plural(len(pods), "pod"), upCooldownEnd.UTC().Format(time.RFC3339)))
+			d.Blocked = append(d.Blocked, fmt.Sprintf("%s pending; cooldown after scale-up until %s", plural(podCount(pods), "pod"), upCooldownEnd.UTC().Format(time.RFC3339)))
 			wake(upCooldownEnd, "cooldown after scale-up")
 		default:
 			d.Action = ActionScaleUp
 			d.Pods = pods
 			d.MaxNewNodes = p.MaxNodes - current
-			d.Reason = fmt.Sprintf("%s unschedulable longer than %s", plural(len(pods), "pod"), p.PendingThreshold)
+			d.Reason = fmt.Sprintf("%s unschedulable longer than %s", plural(podCount(pods), "pod"), p.PendingThreshold)
 			return d
 		}
 	}
@@ -290,7 +290,7 @@ func Decide(in DecisionInput) Decision {
 	case !in.Gate.AllowScaleDown:
 		d.Frozen = "scale-down frozen: " + in.Gate.Reason
 		return d
-	case len(obs.PendingPods) > 0:
+	case obs.PendingCount() > 0:
 		return d
 	}
 	if !in.LegacyRules {
@@ -390,14 +390,18 @@ func Decide(in DecisionInput) Decision {
 
 // overdue returns the pending pods past the threshold, sorted by key, and
 // asks for a wake-up at the next pod's threshold. Pods already reported as
-// unplaceable are left out.
+// unplaceable are left out. A shape's pods beyond the observation's list
+// come as one entry with a count (types.PendingShape.UnlistedPod), due when
+// the oldest of them is: they are the shape's newest, so waiting for each
+// would only defer the same purchase. Booting room, which the planner
+// counts, keeps such an entry from buying twice while its nodes boot.
 func overdue(in DecisionInput, wake func(time.Time, string)) []types.PendingPod {
 	var out []types.PendingPod
-	for _, pod := range in.Observation.PendingPods {
+	for _, pod := range in.Observation.PendingEntries() {
 		if _, bad := in.Unplaceable[pod.Key()]; bad {
 			continue
 		}
-		if _, hopeless := in.NoHelp[pod.Key()]; hopeless || in.Awaiting[pod.Key()] {
+		if _, hopeless := in.NoHelp[pod.Key()]; hopeless || (in.Awaiting[pod.Key()] && pod.Count == 0) {
 			continue
 		}
 		due := pod.UnschedulableSince.Add(in.Policy.PendingThreshold.D())
@@ -424,6 +428,15 @@ func scaleDownCooldownEnd(in DecisionInput, p types.Policy) time.Time {
 		return end
 	}
 	return latest(end, in.LastScaleUp.Add(p.ScaleUpCooldown.D()))
+}
+
+// podCount is how many pods the entries stand for.
+func podCount(pods []types.PendingPod) int {
+	n := 0
+	for _, p := range pods {
+		n += p.Pods()
+	}
+	return n
 }
 
 func latest(a, b time.Time) time.Time {

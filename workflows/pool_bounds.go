@@ -23,9 +23,15 @@ const (
 )
 
 // boundObservation keeps an observation within the bounds: the oldest
-// pending pods (the ones due first), every node up to the bound.
-func boundObservation(obs types.PoolObservation) types.PoolObservation {
-	obs = obs.KeepOldestPending(maxPendingKept)
+// pending pods (the ones due first), every node up to the bound. With
+// shapes, every pending pod stays counted in its shape; an observation
+// without them gets them from its list.
+func boundObservation(obs types.PoolObservation, shapes bool) types.PoolObservation {
+	if shapes {
+		obs = obs.SummarizePending(maxPendingKept, types.MaxPendingShapes)
+	} else {
+		obs = obs.KeepOldestPending(maxPendingKept)
+	}
 	if len(obs.Nodes) > maxNodesKept {
 		obs.Truncated += len(obs.Nodes) - maxNodesKept
 		obs.Nodes = obs.Nodes[:maxNodesKept]

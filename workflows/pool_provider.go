@@ -232,8 +232,9 @@ func (s *PoolState) withoutRemoved(obs types.PoolObservation) types.PoolObservat
 // is progress; one still pending, unchanged, beside a node of the bought
 // size that has been Ready a while, was not helped by the purchase.
 func (s *PoolState) trackPurchases(obs types.PoolObservation, now time.Time) {
-	pending := make(map[string]types.PendingPod, len(obs.PendingPods))
-	for _, pod := range obs.PendingPods {
+	entries := obs.PendingEntries()
+	pending := make(map[string]types.PendingPod, len(entries))
+	for _, pod := range entries {
 		pending[pod.Key()] = pod
 	}
 	// Long enough for the scheduler to retry the pod on the new node and

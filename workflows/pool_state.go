@@ -226,7 +226,7 @@ func (s *PoolState) pendingPods() int {
 	if s.Observation == nil {
 		return 0
 	}
-	return len(s.Observation.PendingPods)
+	return s.Observation.PendingCount()
 }
 
 // gate turns the cluster's phase and reachability into what the law may do.

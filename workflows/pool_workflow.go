@@ -62,7 +62,10 @@ type pool struct {
 	resyncOnce bool
 	// consolidation: the law's consolidation rules (versionConsolidation).
 	consolidation bool
-	billing       billingVersion // pool_tier.go
+	// shapes: the run decides from the observation's pending shapes, so
+	// pods past its list are sized too (versionPendingShapes).
+	shapes  bool
+	billing billingVersion // pool_tier.go
 }
 
 // maxActionsPerWake bounds how many decisions one wake-up carries out in a
@@ -101,6 +104,7 @@ func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 	p.memoVersion = workflow.GetVersion(ctx, versionPoolMemo, workflow.DefaultVersion, 2)
 	p.resyncOnce = p.truth && workflow.GetVersion(ctx, versionResyncOnce, workflow.DefaultVersion, 1) >= 1
 	p.consolidation = p.truth && workflow.GetVersion(ctx, versionConsolidation, workflow.DefaultVersion, 1) >= 1
+	p.shapes = p.truth && workflow.GetVersion(ctx, versionPendingShapes, workflow.DefaultVersion, 1) >= 1
 	if p.authOn {
 		p.loadTrust(ctx)
 	}
@@ -351,8 +355,15 @@ func (p *pool) applyObservation(ctx workflow.Context, obs types.PoolObservation,
 		return
 	}
 	s := p.state
+	if !p.shapes {
+		// Runs recorded before shapes decide from the list alone.
+		obs.PendingShapes = nil
+	} else if err := obs.ValidatePendingShapes(); err != nil {
+		p.reject(ctx, "observe", err)
+		return
+	}
 	if p.truth {
-		obs = s.withoutRemoved(boundObservation(obs))
+		obs = s.withoutRemoved(boundObservation(obs, p.shapes))
 	}
 	s.Observation = &obs
 	s.ReceivedAt = now
@@ -365,8 +376,9 @@ func (p *pool) applyObservation(ctx workflow.Context, obs types.PoolObservation,
 		s.trackPurchases(obs, now)
 	}
 	// What is gone from the cluster is forgotten.
-	pods := make(map[string]bool, len(obs.PendingPods))
-	for _, pod := range obs.PendingPods {
+	entries := obs.PendingEntries()
+	pods := make(map[string]bool, len(entries))
+	for _, pod := range entries {
 		pods[pod.Key()] = true
 	}
 	keepOnly(s.Unplaceable, pods)
@@ -435,6 +447,9 @@ func validateObservation(key types.PoolKey, obs types.PoolObservation) error {
 		}
 		if pod.Requests.IsNegative() {
 			return fmt.Errorf("pending pod %s has negative requests", pod.Key())
+		}
+		if pod.Count != 0 {
+			return fmt.Errorf("pending pod %s has a count: only a shape's unlisted pods are counted", pod.Key())
 		}
 	}
 	return nil

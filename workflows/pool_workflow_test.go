@@ -46,6 +46,8 @@ type world struct {
 	// leaked machines outside the group; collected lists what was taken.
 	leaked    []activities.MachineState
 	collected []string
+	// planner, when set, replaces the stand-in plan below.
+	planner func(activities.PlanInput) activities.PlanResult
 }
 
 // view is the provider's account: one group whose instances are the
@@ -79,6 +81,9 @@ func (w *world) plan(in activities.PlanInput) activities.PlanResult {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.plans = append(w.plans, in)
+	if w.planner != nil {
+		return w.planner(in)
+	}
 	res := activities.PlanResult{GroupID: "g1", GroupTarget: w.target}
 	var cpu, gpu []types.PendingPod
 	for _, pod := range in.Pods {

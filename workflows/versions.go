@@ -41,6 +41,12 @@ const (
 	// removed, timed by the state's UnderusedSince clocks. Checked once per
 	// run, in runs with provider truth.
 	versionConsolidation = "consolidation"
+	// versionPendingShapes: the pool decides from the observation's
+	// pending shapes (every pending pod counted, each shape's oldest
+	// listed): a shape's unlisted pods are one counted entry that the law
+	// and the planner size, parked and bought for under the shape's key.
+	// Runs without it ignore the shapes and decide from the list.
+	versionPendingShapes = "pending-shapes"
 )
 
 // versionBillingTier: the pool bills each hour under the tier its cluster

@@ -41,6 +41,8 @@ type informerCache struct {
 	synced    []cache.InformerSynced
 	pods      listersv1.PodLister
 	nodes     listersv1.NodeLister
+	// podInformer and nodeInformer feed change notifications (changes.go).
+	podInformer, nodeInformer cache.SharedIndexInformer
 
 	mu       sync.Mutex
 	lastErr  error // the latest list or watch failure
@@ -65,6 +67,7 @@ func startInformerCache(client k8s.Interface) *informerCache {
 		c.synced = append(c.synced, informer.HasSynced)
 	}
 	c.pods, c.nodes = pods.Lister(), nodes.Lister()
+	c.podInformer, c.nodeInformer = pods.Informer(), nodes.Informer()
 	c.factories = []informers.SharedInformerFactory{podFactory, nodeFactory}
 
 	ctx, cancel := context.WithCancel(context.Background())

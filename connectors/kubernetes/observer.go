@@ -177,8 +177,9 @@ func (o *Observer) group(nodes []corev1.Node, pods []corev1.Pod, usage map[strin
 
 	for id, p := range pools {
 		slices.SortFunc(p.Nodes, func(a, b types.NodeObservation) int { return strings.Compare(a.Name, b.Name) })
-		sortPending(p.PendingPods)
-		obs.Pools[id] = *p
+		// Bounded whatever is pending: every pod counted by shape, each
+		// shape's oldest listed, in key order.
+		obs.Pools[id] = p.SummarizePending(types.MaxListedPending, types.MaxPendingShapes)
 	}
 	sortPending(obs.Unattributed)
 	return obs

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/hanzoai/visor-fleet/connectors/kubernetes/kubefake"
@@ -36,6 +37,28 @@ func BenchmarkObserveCluster(b *testing.B) {
 		got, err := obs.ObserveCluster(context.Background())
 		if err != nil || len(got.Pools) != 20 {
 			b.Fatalf("pools=%d err=%v", len(got.Pools), err)
+		}
+	}
+}
+
+// BenchmarkGroupFiftyThousandPending is the observer's part for one pool
+// with 50,000 pending pods (5 Deployments' worth of shapes), from objects
+// already read: pending pods described, grouped and summarized by shape.
+func BenchmarkGroupFiftyThousandPending(b *testing.B) {
+	since := observedAt.Add(-time.Minute)
+	pods := make([]corev1.Pod, 0, 50_000)
+	for i := range 50_000 {
+		cpu := []string{"100m", "250m", "500m", "1", "2"}[i%5]
+		pods = append(pods, *newPod("web", fmt.Sprintf("api-%d-%05d", i%5, i), tenant("acme", "shop", "api"), unschedulable(since), requesting(cpu, "256Mi")))
+	}
+	o := NewObserver(nil, observerConfig(nil))
+	b.ReportAllocs()
+	for b.Loop() {
+		got := o.group(nil, pods, nil)
+		for _, p := range got.Pools {
+			if p.PendingCount() != 50_000 || len(p.PendingShapes) != 5 {
+				b.Fatalf("counted %d in %d shapes", p.PendingCount(), len(p.PendingShapes))
+			}
 		}
 	}
 }
