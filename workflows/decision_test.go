@@ -36,8 +36,10 @@ func threeNodes() []types.NodeObservation {
 	return []types.NodeObservation{node("n1", 0.8, 0.8), node("n2", 0.8, 0.8), node("n3", 0.8, 0.8)}
 }
 
+// input decides with the default policy and the HIP's 5m cooldown after
+// scale-up, which the cooldown tests exercise (the default has none).
 func input(o *types.PoolObservation, now time.Time) DecisionInput {
-	return DecisionInput{Policy: types.DefaultPolicy(), Observation: o, Now: now, Gate: OpenGate(),
+	return DecisionInput{Policy: withUpCooldown(types.DefaultPolicy()), Observation: o, Now: now, Gate: OpenGate(),
 		IdleSince: map[string]time.Time{}, Unplaceable: map[string]string{}, DrainBlocked: map[string]time.Time{}}
 }
 
@@ -77,6 +79,11 @@ func TestDecidePendingCountsFromTransitionTime(t *testing.T) {
 	if d.Action != ActionScaleUp {
 		t.Fatalf("action = %s, want scale-up", d.Action)
 	}
+}
+
+func withUpCooldown(p types.Policy) types.Policy {
+	p.ScaleUpCooldown = types.HIPPolicy().ScaleUpCooldown
+	return p
 }
 
 func TestDecideScaleUpCooldownAndCeiling(t *testing.T) {

@@ -261,7 +261,7 @@ func TestPoolScalesUpOnlyAfterPendingThreshold(t *testing.T) {
 }
 
 func TestPoolScaleUpCooldown(t *testing.T) {
-	p := types.DefaultPolicy()
+	p := withUpCooldown(types.DefaultPolicy())
 	env, w := newTestPool(t, p, busyNodes())
 	env.RegisterDelayedCallback(func() {
 		w.mu.Lock()
