@@ -36,7 +36,7 @@ disabled do nothing.`,
 	}
 	addOutputFlag(cmd, &cl.output)
 	cmd.AddCommand(cl.enrollCommand(), cl.listCommand(), cl.describeCommand(), cl.setPhaseCommand(),
-		cl.rotateTokenCommand(), cl.reportCommand())
+		cl.setTierCommand(), cl.rotateTokenCommand(), cl.reportCommand())
 	return cmd
 }
 
@@ -209,6 +209,10 @@ func describeCluster(tw *tabwriter.Writer, st contract.ClusterStatus, now time.T
 	if pc := st.LastPhaseChange; pc != nil {
 		row("  Last phase change", "%s → %s %s by %s: %s", pc.From, pc.To, ago(pc.At, now), orDash(safe(pc.RequestedBy)), safe(pc.Reason))
 	}
+	row("  Billing tier", "%s", d.Tier.OrManaged())
+	if tc := st.LastTierChange; tc != nil {
+		row("  Last tier change", "%s → %s %s by %s: %s", tc.From.OrManaged(), tc.To, ago(tc.At, now), orDash(safe(tc.RequestedBy)), safe(tc.Reason))
+	}
 	row("  Provider", "%s", d.Provider)
 	row("  Region / zone", "%s / %s", orDash(d.Region), orDash(d.Zone))
 	row("  Residency", "%s", orDash(d.Residency))
@@ -256,6 +260,33 @@ func (cl *clusterCmd) setPhaseCommand() *cobra.Command {
 	cmd.ValidArgsFunction = func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 		if len(args) == 1 {
 			return []string{"pending", "active", "draining", "disabled"}, cobra.ShellCompDirectiveNoFileComp
+		}
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	cmd.Flags().StringVar(&req.Reason, "reason", "", "why (required by the cluster)")
+	cmd.Flags().StringVar(&req.RequestedBy, "requested-by", whoAmI(), "who asks")
+	return cmd
+}
+
+func (cl *clusterCmd) setTierCommand() *cobra.Command {
+	var req contract.SetTierRequest
+	cmd := cl.clusterOp("set-tier CLUSTER-ID TIER --reason TEXT", "Bill a cluster's pools as managed (node-hours) or byo (management-plane pool-hours, the tenant's own account pays for nodes); platform administrators only",
+		cobra.ExactArgs(2), func(ctx context.Context, cmd *cobra.Command, c client.Client, args []string) error {
+			req.Tier = contract.BillingTier(args[1])
+			if err := contract.ValidateTier("tier", req.Tier); err != nil {
+				return err
+			}
+			st, err := starter.SetClusterTier(ctx, c, args[0], req)
+			if err != nil {
+				return explainCluster(args[0], contract.UpdateSetTier, err)
+			}
+			return writeOutput(cmd.OutOrStdout(), cl.output, st, func(tw *tabwriter.Writer) {
+				fmt.Fprintf(tw, "cluster %s is billed %s from the next hour; %s told\n", st.Declared.ID, st.Declared.Tier.OrManaged(), plural(len(st.Pools), "pool", "pools"))
+			})
+		})
+	cmd.ValidArgsFunction = func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+		if len(args) == 1 {
+			return []string{string(contract.TierManaged), string(contract.TierBYO)}, cobra.ShellCompDirectiveNoFileComp
 		}
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

@@ -58,6 +58,17 @@ func TestClusterCommandsEnrollOperateAndReport(t *testing.T) {
 	require.ErrorContains(t, err, "cluster cli-east refused set-phase: reason is empty")
 	require.Contains(t, mustClusterCLI(t, "set-phase", "cli-east", "active", "--reason", "ready"), "cluster cli-east is active")
 
+	// set-tier: a tier that is not one of the two, no reason, then done;
+	// describe shows the tier and who changed it.
+	_, err = clusterCLI(t, "set-tier", "cli-east", "own")
+	require.ErrorContains(t, err, `tier "own" is not one of managed, byo`)
+	_, err = clusterCLI(t, "set-tier", "cli-east", "byo")
+	require.ErrorContains(t, err, "cluster cli-east refused set-tier")
+	require.Contains(t, mustClusterCLI(t, "set-tier", "cli-east", "byo", "--reason", "tenant account"), "cluster cli-east is billed byo from the next hour")
+	out = mustClusterCLI(t, "describe", "cli-east")
+	require.Regexp(t, `Billing tier:\s+byo`, out)
+	require.Regexp(t, `Last tier change:\s+managed → byo .* tenant account`, out)
+
 	// rotate-token into a file; report as the agent with it.
 	file := filepath.Join(t.TempDir(), "east.token")
 	out = mustClusterCLI(t, "rotate-token", "cli-east", "--reason", "hand to the agent", "--token-file", file)
