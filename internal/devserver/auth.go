@@ -1,6 +1,7 @@
 package devserver
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"go.temporal.io/server/temporal"
 
 	"github.com/hanzoai/visor-fleet/auth"
+	"github.com/hanzoai/visor-fleet/auth/frontend"
 )
 
 // UISubject is the Web UI's own caller: the frontend lets it read, never
@@ -44,8 +46,31 @@ func (m claimMapper) GetClaims(info *authorization.AuthInfo) (*authorization.Cla
 		c.System = authorization.RoleAdmin
 	default:
 		c.Namespaces = map[string]authorization.Role{m.namespace: authorization.RoleWriter | authorization.RoleWorker}
+		c.Extensions = tenantOrgs(caller.Orgs)
 	}
 	return c, nil
+}
+
+// tenantOrgs marks a caller limited to these orgs (claims' Extensions).
+type tenantOrgs []string
+
+// tenantAuthorizer is Temporal's default authorizer, and for a tenant
+// caller also frontend.TenantMay: a writer on the namespace could
+// otherwise terminate, reset or start another org's pool, which no
+// workflow code would ever see.
+type tenantAuthorizer struct{ base authorization.Authorizer }
+
+func (a tenantAuthorizer) Authorize(ctx context.Context, caller *authorization.Claims, target *authorization.CallTarget) (authorization.Result, error) {
+	res, err := a.base.Authorize(ctx, caller, target)
+	if err != nil || res.Decision != authorization.DecisionAllow || caller == nil {
+		return res, err
+	}
+	if orgs, ok := caller.Extensions.(tenantOrgs); ok && target.Request != nil {
+		if err := frontend.TenantMay(target.APIName, target.Request, orgs); err != nil {
+			return authorization.Result{Decision: authorization.DecisionDeny, Reason: err.Error()}, nil
+		}
+	}
+	return res, nil
 }
 
 // authServerOptions enforce the bearer token on the public frontend with
@@ -58,7 +83,7 @@ func authServerOptions(opts Options) []temporal.ServerOption {
 	}
 	m := claimMapper{trust: *opts.Trust, namespace: opts.Namespace, now: time.Now}
 	return []temporal.ServerOption{
-		temporal.WithAuthorizer(authorization.NewDefaultAuthorizer()),
+		temporal.WithAuthorizer(tenantAuthorizer{base: authorization.NewDefaultAuthorizer()}),
 		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return m }),
 	}
 }

@@ -84,6 +84,35 @@ func TestFrontendRequiresBearerToken(t *testing.T) {
 		t.Fatalf("tenant token on its namespace: %v", err)
 	}
 
+	// A tenant moves only its own org's pools: calls no workflow code
+	// sees (terminate, reset, a start under another org's ID, a signal to
+	// a cluster) are refused by the frontend itself.
+	tenantClient, err := client.Dial(client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: quietLogger{}, HeadersProvider: auth.NewBearerHeaders(tenant)})
+	must(t, err)
+	defer tenantClient.Close()
+	if err := tenantClient.TerminateWorkflow(ctx, "pool/globex/ml/infer/sim/sim-east", "", "hostile"); !errors.As(err, &denied) {
+		t.Fatalf("tenant terminating another org's pool: err = %v, want PermissionDenied", err)
+	}
+	if err := tenantClient.TerminateWorkflow(ctx, "pool/acme/shop/api/sim/sim-east", "", "own pool"); !errors.As(err, &denied) {
+		t.Fatalf("tenant terminating its own pool (its nodes would be abandoned): err = %v, want PermissionDenied", err)
+	}
+	if _, err := tenantClient.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "pool/globex/ml/infer/sim/sim-east", TaskQueue: "visor-fleet"}, "PoolWorkflow"); !errors.As(err, &denied) {
+		t.Fatalf("tenant starting another org's pool: err = %v, want PermissionDenied", err)
+	}
+	if err := tenantClient.SignalWorkflow(ctx, "cluster/sim-east", "", "pool-registered", nil); !errors.As(err, &denied) {
+		t.Fatalf("tenant signalling a cluster: err = %v, want PermissionDenied", err)
+	}
+	var notFound *serviceerror.NotFound
+	if _, err := tenantClient.DescribeWorkflowExecution(ctx, "pool/acme/shop/api/sim/sim-east", ""); !errors.As(err, &notFound) {
+		t.Fatalf("tenant describing its own pool: err = %v, want NotFound (allowed, not there)", err)
+	}
+	adminClient, err := client.Dial(client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: quietLogger{}, HeadersProvider: auth.NewBearerHeaders(admin)})
+	must(t, err)
+	defer adminClient.Close()
+	if err := adminClient.TerminateWorkflow(ctx, "pool/globex/ml/infer/sim/sim-east", "", "admin"); !errors.As(err, &notFound) {
+		t.Fatalf("admin terminating a pool: err = %v, want NotFound (allowed, not there)", err)
+	}
+
 	// The UI's credential reads but does not write.
 	uiClient, err := client.Dial(client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: quietLogger{}, HeadersProvider: auth.NewBearerHeaders(ui)})
 	must(t, err)

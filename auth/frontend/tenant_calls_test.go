@@ -1,0 +1,63 @@
+package frontend
+
+import (
+	"strings"
+	"testing"
+
+	commonpb "go.temporal.io/api/common/v1"
+	updatepb "go.temporal.io/api/update/v1"
+	"go.temporal.io/api/workflowservice/v1"
+)
+
+const svc = "/temporal.api.workflowservice.v1.WorkflowService/"
+
+func exec(id string) *commonpb.WorkflowExecution { return &commonpb.WorkflowExecution{WorkflowId: id} }
+
+func TestTenantMay(t *testing.T) {
+	acme := []string{"acme"}
+	own, other := "pool/acme/shop/api/sim/east", "pool/globex/ml/infer/sim/east"
+	cases := []struct {
+		method string
+		req    any
+		allow  bool
+		says   string
+	}{
+		{"ListWorkflowExecutions", &workflowservice.ListWorkflowExecutionsRequest{}, true, ""},
+		{"StartWorkflowExecution", &workflowservice.StartWorkflowExecutionRequest{WorkflowId: own}, true, ""},
+		{"StartWorkflowExecution", &workflowservice.StartWorkflowExecutionRequest{WorkflowId: other}, false, "belongs to org globex"},
+		{"StartWorkflowExecution", &workflowservice.StartWorkflowExecutionRequest{WorkflowId: "cluster/east"}, false, `"cluster/east" is not a pool`},
+		{"SignalWorkflowExecution", &workflowservice.SignalWorkflowExecutionRequest{WorkflowExecution: exec(own)}, true, ""},
+		{"SignalWorkflowExecution", &workflowservice.SignalWorkflowExecutionRequest{WorkflowExecution: exec("cluster/east")}, false, "is not a pool"},
+		{"UpdateWorkflowExecution", &workflowservice.UpdateWorkflowExecutionRequest{WorkflowExecution: exec("cluster/east")}, true, ""},
+		{"UpdateWorkflowExecution", &workflowservice.UpdateWorkflowExecutionRequest{WorkflowExecution: exec(other)}, false, "belongs to org globex"},
+		{"PollWorkflowExecutionUpdate", &workflowservice.PollWorkflowExecutionUpdateRequest{UpdateRef: &updatepb.UpdateRef{WorkflowExecution: exec(own)}}, true, ""},
+		{"QueryWorkflow", &workflowservice.QueryWorkflowRequest{Execution: exec(other)}, false, "belongs to org globex"},
+		{"GetWorkflowExecutionHistory", &workflowservice.GetWorkflowExecutionHistoryRequest{Execution: exec("cluster/east")}, false, "is not a pool"},
+		{"ExecuteMultiOperation", &workflowservice.ExecuteMultiOperationRequest{Operations: []*workflowservice.ExecuteMultiOperationRequest_Operation{
+			{Operation: &workflowservice.ExecuteMultiOperationRequest_Operation_StartWorkflow{StartWorkflow: &workflowservice.StartWorkflowExecutionRequest{WorkflowId: own}}},
+			{Operation: &workflowservice.ExecuteMultiOperationRequest_Operation_UpdateWorkflow{UpdateWorkflow: &workflowservice.UpdateWorkflowExecutionRequest{WorkflowExecution: exec(own)}}},
+		}}, true, ""},
+		{"ExecuteMultiOperation", &workflowservice.ExecuteMultiOperationRequest{Operations: []*workflowservice.ExecuteMultiOperationRequest_Operation{
+			{Operation: &workflowservice.ExecuteMultiOperationRequest_Operation_StartWorkflow{StartWorkflow: &workflowservice.StartWorkflowExecutionRequest{WorkflowId: other}}},
+		}}, false, "belongs to org globex"},
+		{"TerminateWorkflowExecution", &workflowservice.TerminateWorkflowExecutionRequest{WorkflowExecution: exec(own)}, false, "TerminateWorkflowExecution: not a call a tenant may make"},
+		{"ResetWorkflowExecution", &workflowservice.ResetWorkflowExecutionRequest{WorkflowExecution: exec(own)}, false, "not a call a tenant may make"},
+		{"RequestCancelWorkflowExecution", &workflowservice.RequestCancelWorkflowExecutionRequest{WorkflowExecution: exec(own)}, false, "not a call a tenant may make"},
+		{"DeleteWorkflowExecution", &workflowservice.DeleteWorkflowExecutionRequest{WorkflowExecution: exec(own)}, false, "not a call a tenant may make"},
+		{"StartBatchOperation", &workflowservice.StartBatchOperationRequest{}, false, "not a call a tenant may make"},
+		{"PollActivityTaskQueue", &workflowservice.PollActivityTaskQueueRequest{}, true, ""},
+		{"PollWorkflowTaskQueue", &workflowservice.PollWorkflowTaskQueueRequest{}, false, "not a call a tenant may make"},
+	}
+	for _, c := range cases {
+		err := TenantMay(svc+c.method, c.req, acme)
+		if c.allow && err != nil {
+			t.Errorf("%s: refused: %v", c.method, err)
+		}
+		if !c.allow && (err == nil || !contains(err.Error(), c.says)) {
+			t.Errorf("%s: err = %v, want a refusal saying %q", c.method, err, c.says)
+		}
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
