@@ -60,4 +60,3 @@ func TestTenantMay(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
-
