@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -41,7 +42,7 @@ type WatchProgress struct {
 // until cancelled, heartbeating every sample.
 func (a *Activities) WatchCluster(ctx context.Context, in WatchInput) error {
 	if a.Temporal == nil {
-		return asTemporalError(connectors.NewError(connectors.Permanent, "worker", "watch", errors.New("the watcher needs a Temporal client")))
+		return asTemporalError(errclass.New(errclass.Permanent, "worker", "watch", errors.New("the watcher needs a Temporal client")))
 	}
 	c, err := a.cluster(ctx, in.Cluster)
 	if err != nil {

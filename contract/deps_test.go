@@ -39,6 +39,20 @@ func TestStarterLinksNoWorker(t *testing.T) {
 	assertLinksNone(t, module+"/starter", workerLinks)
 }
 
+// The pure metering (hour timeline, events, tiers) runs inside the pool
+// workflow; its sinks (metering/ledger, metering/httpsink) run in
+// activities. The pure half links no sink, Temporal, SQLite, provider SDK
+// or connector, so the workflow's billing logic stays replay-safe and small.
+func TestPureMeteringLinksNoSinkNorProvider(t *testing.T) {
+	forbidden := []string{"go.temporal.io/", module + "/metering/ledger", module + "/metering/httpsink", module + "/connectors"}
+	for _, f := range workerLinks {
+		if f != module+"/metering" {
+			forbidden = append(forbidden, f)
+		}
+	}
+	assertLinksNone(t, module+"/metering", forbidden)
+}
+
 func assertLinksNone(t *testing.T, pkg string, forbidden []string) {
 	t.Helper()
 	// go test puts its own go first on PATH.

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/hanzoai/visor-fleet/connectors"
-	"github.com/hanzoai/visor-fleet/sizing"
 )
 
 // Kind registers Hetzner Cloud with a worker's clusters file (section
@@ -12,7 +11,7 @@ import (
 var Kind = connectors.CloudKind[Config](ProviderName,
 	func(ctx context.Context, cfg Config, secrets connectors.SecretReader) (connectors.Provider, func(context.Context) error, error) {
 		return connectors.NoRelease(New(ctx, cfg, secrets))
-	}, sizing.HetznerCatalog)
+	}, Catalog)
 
 // Validate reports what is wrong in a clusters file's hetzner section.
 func (c *Config) Validate(p connectors.Problems) {

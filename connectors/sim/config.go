@@ -36,9 +36,9 @@ type Config struct {
 // FaultConfig injects provider failures, drawn from a generator seeded by
 // Config.Seed so a test sees the same sequence every run.
 type FaultConfig struct {
-	// RetryableRate is the share of calls failing with connectors.Retryable.
+	// RetryableRate is the share of calls failing with errclass.Retryable.
 	RetryableRate float64 `json:"retryableRate,omitempty"`
-	// RateLimitRate is the share of calls failing with connectors.RateLimited.
+	// RateLimitRate is the share of calls failing with errclass.RateLimited.
 	RateLimitRate float64 `json:"rateLimitRate,omitempty"`
 	// RetryAfter is the hint rate-limited errors carry; default 1s.
 	RetryAfter time.Duration `json:"retryAfter,omitempty"`

@@ -13,12 +13,12 @@ func TestFaultSpecReadsAsWrittenAndValidatesByWrittenName(t *testing.T) {
 	var s FaultSpec
 	require.NoError(t, json.Unmarshal([]byte(`{"retryableRate":0.1,"retryAfter":"2s","neverJoinsRate":0.05,
 		"goesNotReadyRate":0.05,"terminatedRate":0.02,"faultAfter":"3m","leakRate":0.01,"callLatency":"200ms",
-		"callLatencyJitter":"1s","createSucceedsButErrorsRate":0.1,"insufficientCapacitySizes":["sim-large"]}`), &s))
+		"callLatencyJitter":"1s","createSucceedsButErrorsRate":0.1,"insufficientCapacitySizes":["sim-8c16g"]}`), &s))
 	c := s.Config()
 	assert.Equal(t, FaultConfig{
 		RetryableRate: 0.1, RetryAfter: 2 * time.Second, NeverJoinsRate: 0.05, GoesNotReadyRate: 0.05,
 		TerminatedRate: 0.02, FaultAfter: 3 * time.Minute, LeakRate: 0.01, CallLatency: 200 * time.Millisecond,
-		CallLatencyJitter: time.Second, CreateSucceedsButErrorsRate: 0.1, InsufficientCapacitySizes: []string{"sim-large"},
+		CallLatencyJitter: time.Second, CreateSucceedsButErrorsRate: 0.1, InsufficientCapacitySizes: []string{"sim-8c16g"},
 	}, c)
 	assert.Empty(t, s.Problems())
 

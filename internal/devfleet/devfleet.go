@@ -14,7 +14,6 @@ import (
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/kubernetes"
 	"github.com/hanzoai/visor-fleet/connectors/sim"
-	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/starter"
 	"github.com/hanzoai/visor-fleet/workers"
 )
@@ -47,7 +46,7 @@ func New(spec starter.SpecFile, opts Options) (*Fleet, error) {
 		if c.Provider != "sim" {
 			continue
 		}
-		cfg := sim.Config{Cluster: c.ID, Provider: c.Provider, ProvisionDelay: opts.ProvisionDelay, Logger: opts.Logger, Catalog: sizing.SimCatalog()}
+		cfg := sim.Config{Cluster: c.ID, Provider: c.Provider, ProvisionDelay: opts.ProvisionDelay, Logger: opts.Logger}
 		// Faults come from the spec file's faults section; none by default.
 		faults := spec.Faults[c.ID]
 		cfg.Faults, cfg.Seed = faults.Config(), faults.Seed

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/internal/devfleet"
 	"github.com/hanzoai/visor-fleet/starter"
 	"github.com/hanzoai/visor-fleet/types"
@@ -33,7 +34,7 @@ faults:
 	}
 
 	_, err = fleet.Sims["east"].CreateNodeGroup(ctx, spec2("east"), "k1")
-	assert.True(t, connectors.IsInsufficientCapacity(err), "east runs out of sim-2c4g: %v", err)
+	assert.True(t, errclass.IsInsufficientCapacity(err), "east runs out of sim-2c4g: %v", err)
 	_, err = fleet.Sims["west"].CreateNodeGroup(ctx, spec2("west"), "k1")
 	require.NoError(t, err, "west has no faults")
 	assert.Zero(t, fleet.Sims["west"].LeakedMachines())
