@@ -22,6 +22,8 @@ var workerLinks = []string{
 	"github.com/aws/aws-sdk-go/", // v1, should it ever come in
 	"github.com/hetznercloud/hcloud-go",
 	"github.com/vmware/govmomi",
+	"k8s.io/client-go/kubernetes/fake",
+	module + "/connectors/sim", // spec files' faults are types.FaultSpec
 	module + "/workflows",
 	module + "/activities",
 	module + "/workers",

@@ -45,3 +45,31 @@ faults:
 	require.NoError(t, err)
 	assert.Equal(t, 1, fleet.Sims["east"].LeakedMachines(), "leakRate 1: every launch leaks one")
 }
+
+// `visor dev`'s clusters get the same argument checks as a worker's: an
+// unkeyed call is refused with the uniform operation name before the sim
+// sees it, and the sim stays a LeakFinder for leak collection.
+func TestSimulatedClustersAreChecked(t *testing.T) {
+	spec, err := starter.ParseSpecFile("pools.yaml", []byte(`
+clusters:
+  - {id: east, provider: sim}
+pools:
+  - key: {org: acme, project: web, service: api, provider: sim, cluster: east}
+`))
+	require.NoError(t, err)
+	fleet, err := devfleet.New(spec, devfleet.Options{})
+	require.NoError(t, err)
+	ctx := context.Background()
+	c, err := fleet.Clusters.Cluster(ctx, "east")
+	require.NoError(t, err)
+	pool := types.PoolKey{Org: "acme", Project: "web", Service: "api", Provider: "sim", Cluster: "east"}
+
+	_, err = c.Provider.CreateNodeGroup(ctx, connectors.NodeGroupSpec{Pool: pool, Size: "sim-2c4g", TargetSize: 1}, "")
+	require.True(t, errclass.IsPermanent(err), "%v", err)
+	assert.Contains(t, err.Error(), "sim "+connectors.OpCreateNodeGroup)
+	groups, err := fleet.Sims["east"].NodeGroups(ctx, pool)
+	require.NoError(t, err)
+	assert.Empty(t, groups, "the refused call reached no sim")
+	_, isLeakFinder := c.Provider.(connectors.LeakFinder)
+	assert.True(t, isLeakFinder)
+}
