@@ -119,11 +119,7 @@ func ClassOf(err error) errclass.Class {
 // classify wraps err as a *errclass.Error for op. When AWS rejected the
 // credential, the message names the reference (never the secret).
 func (p *Provider) classify(op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var typed *errclass.Error
-	if errors.As(err, &typed) {
+	if err == nil || errclass.Classified(err) {
 		return err
 	}
 	if isAuthCode(errorCode(err)) {

@@ -70,6 +70,13 @@ func Of(err error) Class {
 	return Retryable
 }
 
+// Classified reports whether err already carries a class: a connector's
+// classify passes such an error through rather than guessing again.
+func Classified(err error) bool {
+	var e *Error
+	return errors.As(err, &e)
+}
+
 // RetryAfterOf returns the provider's retry-after hint, or zero.
 func RetryAfterOf(err error) time.Duration {
 	var e *Error

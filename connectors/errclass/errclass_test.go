@@ -51,3 +51,12 @@ func TestNonRetryableAreTheClassesRetriesCannotFix(t *testing.T) {
 		t.Fatalf("NonRetryable = %v, want %v", NonRetryable, want)
 	}
 }
+
+func TestClassifiedSeesThroughWrapping(t *testing.T) {
+	if Classified(nil) || Classified(errors.New("x")) {
+		t.Fatal("an unclassified error is not classified")
+	}
+	if !Classified(fmt.Errorf("ctx: %w", New(NotFound, "p", "op", nil))) {
+		t.Fatal("a wrapped classified error is classified")
+	}
+}

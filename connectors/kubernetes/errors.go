@@ -14,11 +14,7 @@ import (
 // activities turn API server answers into the right Temporal retry
 // behaviour. Already-classified errors pass through unchanged.
 func classifyError(op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var typed *errclass.Error
-	if errors.As(err, &typed) {
+	if err == nil || errclass.Classified(err) {
 		return err
 	}
 	e := errclass.New(classOf(err), providerName, op, err)

@@ -1,8 +1,6 @@
 package vsphere
 
 import (
-	"errors"
-
 	"github.com/vmware/govmomi/fault"
 	"github.com/vmware/govmomi/vim25/types"
 
@@ -47,11 +45,7 @@ func classOfFault(f types.BaseMethodFault) errclass.Class {
 
 // classify wraps err as a *errclass.Error for op.
 func (p *Provider) classify(op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var typed *errclass.Error
-	if errors.As(err, &typed) {
+	if err == nil || errclass.Classified(err) {
 		return err
 	}
 	return errclass.New(ClassOf(err), ProviderName, op, err)
