@@ -396,7 +396,7 @@ func TestNewRejectsMissingClusterIDAndUnusableTokens(t *testing.T) {
 	assert.NotContains(t, err.Error(), "first-line")
 }
 
-func TestCatalogIsTheSizingPackagesUnlessOverridden(t *testing.T) {
+func TestCatalogIsTheBuiltInUnlessOverridden(t *testing.T) {
 	srv := newFake(t)
 	def, err := newProvider(t, srv).Catalog(context.Background())
 	require.NoError(t, err)

@@ -406,7 +406,7 @@ func TestMissingSSHKeyIsPermanentAndCreatesNothing(t *testing.T) {
 	assert.Empty(t, srv.Servers())
 }
 
-func TestCatalogIsTheSizingPackagesUnlessOverridden(t *testing.T) {
+func TestCatalogIsTheBuiltInUnlessOverridden(t *testing.T) {
 	srv := newFake(t)
 	def, err := newProvider(t, srv).Catalog(context.Background())
 	require.NoError(t, err)
