@@ -15,6 +15,7 @@ import (
 
 	"github.com/hanzoai/visor-fleet/auth"
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/metering"
 )
 
@@ -54,7 +55,7 @@ const observationCacheTTL = 2 * time.Second
 
 func (a *Activities) cluster(ctx context.Context, id string) (connectors.Cluster, error) {
 	if a.Clusters == nil {
-		return connectors.Cluster{}, asTemporalError(connectors.NewError(connectors.Permanent, "worker", "resolve cluster", errors.New("this worker has no clusters configured")))
+		return connectors.Cluster{}, asTemporalError(errclass.New(errclass.Permanent, "worker", "resolve cluster", errors.New("this worker has no clusters configured")))
 	}
 	c, err := a.Clusters.Cluster(ctx, id)
 	if err != nil {
@@ -71,7 +72,7 @@ func (a *Activities) observeCluster(ctx context.Context, c connectors.Cluster) (
 	}
 	a.cacheMu.Unlock()
 	if c.Observer == nil {
-		return connectors.ClusterObservation{}, connectors.NewError(connectors.Permanent, "worker", "observe", fmt.Errorf("cluster %s has no observer", c.ID))
+		return connectors.ClusterObservation{}, errclass.New(errclass.Permanent, "worker", "observe", fmt.Errorf("cluster %s has no observer", c.ID))
 	}
 	obs, err := c.Observer.ObserveCluster(ctx)
 	if err != nil {
@@ -108,12 +109,12 @@ func asTemporalError(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	class := connectors.ClassOf(err)
+	class := errclass.Of(err)
 	opts := temporal.ApplicationErrorOptions{
-		NonRetryable: class == connectors.Permanent || class == connectors.NotFound || class == connectors.InsufficientCapacity,
+		NonRetryable: class == errclass.Permanent || class == errclass.NotFound || class == errclass.InsufficientCapacity,
 		Cause:        err,
 	}
-	if ra := connectors.RetryAfterOf(err); ra > 0 {
+	if ra := errclass.RetryAfterOf(err); ra > 0 {
 		opts.NextRetryDelay = ra
 	}
 	return temporal.NewApplicationErrorWithOptions(err.Error(), string(class), opts)

@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -30,7 +31,7 @@ func (a *Activities) DrainNode(ctx context.Context, in DrainInput) (connectors.D
 		return connectors.DrainResult{}, asTemporalError(err)
 	}
 	if c.Drainer == nil {
-		return connectors.DrainResult{}, asTemporalError(connectors.NewError(connectors.Permanent, "worker", "drain", fmt.Errorf("cluster %s has no drainer", c.ID)))
+		return connectors.DrainResult{}, asTemporalError(errclass.New(errclass.Permanent, "worker", "drain", fmt.Errorf("cluster %s has no drainer", c.ID)))
 	}
 	timeout := in.Timeout.D()
 	if timeout <= 0 {
@@ -73,12 +74,12 @@ func (a *Activities) DeleteNode(ctx context.Context, in DeleteInput) (DeleteResu
 	}
 	g, err := groupOf(ctx, c.Provider, in.Key, in.Node)
 	switch {
-	case connectors.IsNotFound(err):
+	case errclass.IsNotFound(err):
 		// Already deleted (a retry after a lost answer).
 	case err != nil:
 		return DeleteResult{}, asTemporalError(err)
 	default:
-		if err := c.Provider.DeleteNodes(ctx, g.ID, []string{in.Node}, in.IdempotencyKey); err != nil && !connectors.IsNotFound(err) {
+		if err := c.Provider.DeleteNodes(ctx, g.ID, []string{in.Node}, in.IdempotencyKey); err != nil && !errclass.IsNotFound(err) {
 			return DeleteResult{}, asTemporalError(err)
 		}
 	}
@@ -103,7 +104,7 @@ func groupOf(ctx context.Context, p connectors.Provider, key types.PoolKey, node
 			}
 		}
 	}
-	return connectors.NodeGroup{}, connectors.NewError(connectors.NotFound, p.Name(), "find node", fmt.Errorf("node %s is in none of pool %s's node groups", node, key.WorkflowID()))
+	return connectors.NodeGroup{}, errclass.New(errclass.NotFound, p.Name(), "find node", fmt.Errorf("node %s is in none of pool %s's node groups", node, key.WorkflowID()))
 }
 
 // ReleaseInput asks for every node group of a pool to be deleted.
@@ -138,7 +139,7 @@ func (a *Activities) ReleasePool(ctx context.Context, in ReleaseInput) (ReleaseR
 	var res ReleaseResult
 	for _, g := range groups {
 		key := connectors.IdempotencyKey(string(in.IdempotencyKey) + "/" + g.ID)
-		if err := c.Provider.DeleteNodeGroup(ctx, g.ID, key); err != nil && !connectors.IsNotFound(err) {
+		if err := c.Provider.DeleteNodeGroup(ctx, g.ID, key); err != nil && !errclass.IsNotFound(err) {
 			return res, asTemporalError(err)
 		}
 		res.Groups++
@@ -150,7 +151,7 @@ func (a *Activities) ReleasePool(ctx context.Context, in ReleaseInput) (ReleaseR
 	}
 	for _, g := range left {
 		if !beingDeleted(g) {
-			return res, asTemporalError(connectors.NewError(connectors.Retryable, c.Provider.Name(), "release pool",
+			return res, asTemporalError(errclass.New(errclass.Retryable, c.Provider.Name(), "release pool",
 				fmt.Errorf("node group %s of pool %s is still listed with target %d after its deletion", g.ID, in.Key.WorkflowID(), g.TargetSize)))
 		}
 	}

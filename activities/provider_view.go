@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -99,7 +100,7 @@ func (a *Activities) CollectLeaked(ctx context.Context, in CollectInput) error {
 	}
 	lf, ok := c.Provider.(connectors.LeakFinder)
 	if !ok {
-		return asTemporalError(connectors.NewError(connectors.Permanent, c.Provider.Name(), "collect leaked machines", errors.New("this provider cannot list leaked machines")))
+		return asTemporalError(errclass.New(errclass.Permanent, c.Provider.Name(), "collect leaked machines", errors.New("this provider cannot list leaked machines")))
 	}
 	return asTemporalError(lf.DeleteInstances(ctx, in.Key, in.IDs, in.IdempotencyKey))
 }

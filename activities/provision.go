@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -89,20 +90,20 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 		return PlanResult{}, err
 	}
 	if err := errors.Join(types.ValidateNodeLabels("nodeLabels", in.NodeLabels), types.ValidateTaints("nodeTaints", in.NodeTaints)); err != nil {
-		return PlanResult{}, asTemporalError(connectors.NewError(connectors.Permanent, c.Provider.Name(), "plan", err))
+		return PlanResult{}, asTemporalError(errclass.New(errclass.Permanent, c.Provider.Name(), "plan", err))
 	}
 	catalog, err := c.Provider.Catalog(ctx)
 	if err != nil {
 		return PlanResult{}, asTemporalError(err)
 	}
 	if catalog, err = sizing.Restrict(catalog, in.AllowedSizes); err != nil {
-		return PlanResult{}, asTemporalError(connectors.NewError(connectors.Permanent, c.Provider.Name(), "plan", err))
+		return PlanResult{}, asTemporalError(errclass.New(errclass.Permanent, c.Provider.Name(), "plan", err))
 	}
 	if catalog, err = sizing.OverridePrices(catalog, in.PriceOverrides); err != nil {
-		return PlanResult{}, asTemporalError(connectors.NewError(connectors.Permanent, c.Provider.Name(), "plan", err))
+		return PlanResult{}, asTemporalError(errclass.New(errclass.Permanent, c.Provider.Name(), "plan", err))
 	}
 	if !slices.ContainsFunc(catalog, func(t types.InstanceType) bool { return !slices.Contains(in.ExcludeSizes, t.Name) }) {
-		return PlanResult{}, asTemporalError(connectors.NewError(connectors.InsufficientCapacity, c.Provider.Name(), "plan", fmt.Errorf("no allowed size left (excluded for capacity: %v)", in.ExcludeSizes)))
+		return PlanResult{}, asTemporalError(errclass.New(errclass.InsufficientCapacity, c.Provider.Name(), "plan", fmt.Errorf("no allowed size left (excluded for capacity: %v)", in.ExcludeSizes)))
 	}
 	catalog = withDaemonOverhead(catalog, in.DaemonOverhead)
 	template := sizing.TemplateOptions{Labels: in.NodeLabels, Taints: in.NodeTaints, Region: in.Region, PoolLabels: in.Key.NodeLabels()}
@@ -190,7 +191,7 @@ type ProvisionResult struct {
 // so a retry after a lost answer never provisions twice.
 func (a *Activities) Provision(ctx context.Context, in ProvisionInput) (ProvisionResult, error) {
 	if in.Target < 1 || in.Size == "" || in.IdempotencyKey == "" {
-		return ProvisionResult{}, asTemporalError(connectors.NewError(connectors.Permanent, "worker", "provision", fmt.Errorf("bad input: target %d, size %q, key %q", in.Target, in.Size, in.IdempotencyKey)))
+		return ProvisionResult{}, asTemporalError(errclass.New(errclass.Permanent, "worker", "provision", fmt.Errorf("bad input: target %d, size %q, key %q", in.Target, in.Size, in.IdempotencyKey)))
 	}
 	c, err := a.cluster(ctx, in.Key.Cluster)
 	if err != nil {

@@ -31,14 +31,14 @@ func TestReleasePoolDeletesEveryGroupAndLeavesNothingAtTheProvider(t *testing.T)
 	pool := types.PoolKey{Org: "acme", Project: "shop", Service: "web", Provider: "sim", Cluster: "dev"}
 	other := pool
 	other.Service = "api"
-	for i, size := range []string{"sim-small", "sim-medium"} {
+	for i, size := range []string{"sim-2c4g", "sim-4c8g"} {
 		_, err := fleet.CreateNodeGroup(ctx, connectors.NodeGroupSpec{Pool: pool, Size: size, TargetSize: 2}, connectors.IdempotencyKey(fmt.Sprint("c", i)))
 		require.NoError(t, err)
 	}
-	_, err = fleet.CreateNodeGroup(ctx, connectors.NodeGroupSpec{Pool: other, Size: "sim-small", TargetSize: 1}, "c-other")
+	_, err = fleet.CreateNodeGroup(ctx, connectors.NodeGroupSpec{Pool: other, Size: "sim-2c4g", TargetSize: 1}, "c-other")
 	require.NoError(t, err)
 	// A group at target zero is deleted too: DOKS could not even hold one.
-	empty, err := fleet.CreateNodeGroup(ctx, connectors.NodeGroupSpec{Pool: pool, Size: "sim-large", TargetSize: 0}, "c-empty")
+	empty, err := fleet.CreateNodeGroup(ctx, connectors.NodeGroupSpec{Pool: pool, Size: "sim-8c16g", TargetSize: 0}, "c-empty")
 	require.NoError(t, err)
 
 	// Every answer is lost after the change was applied; the retries,

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/log"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -45,7 +46,7 @@ type WatchProgress struct {
 // runs until cancelled, heartbeating every sample.
 func (a *Activities) WatchCluster(ctx context.Context, in WatchInput) error {
 	if a.Temporal == nil {
-		return asTemporalError(connectors.NewError(connectors.Permanent, "worker", "watch", errors.New("the watcher needs a Temporal client")))
+		return asTemporalError(errclass.New(errclass.Permanent, "worker", "watch", errors.New("the watcher needs a Temporal client")))
 	}
 	c, err := a.cluster(ctx, in.Cluster)
 	if err != nil {

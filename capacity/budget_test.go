@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hanzoai/visor-fleet/connectors/sim"
 	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -39,7 +40,7 @@ func TestWithinBudget(t *testing.T) {
 }
 
 func TestPoolSpendCountsBilledNodes(t *testing.T) {
-	catalog := sizing.SimCatalog()
+	catalog := sim.DefaultCatalog()
 	nodes := []types.NodeObservation{
 		{Name: "a", Size: "sim-4c8g", State: types.NodeReady},
 		{Name: "b", Size: "sim-8c16g", State: types.NodeProvisioning},
@@ -67,7 +68,7 @@ func tenPods() []types.PendingPod {
 // Ten 1-CPU pods cost $0.16/h on the sim catalog; a $0.10/h room buys a
 // part of that, and planning again within it places pods for no more.
 func TestFitPlanToBudgetBuysFewerOrSmallerNodes(t *testing.T) {
-	req := sizing.Request{Pending: tenPods(), Catalog: sizing.SimCatalog()}
+	req := sizing.Request{Pending: tenPods(), Catalog: sim.DefaultCatalog()}
 	plan := sizing.PlanScaleUp(req)
 	require.InDelta(t, 0.16, plan.HourlyCost, 1e-9)
 

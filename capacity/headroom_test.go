@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/hanzoai/visor-fleet/connectors/sim"
 	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -23,7 +24,7 @@ func headroomPolicy() types.Policy {
 // simNode is a Ready sim-4c8g (3800m, 7.5 GiB, 109 pods allocatable)
 // with cpu millicores requested by pods of at most largest millicores.
 func simNode(name string, cpu, largest int64) types.NodeObservation {
-	alloc := sizing.SimCatalog()[1].Allocatable()
+	alloc := sim.DefaultCatalog()[1].Allocatable()
 	return types.NodeObservation{
 		Name: name, Size: "sim-4c8g", State: types.NodeReady,
 		Allocatable: alloc,
@@ -59,7 +60,7 @@ func TestHeadroomPodsArePastAnyThresholdAndMarked(t *testing.T) {
 
 func TestHeadroomShortfallIsWhatFreeRoomCannotHold(t *testing.T) {
 	p := headroomPolicy() // 4 × 1 CPU
-	catalog := sizing.SimCatalog()
+	catalog := sim.DefaultCatalog()
 	tmpl := sizing.TemplateOptions{}
 	// Free room 2000m: two headroom pods fit, two are short.
 	short := HeadroomShortfall(p, acmeKey, []types.NodeObservation{simNode("n1", 1800, 900)}, catalog, tmpl)
@@ -80,7 +81,7 @@ func TestHeadroomShortfallIsWhatFreeRoomCannotHold(t *testing.T) {
 
 func TestKeepsHeadroomRefusesARemovalThatTakesTheRoom(t *testing.T) {
 	p := headroomPolicy()
-	catalog := sizing.SimCatalog()
+	catalog := sim.DefaultCatalog()
 	nodes := []types.NodeObservation{simNode("n1", 1500, 900), simNode("n2", 1500, 900), simNode("n3", 200, 200)}
 	// n3 is nearly empty: without it n1 and n2 (2300m free each) hold its
 	// 200m pod and the four 1000m headroom pods.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/hanzoai/visor-fleet/types"
+
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 // MaxTargetSize bounds any target a provider is asked for: Kubernetes'
@@ -48,7 +50,7 @@ func Checked(p Provider) Provider {
 type checked struct{ inner Provider }
 
 func (c *checked) refuse(op, format string, args ...any) error {
-	return NewError(Permanent, c.inner.Name(), op, fmt.Errorf(format, args...))
+	return errclass.New(errclass.Permanent, c.inner.Name(), op, fmt.Errorf(format, args...))
 }
 
 func (c *checked) Name() string { return c.inner.Name() }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -83,7 +84,7 @@ func TestCheckedRefusesBadArgumentsBeforeTheProvider(t *testing.T) {
 	} {
 		err := c.call()
 		require.Error(t, err, c.op)
-		assert.True(t, connectors.IsPermanent(err), "%s: %v", c.op, err)
+		assert.True(t, errclass.IsPermanent(err), "%s: %v", c.op, err)
 		assert.Contains(t, err.Error(), "rec "+c.op+": Permanent")
 		assert.Contains(t, err.Error(), c.want)
 	}
@@ -112,7 +113,7 @@ func TestCheckedKeepsALeakFinderOneAndWrapsOnce(t *testing.T) {
 	assert.Same(t, p, connectors.Checked(p), "wrapping twice checks twice for nothing")
 
 	err := lf.DeleteInstances(ctx, pool, []string{"i-1"}, "")
-	assert.True(t, connectors.IsPermanent(err))
+	assert.True(t, errclass.IsPermanent(err))
 	assert.Contains(t, err.Error(), "rec DeleteInstances")
 	err = lf.DeleteInstances(ctx, pool, []string{""}, "k")
 	assert.Contains(t, err.Error(), "instance ID [0] is empty")

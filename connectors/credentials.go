@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 // CredentialRef names where a secret lives, never the secret itself, so it
@@ -27,7 +29,7 @@ type SecretReader interface {
 func (ref CredentialRef) Resolve(ctx context.Context, secrets SecretReader) (string, error) {
 	kind, rest, ok := strings.Cut(string(ref), ":")
 	fail := func(err error) (string, error) {
-		return "", NewError(Permanent, "credentials", "resolve "+string(ref), err)
+		return "", errclass.New(errclass.Permanent, "credentials", "resolve "+string(ref), err)
 	}
 	if !ok || rest == "" {
 		return fail(errors.New("reference must be env:NAME, file:PATH or secret:NAMESPACE/NAME/KEY"))

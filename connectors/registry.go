@@ -125,11 +125,18 @@ func CloudKind[C any, PC interface {
 	}
 }
 
-// NoRelease adapts a New whose provider holds nothing to release. It also
-// keeps a failed New from yielding a non-nil interface around a nil pointer.
-func NoRelease[P Provider](p P, err error) (Provider, func(context.Context) error, error) {
-	if err != nil {
-		return nil, nil, err
-	}
-	return p, nil, nil
+// StatelessKind is CloudKind for a provider that holds nothing to release:
+// newProvider is the package's New as written. A failed New never yields
+// a non-nil interface around a nil pointer.
+func StatelessKind[C any, PC interface {
+	*C
+	Config
+}, P Provider](name string, newProvider func(context.Context, C, SecretReader) (P, error), catalog func() []types.InstanceType) Kind {
+	return CloudKind[C, PC](name, func(ctx context.Context, cfg C, secrets SecretReader) (Provider, func(context.Context) error, error) {
+		p, err := newProvider(ctx, cfg, secrets)
+		if err != nil {
+			return nil, nil, err
+		}
+		return p, nil, nil
+	}, catalog)
 }

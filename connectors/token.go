@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 // ResolveToken resolves ref to an API token that travels in an HTTP header,
@@ -17,7 +19,7 @@ func (ref CredentialRef) ResolveToken(ctx context.Context, secrets SecretReader,
 		return "", err
 	}
 	if !httpguts.ValidHeaderFieldValue(token) {
-		return "", NewError(Permanent, provider, "configure",
+		return "", errclass.New(errclass.Permanent, provider, "configure",
 			fmt.Errorf("the credential from %s is not an API token: it holds control characters", ref))
 	}
 	return token, nil

@@ -22,6 +22,8 @@ var workerLinks = []string{
 	"github.com/aws/aws-sdk-go/", // v1, should it ever come in
 	"github.com/hetznercloud/hcloud-go",
 	"github.com/vmware/govmomi",
+	"k8s.io/client-go/kubernetes/fake",
+	module + "/connectors/sim", // spec files' faults are types.FaultSpec
 	module + "/workflows",
 	module + "/activities",
 	module + "/workers",
@@ -37,6 +39,20 @@ func TestContractLinksNoTemporalNorWorker(t *testing.T) {
 
 func TestStarterLinksNoWorker(t *testing.T) {
 	assertLinksNone(t, module+"/starter", workerLinks)
+}
+
+// The pure metering (hour timeline, events, tiers) runs inside the pool
+// workflow; its sinks (metering/ledger, metering/httpsink) run in
+// activities. The pure half links no sink, Temporal, SQLite, provider SDK
+// or connector, so the workflow's billing logic stays replay-safe and small.
+func TestPureMeteringLinksNoSinkNorProvider(t *testing.T) {
+	forbidden := []string{"go.temporal.io/", module + "/metering/ledger", module + "/metering/httpsink", module + "/connectors"}
+	for _, f := range workerLinks {
+		if f != module+"/metering" {
+			forbidden = append(forbidden, f)
+		}
+	}
+	assertLinksNone(t, module+"/metering", forbidden)
 }
 
 func assertLinksNone(t *testing.T, pkg string, forbidden []string) {

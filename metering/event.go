@@ -189,10 +189,10 @@ func (e Event) Validate() error {
 	return nil
 }
 
-// checkEvents fills and checks a batch, including that no key appears
+// CheckEvents fills and checks a batch before a sink stores it, including that no key appears
 // twice with different contents (a caller bug that first-write-wins would
 // hide). It returns the filled events; the input is not changed.
-func checkEvents(events []Event) ([]Event, error) {
+func CheckEvents(events []Event) ([]Event, error) {
 	out := make([]Event, len(events))
 	seen := make(map[string]int, len(events))
 	for i, e := range events {

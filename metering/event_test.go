@@ -56,9 +56,9 @@ func TestEventValidate(t *testing.T) {
 
 	dup := good
 	dup.Value = 7
-	_, err := checkEvents([]Event{good, dup})
+	_, err := CheckEvents([]Event{good, dup})
 	require.ErrorContains(t, err, "appears twice")
-	_, err = checkEvents([]Event{good, good})
+	_, err = CheckEvents([]Event{good, good})
 	require.NoError(t, err)
 	require.ErrorContains(t, bad(func(e *Event) { e.Size = "" }), "has no size")
 	require.ErrorContains(t, bad(func(e *Event) { e.Tier = "free" }), `tier "free"`)
@@ -69,7 +69,7 @@ func TestEventValidate(t *testing.T) {
 	// what it bills: they are filled from its dimensions.
 	old := Event{MeterID: MeterNodeHours, UserID: "acme", Value: 1, Hour: at(10, 0), Idempotency: "k",
 		Dimensions: map[string]string{DimPool: "pool/x", DimSize: "s", DimProject: "web", DimCluster: "sfo3", DimProvider: "do"}}
-	filled, err := checkEvents([]Event{old})
+	filled, err := CheckEvents([]Event{old})
 	require.NoError(t, err)
 	require.Equal(t, Event{MeterID: MeterNodeHours, UserID: "acme", Tier: contract.TierManaged, Project: "web", PoolID: "pool/x",
 		Provider: "do", Cluster: "sfo3", Size: "s", Value: 1, Hour: at(10, 0), Idempotency: "k", Dimensions: old.Dimensions}, filled[0])

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hanzoai/visor-fleet/sizing"
+	"github.com/hanzoai/visor-fleet/connectors/sim"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -17,7 +17,7 @@ func shortTrace() Trace {
 
 func TestShortTraceEndToEnd(t *testing.T) {
 	tr := shortTrace()
-	catalog := sizing.SimCatalog()
+	catalog := sim.DefaultCatalog()
 	policy := types.DefaultPolicy()
 	policy.MaxNodes = 200
 	cmp, err := Compare(tr, catalog, policy, Options{})
@@ -84,7 +84,7 @@ func TestShortTraceEndToEnd(t *testing.T) {
 
 func TestSimulationIsDeterministic(t *testing.T) {
 	tr := shortTrace()
-	catalog := sizing.SimCatalog()
+	catalog := sim.DefaultCatalog()
 	policy := types.DefaultPolicy()
 	a, err := Simulate(tr, catalog, policy, NewClusterAutoscaler(policy, catalog), Options{})
 	if err != nil {
@@ -102,7 +102,7 @@ func TestSimulationIsDeterministic(t *testing.T) {
 func TestLawWaitsForThresholdAndDelay(t *testing.T) {
 	// One pod too big for the two floor nodes: the law must wait out the
 	// pending threshold, buy one node, and bind the pod once it is Ready.
-	catalog := sizing.SimCatalog()
+	catalog := sim.DefaultCatalog()
 	policy := types.DefaultPolicy()
 	pod := Pod{Name: "big", Requests: types.Resources{MilliCPU: 6000, Memory: 8 * types.GiB, Pods: 1}, Arrive: time.Minute, Depart: 3 * time.Hour}
 	tr := Trace{Name: "one", Pods: []Pod{pod}}
@@ -130,7 +130,7 @@ func TestLawWaitsForThresholdAndDelay(t *testing.T) {
 }
 
 func TestUnfitPodsAreLeftOutAndReported(t *testing.T) {
-	catalog := sizing.SimCatalog()
+	catalog := sim.DefaultCatalog()
 	policy := types.DefaultPolicy()
 	tr := Trace{Name: "huge", Pods: []Pod{
 		{Name: "huge", Requests: types.Resources{MilliCPU: 64000, Memory: types.GiB, Pods: 1}, Arrive: 0, Depart: time.Hour},
@@ -156,7 +156,7 @@ func TestCompareRejectsABadPolicyNamingTheField(t *testing.T) {
 	p := types.DefaultPolicy()
 	p.MinNodes = 9
 	p.MaxNodes = 3
-	_, err := Compare(shortTrace(), sizing.SimCatalog(), p, Options{})
+	_, err := Compare(shortTrace(), sim.DefaultCatalog(), p, Options{})
 	if err == nil || !strings.Contains(err.Error(), "minNodes") {
 		t.Fatalf("err = %v, want one naming minNodes", err)
 	}

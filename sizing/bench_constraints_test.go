@@ -28,10 +28,10 @@ func benchCatalog400() []types.InstanceType {
 		if i%10 == 9 {
 			gpus, model = []int64{1, 4, 8}[i%3], []string{"A10G", "L4", "H100"}[i%3]
 		}
-		t := row{fmt.Sprintf("f%d.%dx%d-%d", i%9, cpu, ratio, i), fmt.Sprintf("f%d", i%9), cpu, cpu * ratio * 1024, gpus, model, 110,
+		t := CatalogRow{fmt.Sprintf("f%d.%dx%d-%d", i%9, cpu, ratio, i), fmt.Sprintf("f%d", i%9), cpu, cpu * ratio * 1024, gpus, model, 110,
 			float64(cpu)*0.04 + float64(cpu*ratio)*0.005 + float64(gpus)*1.2 + r.Float64()*0.01}.
-			instanceType(func(c, m, p int64) types.Resources {
-				return standardOverhead(c, m, daemonAllowance{100, 256 * types.MiB, 3})
+			InstanceType("2026-11", func(c, m, p int64) types.Resources {
+				return StandardOverhead(c, m, DaemonAllowance{100, 256 * types.MiB, 3})
 			})
 		if i%2 == 0 {
 			t.Arch = "arm64"

@@ -11,7 +11,7 @@ import (
 // benchCatalog is 50 real sizes: the 30 AWS types (GPU ones included) and
 // the first 20 DigitalOcean slugs.
 func benchCatalog() []types.InstanceType {
-	return append(AWSCatalog(), DigitalOceanCatalog()[:20]...)
+	return append(fixtureCatalog("aws"), fixtureCatalog("digitalocean")[:20]...)
 }
 
 // benchPending draws n pods from 40 Deployment-like templates (requests as

@@ -10,65 +10,72 @@ import (
 	"github.com/hanzoai/visor-fleet/types"
 )
 
-// priceDate is when the hand-written list prices below were taken.
-const priceDate = "2026-11"
-
 // overridePriceDate marks a price the user set instead of the list price.
 const overridePriceDate = "override"
 
-// row is one catalog line as written by hand; build turns it into an
-// InstanceType with the provider's overhead rule.
-type row struct {
-	name, family string
-	vCPU         int64
-	memoryMiB    int64
-	gpus         int64
-	gpuModel     string
-	maxPods      int64
-	hourly       float64
+// CatalogRow is one catalog line as a connector writes it by hand;
+// InstanceType turns it into a size with the provider's overhead rule.
+// Each connector owns its rows (connectors/<provider>/catalog.go).
+type CatalogRow struct {
+	Name, Family string
+	VCPU         int64
+	MemoryMiB    int64
+	GPUs         int64
+	GPUModel     string
+	MaxPods      int64
+	Hourly       float64
 }
 
-func (r row) instanceType(overhead func(milliCPU, memory, maxPods int64) types.Resources) types.InstanceType {
-	cpu, mem := r.vCPU*1000, r.memoryMiB*types.MiB
+// Row is a CatalogRow written positionally, as catalog tables are.
+func Row(name, family string, vCPU, memoryMiB, gpus int64, gpuModel string, maxPods int64, hourly float64) CatalogRow {
+	return CatalogRow{name, family, vCPU, memoryMiB, gpus, gpuModel, maxPods, hourly}
+}
+
+// OverheadRule is a provider's per-node reservation for a node of this
+// capacity (see StandardOverhead).
+type OverheadRule func(milliCPU, memory, maxPods int64) types.Resources
+
+// InstanceType is the row as a size whose list price dates from priceDate.
+func (r CatalogRow) InstanceType(priceDate string, overhead OverheadRule) types.InstanceType {
+	cpu, mem := r.VCPU*1000, r.MemoryMiB*types.MiB
 	return types.InstanceType{
-		Name: r.name, Family: r.family,
-		MilliCPU: cpu, Memory: mem, GPUs: r.gpus, GPUModel: r.gpuModel,
-		MaxPods:     r.maxPods,
-		HourlyPrice: r.hourly, PriceDate: priceDate,
-		Overhead: overhead(cpu, mem, r.maxPods),
+		Name: r.Name, Family: r.Family,
+		MilliCPU: cpu, Memory: mem, GPUs: r.GPUs, GPUModel: r.GPUModel,
+		MaxPods:     r.MaxPods,
+		HourlyPrice: r.Hourly, PriceDate: priceDate,
+		Overhead: overhead(cpu, mem, r.MaxPods),
 	}
 }
 
-func buildCatalog(rows []row, overhead func(milliCPU, memory, maxPods int64) types.Resources) []types.InstanceType {
+// BuildCatalog turns a connector's rows into a fresh catalog.
+func BuildCatalog(priceDate string, rows []CatalogRow, overhead OverheadRule) []types.InstanceType {
 	out := make([]types.InstanceType, len(rows))
 	for i, r := range rows {
-		out[i] = r.instanceType(overhead)
+		out[i] = r.InstanceType(priceDate, overhead)
 	}
 	return out
 }
 
-// Providers whose catalog is built in; vSphere's comes from configuration.
-var builtinCatalogs = map[string]func() []types.InstanceType{
-	"digitalocean": DigitalOceanCatalog,
-	"aws":          AWSCatalog,
-	"hetzner":      HetznerCatalog,
-	"sim":          SimCatalog,
-}
-
-// CatalogFor returns the built-in catalog of a provider.
-func CatalogFor(provider string) ([]types.InstanceType, error) {
-	if f, ok := builtinCatalogs[provider]; ok {
-		return f(), nil
+// CheckCatalog reports every size a planner could not use: no name, a
+// name repeated, negative capacity, a price that is not a price, overhead
+// that leaves no room, GPUs without a model or a model without GPUs. A
+// connector's test runs it over its built-in catalog.
+func CheckCatalog(catalog []types.InstanceType) error {
+	var errs []error
+	seen := make(map[string]int, len(catalog))
+	for i, t := range catalog {
+		if j, dup := seen[t.Name]; dup {
+			errs = append(errs, fmt.Errorf("size [%d] %q repeats size [%d]", i, t.Name, j))
+		}
+		seen[t.Name] = i
+		if why := unusable(t); why != "" {
+			errs = append(errs, fmt.Errorf("size [%d] %q %s", i, t.Name, why))
+		}
+		if (t.GPUs > 0) != (t.GPUModel != "") {
+			errs = append(errs, fmt.Errorf("size [%d] %q: %d GPUs of model %q", i, t.Name, t.GPUs, t.GPUModel))
+		}
 	}
-	known := make([]string, 0, len(builtinCatalogs))
-	for name := range builtinCatalogs {
-		known = append(known, name)
-	}
-	slices.Sort(known)
-	if provider == "vsphere" {
-		return nil, errors.New(`provider "vsphere" has no built-in catalog: its sizes are the templates in configuration (use VSphereCatalog)`)
-	}
-	return nil, fmt.Errorf("no catalog for provider %q (known: %s)", provider, strings.Join(known, ", "))
+	return errors.Join(errs...)
 }
 
 // Restrict keeps only the allowed sizes, in catalog order. An empty allowed

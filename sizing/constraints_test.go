@@ -14,14 +14,14 @@ import (
 )
 
 // constraintCatalog: a zonal amd64 size, an arm64 size without zones and a
-// 4-GPU size, all with simOverhead.
+// 4-GPU size, all with the flat catalog's overhead.
 func constraintCatalog() []types.InstanceType {
-	over := func(_, _, _ int64) types.Resources { return simOverhead }
-	zonal := row{"c4", "c", 4, 8 * 1024, 0, "", 20, 0.10}.instanceType(over)
+	over := func(_, _, _ int64) types.Resources { return flatCatalog()[0].Overhead }
+	zonal := CatalogRow{"c4", "c", 4, 8 * 1024, 0, "", 20, 0.10}.InstanceType("2026-11", over)
 	zonal.Zones = []string{"us-east-1a", "us-east-1b"}
-	arm := row{"a4", "a", 4, 8 * 1024, 0, "", 20, 0.12}.instanceType(over)
+	arm := CatalogRow{"a4", "a", 4, 8 * 1024, 0, "", 20, 0.12}.InstanceType("2026-11", over)
 	arm.Arch = "arm64"
-	gpu := row{"g4", "g", 16, 64 * 1024, 4, "A10G", 20, 2.00}.instanceType(over)
+	gpu := CatalogRow{"g4", "g", 16, 64 * 1024, 4, "A10G", 20, 2.00}.InstanceType("2026-11", over)
 	return []types.InstanceType{zonal, arm, gpu}
 }
 

@@ -2,22 +2,22 @@ package sizing
 
 import "github.com/hanzoai/visor-fleet/types"
 
-// evictionHard is the kubelet's default memory.available eviction
+// EvictionHard is the kubelet's default memory.available eviction
 // threshold: pods can never use it.
-const evictionHard = 100 * types.MiB
+const EvictionHard = 100 * types.MiB
 
-// kubeReservedCPU is the tiered CPU reservation GKE and EKS AMIs apply:
+// KubeReservedCPU is the tiered CPU reservation GKE and EKS AMIs apply:
 // 6% of the first core, 1% of the second, 0.5% of the next two and 0.25%
 // of every core above four. Small nodes lose proportionally more, which is
 // exactly what the HIP's sum-and-divide rule ignores.
-func kubeReservedCPU(milliCPU int64) int64 {
+func KubeReservedCPU(milliCPU int64) int64 {
 	return tiered(milliCPU, 10000, []tier{{1000, 600}, {2000, 100}, {4000, 50}, {1 << 62, 25}})
 }
 
-// kubeReservedMemory is GKE's tiered memory reservation: 25% of the first
+// KubeReservedMemory is GKE's tiered memory reservation: 25% of the first
 // 4 GiB, 20% of the next 4, 10% of the next 8, 6% of the next 112 and 2%
 // of everything above 128 GiB.
-func kubeReservedMemory(bytes int64) int64 {
+func KubeReservedMemory(bytes int64) int64 {
 	return tiered(bytes, 100, []tier{
 		{4 * types.GiB, 25}, {8 * types.GiB, 20}, {16 * types.GiB, 10},
 		{128 * types.GiB, 6}, {1 << 62, 2},
@@ -41,31 +41,20 @@ func tiered(amount, denominator int64, tiers []tier) int64 {
 	return reserved
 }
 
-// daemonAllowance is what a provider's per-node DaemonSets (CNI, CSI node
+// DaemonAllowance is what a provider's per-node DaemonSets (CNI, CSI node
 // plugin, agents) request on every node, and how many pod slots they take.
-type daemonAllowance struct {
-	milliCPU int64
-	memory   int64
-	pods     int64
+type DaemonAllowance struct {
+	MilliCPU int64
+	Memory   int64
+	Pods     int64
 }
 
-// standardOverhead is the per-node reservation for a node of this capacity:
+// StandardOverhead is the per-node reservation for a node of this capacity:
 // kubelet/system reservation, eviction threshold and the provider's daemons.
-func standardOverhead(milliCPU, memory int64, d daemonAllowance) types.Resources {
+func StandardOverhead(milliCPU, memory int64, d DaemonAllowance) types.Resources {
 	return types.Resources{
-		MilliCPU: kubeReservedCPU(milliCPU) + d.milliCPU,
-		Memory:   kubeReservedMemory(memory) + evictionHard + d.memory,
-		Pods:     d.pods,
-	}
-}
-
-// eksOverhead follows the EKS-optimized AMI: CPU as standardOverhead, but
-// memory reserved as 11 MiB per possible pod plus 255 MiB, because the AMI
-// sizes kube-reserved from max pods (ENI-limited) rather than RAM.
-func eksOverhead(milliCPU, maxPods int64, d daemonAllowance) types.Resources {
-	return types.Resources{
-		MilliCPU: kubeReservedCPU(milliCPU) + d.milliCPU,
-		Memory:   11*types.MiB*maxPods + 255*types.MiB + evictionHard + d.memory,
-		Pods:     d.pods,
+		MilliCPU: KubeReservedCPU(milliCPU) + d.MilliCPU,
+		Memory:   KubeReservedMemory(memory) + EvictionHard + d.Memory,
+		Pods:     d.Pods,
 	}
 }

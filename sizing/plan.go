@@ -139,7 +139,7 @@ type Alternative struct {
 func PlanScaleUp(req Request) Plan { return plan(req, nil) }
 
 // PlanScaleUpExcluding is PlanScaleUp with some sizes struck off, for when a
-// provider answered connectors.InsufficientCapacity for a size: the caller
+// provider answered errclass.InsufficientCapacity for a size: the caller
 // adds that size to excluded and plans again, landing on the next best
 // size. Names not in the catalog are ignored (the size may be gone).
 // Excluded sizes stay in Alternatives with Skipped set, and pods only they

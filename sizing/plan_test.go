@@ -39,7 +39,7 @@ func concat(lists ...[]types.PendingPod) []types.PendingPod {
 func TestPlanScaleUp(t *testing.T) {
 	gi := types.GiB
 	simAlloc := func(name string) types.Resources {
-		t, _ := catalogEntry(SimCatalog(), name)
+		t, _ := catalogEntry(flatCatalog(), name)
 		return t.Allocatable()
 	}
 	tests := []struct {
@@ -57,34 +57,34 @@ func TestPlanScaleUp(t *testing.T) {
 	}{
 		{
 			name: "nothing pending buys nothing",
-			req:  Request{Catalog: SimCatalog()},
+			req:  Request{Catalog: flatCatalog()},
 		},
 		{
 			// sim-4c8g holds 3 per node (4 nodes, $0.16); sim-8c16g holds 7
 			// (2 nodes, $0.16): same cost, fewer nodes wins.
 			name:     "cost tie goes to fewer nodes",
-			req:      Request{Pending: pods("web", 10, 1000, gi), Catalog: SimCatalog()},
+			req:      Request{Pending: pods("web", 10, 1000, gi), Catalog: flatCatalog()},
 			wantSize: "sim-8c16g", wantNodes: 2, wantCost: 0.16,
 		},
 		{
 			// 1900m fits sim-2c4g's raw 2000m but not its 1800m
 			// allocatable: overhead rules the small size out.
 			name:     "overhead rules out a size the raw capacity fits",
-			req:      Request{Pending: pods("api", 4, 1900, gi), Catalog: SimCatalog()},
+			req:      Request{Pending: pods("api", 4, 1900, gi), Catalog: flatCatalog()},
 			wantSize: "sim-8c16g", wantNodes: 1, wantCost: 0.08,
 		},
 		{
 			// 200 tiny pods: CPU and memory would allow hundreds per
 			// node, the 109 pod slots do not.
 			name:     "pod slots bound the node",
-			req:      Request{Pending: pods("tiny", 200, 10, 10*types.MiB), Catalog: SimCatalog()},
+			req:      Request{Pending: pods("tiny", 200, 10, 10*types.MiB), Catalog: flatCatalog()},
 			wantSize: "sim-2c4g", wantNodes: 2, wantCost: 0.04,
 		},
 		{
 			name: "a pod bigger than every size is reported, the rest planned",
 			req: Request{
 				Pending: concat(pods("web", 3, 1000, gi), pods("huge", 1, 40000, gi)),
-				Catalog: SimCatalog(),
+				Catalog: flatCatalog(),
 			},
 			wantSize: "sim-4c8g", wantNodes: 1, wantCost: 0.04,
 			wantUnplaced: map[string]int{CodeNoFit: 1},
@@ -92,25 +92,25 @@ func TestPlanScaleUp(t *testing.T) {
 		},
 		{
 			name:         "memory is named when memory is the problem",
-			req:          Request{Pending: pods("cache", 1, 1000, 100*gi), Catalog: SimCatalog()},
+			req:          Request{Pending: pods("cache", 1, 1000, 100*gi), Catalog: flatCatalog()},
 			wantUnplaced: map[string]int{CodeNoFit: 1},
 			wantReason:   "needs 100Gi memory, largest allowed size sim-16c64g allocates 63.5Gi",
 		},
 		{
 			name:         "no GPU sizes",
-			req:          Request{Pending: []types.PendingPod{gpuPod("train", 1, "")}, Catalog: SimCatalog()[:4]},
+			req:          Request{Pending: []types.PendingPod{gpuPod("train", 1, "")}, Catalog: flatCatalog()[:4]},
 			wantUnplaced: map[string]int{CodeNoFit: 1},
 			wantReason:   "needs 1 GPU(s), no allowed size has GPUs",
 		},
 		{
 			name:         "GPU model must match",
-			req:          Request{Pending: []types.PendingPod{gpuPod("train", 1, "H100")}, Catalog: SimCatalog()},
+			req:          Request{Pending: []types.PendingPod{gpuPod("train", 1, "H100")}, Catalog: flatCatalog()},
 			wantUnplaced: map[string]int{CodeNoFit: 1},
 			wantReason:   "needs GPU model H100, allowed sizes offer A10",
 		},
 		{
 			name:     "GPU pod gets the GPU size",
-			req:      Request{Pending: []types.PendingPod{gpuPod("infer", 1, "A10")}, Catalog: SimCatalog()},
+			req:      Request{Pending: []types.PendingPod{gpuPod("infer", 1, "A10")}, Catalog: flatCatalog()},
 			wantSize: "sim-gpu-8c32g-1xa10", wantNodes: 1, wantCost: 0.60,
 		},
 		{
@@ -120,7 +120,7 @@ func TestPlanScaleUp(t *testing.T) {
 			name: "CPU pods stay off GPU sizes, one size per decision",
 			req: Request{
 				Pending: concat(pods("web", 6, 1000, gi), []types.PendingPod{gpuPod("infer", 1, "A10")}),
-				Catalog: SimCatalog(),
+				Catalog: flatCatalog(),
 			},
 			wantSize: "sim-8c16g", wantNodes: 1, wantCost: 0.08,
 			wantUnplaced: map[string]int{CodeOtherSize: 1},
@@ -130,7 +130,7 @@ func TestPlanScaleUp(t *testing.T) {
 			name: "a GPU-only catalog still takes CPU pods",
 			req: Request{
 				Pending: pods("web", 6, 1000, gi),
-				Catalog: SimCatalog()[4:],
+				Catalog: flatCatalog()[4:],
 			},
 			wantSize: "sim-gpu-8c32g-1xa10", wantNodes: 1, wantCost: 0.60,
 		},
@@ -138,14 +138,14 @@ func TestPlanScaleUp(t *testing.T) {
 			// The ceiling allows one node: the largest size holds the most
 			// pods, and what is left is reported against the ceiling.
 			name:     "ceiling truncates and prefers the size that places most",
-			req:      Request{Pending: pods("web", 20, 1000, gi), Catalog: SimCatalog(), MaxNewNodes: 1},
+			req:      Request{Pending: pods("web", 20, 1000, gi), Catalog: flatCatalog(), MaxNewNodes: 1},
 			wantSize: "sim-16c64g", wantNodes: 1, wantCost: 0.20,
 			wantUnplaced: map[string]int{CodeCeiling: 5},
 			wantReason:   "ceiling allows 1 more node(s)",
 		},
 		{
 			name:         "at the ceiling nothing is bought",
-			req:          Request{Pending: pods("web", 2, 1000, gi), Catalog: SimCatalog(), MaxNewNodes: -1},
+			req:          Request{Pending: pods("web", 2, 1000, gi), Catalog: flatCatalog(), MaxNewNodes: -1},
 			wantUnplaced: map[string]int{CodeCeiling: 2},
 			wantReason:   "at its ceiling",
 		},
@@ -156,7 +156,7 @@ func TestPlanScaleUp(t *testing.T) {
 				Existing: []types.NodeObservation{
 					node("n1", "sim-8c16g", types.NodeReady, simAlloc("sim-8c16g"), types.Resources{MilliCPU: 4000, Memory: 4 * gi, Pods: 5}),
 				},
-				Catalog: SimCatalog(),
+				Catalog: flatCatalog(),
 			},
 			wantOn: map[string]string{"app/web-0": "existing:n1", "app/web-2": "existing:n1"},
 		},
@@ -167,7 +167,7 @@ func TestPlanScaleUp(t *testing.T) {
 				Existing: []types.NodeObservation{
 					node("booting", "sim-8c16g", types.NodeProvisioning, simAlloc("sim-8c16g"), types.Resources{}),
 				},
-				Catalog: SimCatalog(),
+				Catalog: flatCatalog(),
 			},
 			wantOn: map[string]string{"app/web-6": "existing:booting"},
 		},
@@ -180,7 +180,7 @@ func TestPlanScaleUp(t *testing.T) {
 					node("b", "sim-8c16g", types.NodeNotReady, simAlloc("sim-8c16g"), types.Resources{}),
 					node("c", "sim-8c16g", types.NodeDeleting, simAlloc("sim-8c16g"), types.Resources{}),
 				},
-				Catalog: SimCatalog(),
+				Catalog: flatCatalog(),
 			},
 			wantSize: "sim-2c4g", wantNodes: 1, wantCost: 0.02,
 		},
@@ -193,7 +193,7 @@ func TestPlanScaleUp(t *testing.T) {
 				Existing: []types.NodeObservation{
 					node("n1", "sim-8c16g", types.NodeReady, simAlloc("sim-8c16g"), types.Resources{}),
 				},
-				Catalog: SimCatalog(),
+				Catalog: flatCatalog(),
 			},
 			wantSize: "sim-4c8g", wantNodes: 1, wantCost: 0.04,
 			wantOn: map[string]string{"app/job-0": "existing:n1", "app/job-1": "existing:n1", "app/job-2": "new:0"},
@@ -205,7 +205,7 @@ func TestPlanScaleUp(t *testing.T) {
 				Existing: []types.NodeObservation{
 					node("gpu-1", "sim-gpu-8c32g-1xa10", types.NodeReady, simAlloc("sim-gpu-8c32g-1xa10"), types.Resources{MilliCPU: 1000}),
 				},
-				Catalog: SimCatalog(),
+				Catalog: flatCatalog(),
 			},
 			wantOn: map[string]string{"app/infer": "existing:gpu-1"},
 		},
@@ -216,13 +216,13 @@ func TestPlanScaleUp(t *testing.T) {
 				Existing: []types.NodeObservation{
 					node("n1", "", types.NodeReady, types.Resources{MilliCPU: 4000, Memory: 8 * gi}, types.Resources{}),
 				},
-				Catalog: SimCatalog(),
+				Catalog: flatCatalog(),
 			},
 			wantOn: map[string]string{"app/tiny-149": "existing:n1"},
 		},
 		{
 			name:         "negative requests are reported, not planned",
-			req:          Request{Pending: pods("bad", 1, -5, gi), Catalog: SimCatalog()},
+			req:          Request{Pending: pods("bad", 1, -5, gi), Catalog: flatCatalog()},
 			wantUnplaced: map[string]int{CodeInvalidRequest: 1},
 			wantReason:   "must not be negative",
 		},
@@ -290,7 +290,7 @@ func orEmpty(m map[string]int) map[string]int {
 // 5000m pods sum to 15000m, which one raw 16-core node "fits", but two of
 // them never share an 8-core node and the seed picks the small size.
 func TestPlanCountsFragmentationWhereBaselineDoesNot(t *testing.T) {
-	req := Request{Pending: pods("batch", 3, 5000, types.GiB), Catalog: SimCatalog()[:3]}
+	req := Request{Pending: pods("batch", 3, 5000, types.GiB), Catalog: flatCatalog()[:3]}
 	base := Baseline(req)
 	if base.Size != "sim-8c16g" || base.NewNodes != 2 {
 		t.Fatalf("baseline %s × %d, want the seed's sim-8c16g × 2", base.Size, base.NewNodes)
@@ -322,7 +322,7 @@ func TestPlanBeatsBaselineOnPrice(t *testing.T) {
 }
 
 func TestPlanScaleUpExcludingFallsBackToNextSize(t *testing.T) {
-	req := Request{Pending: pods("web", 10, 1000, types.GiB), Catalog: SimCatalog()}
+	req := Request{Pending: pods("web", 10, 1000, types.GiB), Catalog: flatCatalog()}
 	first := PlanScaleUp(req)
 	if first.Size != "sim-8c16g" {
 		t.Fatalf("first choice %s", first.Size)
@@ -340,7 +340,7 @@ func TestPlanScaleUpExcludingFallsBackToNextSize(t *testing.T) {
 	}
 
 	// A pod only the excluded size holds says so.
-	big := Request{Pending: pods("cache", 1, 1000, 40*types.GiB), Catalog: SimCatalog()}
+	big := Request{Pending: pods("cache", 1, 1000, 40*types.GiB), Catalog: flatCatalog()}
 	plan := PlanScaleUpExcluding(big, []string{"sim-16c64g"})
 	if len(plan.Unplaceable) != 1 || plan.Unplaceable[0].Code != CodeOutOfCapacity ||
 		!strings.Contains(plan.Unplaceable[0].Reason, "sim-16c64g") {
@@ -349,9 +349,9 @@ func TestPlanScaleUpExcludingFallsBackToNextSize(t *testing.T) {
 }
 
 func TestAlternativesAreInChoiceOrder(t *testing.T) {
-	plan := PlanScaleUp(Request{Pending: pods("web", 10, 1000, types.GiB), Catalog: SimCatalog()})
-	if len(plan.Alternatives) != len(SimCatalog()) {
-		t.Fatalf("%d alternatives for %d sizes", len(plan.Alternatives), len(SimCatalog()))
+	plan := PlanScaleUp(Request{Pending: pods("web", 10, 1000, types.GiB), Catalog: flatCatalog()})
+	if len(plan.Alternatives) != len(flatCatalog()) {
+		t.Fatalf("%d alternatives for %d sizes", len(plan.Alternatives), len(flatCatalog()))
 	}
 	if plan.Alternatives[0].Size != plan.Size {
 		t.Fatalf("first alternative %s is not the chosen %s", plan.Alternatives[0].Size, plan.Size)
@@ -372,15 +372,15 @@ func TestBaseline(t *testing.T) {
 		wantNodes int
 		wantLeft  int
 	}{
-		{"nothing pending", Request{Catalog: SimCatalog()}, "", 0, 0},
+		{"nothing pending", Request{Catalog: flatCatalog()}, "", 0, 0},
 		// 10 × 1000m = 10000m over sim-2c4g's raw 2000m: 5 nodes; memory
 		// 10Gi over 4Gi: 3. The seed takes the larger count.
-		{"smallest size that fits the largest pod, count by the tighter sum", Request{Pending: pods("web", 10, 1000, gi), Catalog: SimCatalog()}, "sim-2c4g", 5, 0},
-		{"memory can be the tighter sum", Request{Pending: pods("cache", 3, 100, 3*gi), Catalog: SimCatalog()}, "sim-2c4g", 3, 0},
-		{"the largest pod picks the size", Request{Pending: concat(pods("web", 2, 100, gi), pods("big", 1, 6000, gi)), Catalog: SimCatalog()}, "sim-8c16g", 1, 0},
-		{"no size fits: largest size, misfit reported", Request{Pending: concat(pods("web", 2, 1000, gi), pods("huge", 1, 40000, gi)), Catalog: SimCatalog()}, "sim-16c64g", 1, 1},
-		{"GPU pods get a GPU size", Request{Pending: []types.PendingPod{gpuPod("a", 1, "A10"), gpuPod("b", 1, "A10")}, Catalog: SimCatalog()}, "sim-gpu-8c32g-1xa10", 2, 0},
-		{"invalid pods are reported", Request{Pending: pods("bad", 2, -1, gi), Catalog: SimCatalog()}, "", 0, 2},
+		{"smallest size that fits the largest pod, count by the tighter sum", Request{Pending: pods("web", 10, 1000, gi), Catalog: flatCatalog()}, "sim-2c4g", 5, 0},
+		{"memory can be the tighter sum", Request{Pending: pods("cache", 3, 100, 3*gi), Catalog: flatCatalog()}, "sim-2c4g", 3, 0},
+		{"the largest pod picks the size", Request{Pending: concat(pods("web", 2, 100, gi), pods("big", 1, 6000, gi)), Catalog: flatCatalog()}, "sim-8c16g", 1, 0},
+		{"no size fits: largest size, misfit reported", Request{Pending: concat(pods("web", 2, 1000, gi), pods("huge", 1, 40000, gi)), Catalog: flatCatalog()}, "sim-16c64g", 1, 1},
+		{"GPU pods get a GPU size", Request{Pending: []types.PendingPod{gpuPod("a", 1, "A10"), gpuPod("b", 1, "A10")}, Catalog: flatCatalog()}, "sim-gpu-8c32g-1xa10", 2, 0},
+		{"invalid pods are reported", Request{Pending: pods("bad", 2, -1, gi), Catalog: flatCatalog()}, "", 0, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

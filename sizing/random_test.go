@@ -15,9 +15,9 @@ func randomRequest(r *rand.Rand) Request {
 	var req Request
 	switch r.IntN(3) {
 	case 0:
-		req.Catalog = SimCatalog()
+		req.Catalog = flatCatalog()
 	case 1:
-		do := DigitalOceanCatalog()
+		do := fixtureCatalog("digitalocean")
 		r.Shuffle(len(do), func(i, j int) { do[i], do[j] = do[j], do[i] })
 		req.Catalog = do[:3+r.IntN(10)]
 	default:

@@ -12,7 +12,6 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/hanzoai/visor-fleet/connectors/sim"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -34,8 +33,8 @@ type SpecFile struct {
 // SimFaults are the faults one simulated cluster injects (see
 // docs/faults.md), with the seed that makes their draws reproducible.
 type SimFaults struct {
-	sim.FaultSpec `json:",inline"`
-	Seed          int64 `json:"seed,omitempty"`
+	types.FaultSpec `json:",inline"`
+	Seed            int64 `json:"seed,omitempty"`
 }
 
 // PoolEntry is one pool in a spec file.

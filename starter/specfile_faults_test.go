@@ -25,10 +25,10 @@ faults:
 	require.NoError(t, err)
 	east := f.Faults["east"]
 	assert.Equal(t, int64(7), east.Seed)
-	c := east.Config()
+	c := east.FaultSpec
 	assert.Equal(t, 0.1, c.RetryableRate)
 	assert.Equal(t, 0.05, c.NeverJoinsRate)
-	assert.Equal(t, 250*time.Millisecond, c.CallLatency)
+	assert.Equal(t, 250*time.Millisecond, c.CallLatency.D())
 	assert.Equal(t, []string{"sim-8c16g"}, c.InsufficientCapacitySizes)
 
 	f, err = starter.ParseSpecFile("pools.yaml", []byte(specHeader+faultsPools))
@@ -81,8 +81,8 @@ func TestExampleFaultsAreOffAndValidWhenUncommented(t *testing.T) {
 	}
 	on, err := starter.ParseSpecFile("examples/pools.yaml", []byte(strings.Join(lines, "\n")))
 	require.NoError(t, err)
-	east := on.Faults["sim-east"].Config()
+	east := on.Faults["sim-east"].FaultSpec
 	assert.Equal(t, 0.05, east.NeverJoinsRate)
 	assert.Equal(t, 0.02, east.LeakRate)
-	assert.Equal(t, 500*time.Millisecond, east.CallLatency)
+	assert.Equal(t, 500*time.Millisecond, east.CallLatency.D())
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/workflows"
 )
@@ -51,6 +52,6 @@ func (s StaticClusters) Cluster(_ context.Context, id string) (connectors.Cluste
 		known = append(known, k)
 	}
 	sort.Strings(known)
-	return connectors.Cluster{}, connectors.NewError(connectors.Permanent, "worker", "resolve cluster",
+	return connectors.Cluster{}, errclass.New(errclass.Permanent, "worker", "resolve cluster",
 		fmt.Errorf("cluster %q is not configured on this worker (it knows: %s)", id, strings.Join(known, ", ")))
 }

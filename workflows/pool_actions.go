@@ -12,6 +12,7 @@ import (
 
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -161,7 +162,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 		}
 		summary := fmt.Sprintf("provision %d × %s", plan.NewNodes, plan.Size)
 		err := workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, summary), a.Provision, pin).Get(ctx, &res)
-		if isErrorClass(err, connectors.InsufficientCapacity) {
+		if isErrorClass(err, errclass.InsufficientCapacity) {
 			excluded = append(excluded, plan.Size)
 			continue
 		}
@@ -355,7 +356,7 @@ func (p *pool) unplaceableSummary() string {
 	return fmt.Sprintf("%d pods fit no allowed size (%s: %s)", len(keys), keys[0], p.state.Unplaceable[keys[0]])
 }
 
-func isErrorClass(err error, class connectors.ErrorClass) bool {
+func isErrorClass(err error, class errclass.Class) bool {
 	var appErr *temporal.ApplicationError
 	return err != nil && errors.As(err, &appErr) && appErr.Type() == string(class)
 }
@@ -377,7 +378,7 @@ func (p *pool) activityCtx(ctx workflow.Context, kind activityKind, summary stri
 			BackoffCoefficient:     2,
 			MaximumInterval:        time.Minute,
 			MaximumAttempts:        5,
-			NonRetryableErrorTypes: connectors.NonRetryableClasses,
+			NonRetryableErrorTypes: errclass.NonRetryable,
 		},
 	}
 	switch kind {
@@ -403,7 +404,7 @@ func (p *pool) drainCtx(ctx workflow.Context, summary string) workflow.Context {
 			InitialInterval:        time.Second,
 			MaximumInterval:        30 * time.Second,
 			MaximumAttempts:        3,
-			NonRetryableErrorTypes: connectors.NonRetryableClasses,
+			NonRetryableErrorTypes: errclass.NonRetryable,
 		},
 	})
 }

@@ -10,8 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/metering"
+	meterledger "github.com/hanzoai/visor-fleet/metering/ledger"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -22,7 +23,7 @@ import (
 // error after writing (a lost answer), so each hour is retried: the ledger
 // must still hold exactly one row per key.
 func TestMeteringMatchesTheIntegralOfNodeCount(t *testing.T) {
-	ledger, err := metering.OpenLedger(filepath.Join(t.TempDir(), "meter.db"))
+	ledger, err := meterledger.Open(filepath.Join(t.TempDir(), "meter.db"))
 	require.NoError(t, err)
 	defer ledger.Close()
 
@@ -38,7 +39,7 @@ func TestMeteringMatchesTheIntegralOfNodeCount(t *testing.T) {
 		hour := events[0].Hour.Format(time.RFC3339)
 		attempts[hour]++
 		if attempts[hour] == 1 {
-			return connectors.NewError(connectors.Retryable, "ledger", "report", errors.New("answer lost after the write"))
+			return errclass.New(errclass.Retryable, "ledger", "report", errors.New("answer lost after the write"))
 		}
 		return nil
 	}
@@ -79,7 +80,7 @@ func TestMeteringMatchesTheIntegralOfNodeCount(t *testing.T) {
 		}
 		want += float64(s.nodes) * (until - s.at).Hours()
 	}
-	rows, err := ledger.List(context.Background(), metering.Filter{})
+	rows, err := ledger.List(context.Background(), meterledger.Filter{})
 	require.NoError(t, err)
 	got := 0.0
 	keys := map[string]bool{}

@@ -13,9 +13,10 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/hanzoai/visor-fleet/auth"
-	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/metering"
+	meterledger "github.com/hanzoai/visor-fleet/metering/ledger"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -37,9 +38,9 @@ type wantRow struct {
 // from the start → tier), reporting into its own SQLite ledger. The first
 // report of every hour loses its answer after the write, so every hour is
 // retried. It returns the ledger's rows and the pool's last status.
-func runMeteredPool(t *testing.T, gates map[time.Duration]contract.BillingTier) ([]metering.Row, contract.PoolStatus) {
+func runMeteredPool(t *testing.T, gates map[time.Duration]contract.BillingTier) ([]meterledger.Row, contract.PoolStatus) {
 	t.Helper()
-	ledger, err := metering.OpenLedger(filepath.Join(t.TempDir(), "meter.db"))
+	ledger, err := meterledger.Open(filepath.Join(t.TempDir(), "meter.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { ledger.Close() })
 
@@ -54,7 +55,7 @@ func runMeteredPool(t *testing.T, gates map[time.Duration]contract.BillingTier) 
 			return err
 		}
 		if attempts[events[0].Idempotency]++; attempts[events[0].Idempotency] == 1 {
-			return connectors.NewError(connectors.Retryable, "ledger", "report", errors.New("answer lost after the write"))
+			return errclass.New(errclass.Retryable, "ledger", "report", errors.New("answer lost after the write"))
 		}
 		return nil
 	}
@@ -78,7 +79,7 @@ func runMeteredPool(t *testing.T, gates map[time.Duration]contract.BillingTier) 
 	finish(env, 210*time.Minute)
 	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
 	require.NoError(t, env.GetWorkflowError())
-	rows, err := ledger.List(context.Background(), metering.Filter{})
+	rows, err := ledger.List(context.Background(), meterledger.Filter{})
 	require.NoError(t, err)
 	return rows, last
 }
@@ -91,7 +92,7 @@ func nodesN(n int) []types.NodeObservation {
 	return out
 }
 
-func requireRows(t *testing.T, want []wantRow, got []metering.Row) {
+func requireRows(t *testing.T, want []wantRow, got []meterledger.Row) {
 	t.Helper()
 	require.Len(t, got, len(want), "rows: %+v", got)
 	for i, w := range want {

@@ -10,6 +10,7 @@ import (
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/internal/metrics"
 	"github.com/hanzoai/visor-fleet/metering"
+	meterledger "github.com/hanzoai/visor-fleet/metering/ledger"
 	"github.com/hanzoai/visor-fleet/starter"
 )
 
@@ -19,7 +20,7 @@ import (
 // visibility listing and one status query per cluster per scrape.
 type fleetCollector struct {
 	client  client.Client
-	ledger  *metering.Ledger // nil: no meter metrics
+	ledger  *meterledger.Ledger // nil: no meter metrics
 	timeout time.Duration
 	now     func() time.Time
 
@@ -37,7 +38,7 @@ var (
 
 var clusterPhases = []contract.ClusterPhase{contract.PhasePending, contract.PhaseActive, contract.PhaseDraining, contract.PhaseDisabled}
 
-func newFleetCollector(c client.Client, ledger *metering.Ledger) *fleetCollector {
+func newFleetCollector(c client.Client, ledger *meterledger.Ledger) *fleetCollector {
 	return &fleetCollector{
 		client: c, ledger: ledger, timeout: 5 * time.Second, now: time.Now,
 		statusErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "visor_cluster_status_errors_total", Help: metrics.HelpFor("visor_cluster_status_errors_total")}),
@@ -87,7 +88,7 @@ func (f *fleetCollector) collectMeter(ctx context.Context, ch chan<- prometheus.
 	if f.ledger == nil {
 		return
 	}
-	totals, err := f.ledger.Totals(ctx, metering.Filter{})
+	totals, err := f.ledger.Totals(ctx, meterledger.Filter{})
 	if err != nil {
 		return
 	}

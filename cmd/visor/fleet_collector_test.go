@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hanzoai/visor-fleet/metering"
+	meterledger "github.com/hanzoai/visor-fleet/metering/ledger"
 )
 
 // The worker's metrics endpoint shows each cluster's reachability, phase
@@ -42,7 +42,7 @@ func TestClusterMetricsOnScrape(t *testing.T) {
 // Node-hours come from the ledger, per org, pool and size.
 func TestMeterMetricsFromTheLedger(t *testing.T) {
 	path, _ := ledgerWith(t)
-	l, err := metering.OpenLedger(path)
+	l, err := meterledger.Open(path)
 	require.NoError(t, err)
 	defer l.Close()
 	reg := prometheus.NewRegistry()

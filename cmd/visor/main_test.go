@@ -20,7 +20,7 @@ import (
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/internal/devfleet"
-	"github.com/hanzoai/visor-fleet/metering"
+	meterledger "github.com/hanzoai/visor-fleet/metering/ledger"
 	"github.com/hanzoai/visor-fleet/starter"
 	"github.com/hanzoai/visor-fleet/workers"
 )
@@ -105,7 +105,7 @@ func startEnv() (stop func(), err error) {
 		return stop, err
 	}
 	stops = append(stops, func() { _ = os.RemoveAll(ledgerDir) })
-	ledger, err := metering.OpenLedger(filepath.Join(ledgerDir, "meter.db"))
+	ledger, err := meterledger.Open(filepath.Join(ledgerDir, "meter.db"))
 	if err != nil {
 		return stop, err
 	}

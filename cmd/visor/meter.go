@@ -13,6 +13,7 @@ import (
 
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/metering"
+	meterledger "github.com/hanzoai/visor-fleet/metering/ledger"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -82,7 +83,7 @@ func newMeterCommand() *cobra.Command {
 	addOutputFlag(cmd, &output)
 
 	var ledgerPath string
-	var f metering.Filter
+	var f meterledger.Filter
 	var from, to timeFlag
 	list := &cobra.Command{
 		Use:   "list",
@@ -120,7 +121,7 @@ func newMeterCommand() *cobra.Command {
 				}
 				return fmt.Errorf("ledger %s: %w", ledgerPath, err)
 			}
-			ledger, err := metering.OpenLedger(ledgerPath)
+			ledger, err := meterledger.Open(ledgerPath)
 			if err != nil {
 				return err
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/metering"
+	meterledger "github.com/hanzoai/visor-fleet/metering/ledger"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -21,7 +22,7 @@ import (
 func ledgerWith(t *testing.T) (path string, h0 time.Time) {
 	t.Helper()
 	path = filepath.Join(t.TempDir(), "meter.db")
-	l, err := metering.OpenLedger(path)
+	l, err := meterledger.Open(path)
 	require.NoError(t, err)
 	defer l.Close()
 	h0 = time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)
@@ -131,7 +132,7 @@ func TestMeterListRejectsBadInput(t *testing.T) {
 // An empty ledger says why it is empty and when the first rows appear.
 func TestMeterListExplainsTheOpenHour(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "meter.db")
-	l, err := metering.OpenLedger(path)
+	l, err := meterledger.Open(path)
 	require.NoError(t, err)
 	require.NoError(t, l.Close())
 	open := time.Now().UTC().Truncate(time.Hour)

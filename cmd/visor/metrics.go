@@ -4,7 +4,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/hanzoai/visor-fleet/internal/metrics"
-	"github.com/hanzoai/visor-fleet/metering"
+	meterledger "github.com/hanzoai/visor-fleet/metering/ledger"
 )
 
 // metricsServer is the Prometheus endpoint of `visor worker` and `visor dev`.
@@ -22,7 +22,7 @@ type metricsServer struct {
 // watchFleet adds the cluster and meter metrics, read on each scrape
 // through c (and ledger, when this process writes one). A no-op when
 // metrics are off.
-func (m *metricsServer) watchFleet(c client.Client, ledger *metering.Ledger) error {
+func (m *metricsServer) watchFleet(c client.Client, ledger *meterledger.Ledger) error {
 	if m.exporter == nil {
 		return nil
 	}

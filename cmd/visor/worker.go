@@ -13,6 +13,8 @@ import (
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/metering"
+	"github.com/hanzoai/visor-fleet/metering/httpsink"
+	meterledger "github.com/hanzoai/visor-fleet/metering/ledger"
 	"github.com/hanzoai/visor-fleet/starter"
 	"github.com/hanzoai/visor-fleet/workers"
 	"github.com/hanzoai/visor-fleet/workers/clusterconfig"
@@ -62,12 +64,12 @@ tenant's task queue (--task-queue), so its credentials never leave it.`,
 				return err
 			}
 			var meter metering.Sink
-			var ledger *metering.Ledger
+			var ledger *meterledger.Ledger
 			switch {
 			case f.ledgerPath != "" && f.meterEndpoint != "":
 				return fmt.Errorf("--meter-ledger and --meter-endpoint are exclusive: pick one sink")
 			case f.ledgerPath != "":
-				l, err := metering.OpenLedger(f.ledgerPath)
+				l, err := meterledger.Open(f.ledgerPath)
 				if err != nil {
 					return err
 				}
@@ -76,7 +78,7 @@ tenant's task queue (--task-queue), so its credentials never leave it.`,
 			case f.meterEndpoint != "":
 				// The token is a reference, resolved by the sink on this
 				// worker; it never travels through Temporal.
-				sink, err := metering.NewHTTPSink(metering.HTTPConfig{Endpoint: f.meterEndpoint, Token: connectors.CredentialRef(f.meterToken)}, nil)
+				sink, err := httpsink.New(httpsink.Config{Endpoint: f.meterEndpoint, Token: connectors.CredentialRef(f.meterToken)}, nil)
 				if err != nil {
 					return err
 				}

@@ -11,6 +11,7 @@ import (
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -74,7 +75,7 @@ func (m *asgMode) deleteNodeGroup(ctx context.Context, groupID string, _ connect
 		return err
 	}
 	if asgTagMap(g.Tags)[tagPool] == "" {
-		return connectors.NewError(connectors.Permanent, ProviderName, op,
+		return errclass.New(errclass.Permanent, ProviderName, op,
 			fmt.Errorf("auto scaling group %s has no %s tag: Visor does not manage it", groupID, tagPool))
 	}
 	if g.Status != nil {
@@ -129,7 +130,7 @@ func (m *asgMode) createNodeGroup(ctx context.Context, spec connectors.NodeGroup
 	if err == nil {
 		return m.owned(ctx, op, g, spec.Pool)
 	}
-	if !connectors.IsNotFound(err) {
+	if !errclass.IsNotFound(err) {
 		return connectors.NodeGroup{}, err
 	}
 	if m.p.cfg.LaunchTemplate == "" {
@@ -174,7 +175,7 @@ func (m *asgMode) createNodeGroup(ctx context.Context, spec connectors.NodeGroup
 // the same name owned by another pool is never adopted.
 func (m *asgMode) owned(ctx context.Context, op string, g asgtypes.AutoScalingGroup, pool types.PoolKey) (connectors.NodeGroup, error) {
 	if got := asgTagMap(g.Tags)[tagPool]; got != pool.NodePoolLabel() {
-		return connectors.NodeGroup{}, connectors.NewError(connectors.Permanent, ProviderName, op,
+		return connectors.NodeGroup{}, errclass.New(errclass.Permanent, ProviderName, op,
 			fmt.Errorf("auto scaling group %s exists with %s=%q, not %q", aws.ToString(g.AutoScalingGroupName), tagPool, got, pool.NodePoolLabel()))
 	}
 	return m.nodeGroup(ctx, op, g)

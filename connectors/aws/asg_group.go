@@ -10,6 +10,7 @@ import (
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 // Auto Scaling group helpers shared by the asg mode and the eks mode (an
@@ -28,7 +29,7 @@ func (p *Provider) describeASG(ctx context.Context, op, name string) (asgtypes.A
 			return g, nil
 		}
 	}
-	return asgtypes.AutoScalingGroup{}, connectors.NewError(connectors.NotFound, ProviderName, op,
+	return asgtypes.AutoScalingGroup{}, errclass.New(errclass.NotFound, ProviderName, op,
 		fmt.Errorf("auto scaling group %q does not exist", name))
 }
 
@@ -94,7 +95,7 @@ func (p *Provider) terminateInASG(ctx context.Context, op string, g asgtypes.Aut
 		id := aws.ToString(i.InstanceId)
 		state, member := members[id]
 		if !member {
-			return connectors.NewError(connectors.Permanent, ProviderName, op,
+			return errclass.New(errclass.Permanent, ProviderName, op,
 				fmt.Errorf("node %s (instance %s) is not in group %s", name, id, aws.ToString(g.AutoScalingGroupName)))
 		}
 		if !isLeaving(state) {

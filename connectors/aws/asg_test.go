@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 func TestASGEndToEnd(t *testing.T) {
@@ -78,7 +79,7 @@ func TestASGEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	outsiderName := nodeName(outsider.Instances[0])
 	err = p.DeleteNodes(ctx, created.ID, []string{outsiderName}, key+"/delete-2")
-	assert.True(t, connectors.IsPermanent(err), "got %v", err)
+	assert.True(t, errclass.IsPermanent(err), "got %v", err)
 	assert.Contains(t, err.Error(), outsiderName)
 
 	// Scale down by target.
@@ -89,7 +90,7 @@ func TestASGEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, other)
 	err = p.SetTargetSize(ctx, "no-such-group", 1, key)
-	assert.True(t, connectors.IsNotFound(err), "got %v", err)
+	assert.True(t, errclass.IsNotFound(err), "got %v", err)
 }
 
 func TestASGCreateRefusesAnotherPoolsGroup(t *testing.T) {
@@ -103,12 +104,12 @@ func TestASGCreateRefusesAnotherPoolsGroup(t *testing.T) {
 	require.NoError(t, err)
 	spec.Pool = testPool("asg-intruder")
 	_, err = p.CreateNodeGroup(ctx, spec, key)
-	assert.True(t, connectors.IsPermanent(err), "got %v", err)
+	assert.True(t, errclass.IsPermanent(err), "got %v", err)
 }
 
 func TestASGCreateNeedsLaunchTemplate(t *testing.T) {
 	p := newTestProvider(t, Config{Mode: ModeASG})
 	_, err := p.CreateNodeGroup(context.Background(), connectors.NodeGroupSpec{Pool: testPool("asg-no-lt"), Size: "m6i.large"}, "k")
-	assert.True(t, connectors.IsPermanent(err), "got %v", err)
+	assert.True(t, errclass.IsPermanent(err), "got %v", err)
 	assert.Contains(t, err.Error(), "LaunchTemplate")
 }

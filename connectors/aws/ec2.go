@@ -11,6 +11,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -68,7 +69,7 @@ func (m *ec2Mode) template(ctx context.Context, op, name string) (ec2types.Launc
 		return ec2types.LaunchTemplate{}, m.p.classify(op+": ec2:DescribeLaunchTemplates "+name, err)
 	}
 	if len(out.LaunchTemplates) == 0 {
-		return ec2types.LaunchTemplate{}, connectors.NewError(connectors.NotFound, ProviderName, op,
+		return ec2types.LaunchTemplate{}, errclass.New(errclass.NotFound, ProviderName, op,
 			fmt.Errorf("launch template %q does not exist", name))
 	}
 	return out.LaunchTemplates[0], nil
@@ -174,7 +175,7 @@ func (m *ec2Mode) createNodeGroup(ctx context.Context, spec connectors.NodeGroup
 	const op = "CreateNodeGroup"
 	lt, err := m.template(ctx, op, name)
 	switch {
-	case connectors.IsNotFound(err):
+	case errclass.IsNotFound(err):
 		if lt, err = m.createTemplate(ctx, op, spec, name, key); err != nil {
 			return connectors.NodeGroup{}, err
 		}
@@ -182,7 +183,7 @@ func (m *ec2Mode) createNodeGroup(ctx context.Context, spec connectors.NodeGroup
 		return connectors.NodeGroup{}, err
 	}
 	if got := ec2TagMap(lt.Tags)[tagPool]; got != spec.Pool.NodePoolLabel() {
-		return connectors.NodeGroup{}, connectors.NewError(connectors.Permanent, ProviderName, op,
+		return connectors.NodeGroup{}, errclass.New(errclass.Permanent, ProviderName, op,
 			fmt.Errorf("launch template %s exists with %s=%q, not %q", name, tagPool, got, spec.Pool.NodePoolLabel()))
 	}
 	if err := m.setTargetSize(ctx, name, spec.TargetSize, key); err != nil {
@@ -224,7 +225,7 @@ func (m *ec2Mode) deleteNodeGroup(ctx context.Context, groupID string, _ connect
 		return err
 	}
 	if ec2TagMap(lt.Tags)[tagPool] == "" {
-		return connectors.NewError(connectors.Permanent, ProviderName, op,
+		return errclass.New(errclass.Permanent, ProviderName, op,
 			fmt.Errorf("launch template %s has no %s tag: Visor does not manage it", groupID, tagPool))
 	}
 	all, err := m.members(ctx, op, groupID)
@@ -262,7 +263,7 @@ func (m *ec2Mode) deleteNodes(ctx context.Context, groupID string, nodeNames []s
 			continue
 		}
 		if got := ec2TagMap(i.Tags)[tagGroup]; got != groupID {
-			return connectors.NewError(connectors.Permanent, ProviderName, op,
+			return errclass.New(errclass.Permanent, ProviderName, op,
 				fmt.Errorf("node %s (instance %s) is not in group %s", name, aws.ToString(i.InstanceId), groupID))
 		}
 		ids = append(ids, aws.ToString(i.InstanceId))

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 func newEC2Provider(t *testing.T) (*Provider, motoFixture) {
@@ -129,7 +130,7 @@ func TestEC2DeleteRefusesInstanceOfAnotherGroup(t *testing.T) {
 	b, err := p.CreateNodeGroup(ctx, connectors.NodeGroupSpec{Pool: pool, Name: "b", Size: "m6i.large", TargetSize: 1}, "kb")
 	require.NoError(t, err)
 	err = p.DeleteNodes(ctx, a.ID, []string{b.Instances[0].Name}, "kd")
-	assert.True(t, connectors.IsPermanent(err), "got %v", err)
+	assert.True(t, errclass.IsPermanent(err), "got %v", err)
 	assert.Equal(t, 1, findGroup(t, p, pool, b.ID).TargetSize)
 	groups, err := p.NodeGroups(ctx, pool)
 	require.NoError(t, err)
@@ -139,6 +140,6 @@ func TestEC2DeleteRefusesInstanceOfAnotherGroup(t *testing.T) {
 func TestEC2CreateNeedsImage(t *testing.T) {
 	p := newTestProvider(t, Config{Mode: ModeEC2})
 	_, err := p.CreateNodeGroup(context.Background(), connectors.NodeGroupSpec{Pool: testPool("ec2-no-image"), Size: "m6i.large"}, "k")
-	assert.True(t, connectors.IsPermanent(err), "got %v", err)
+	assert.True(t, errclass.IsPermanent(err), "got %v", err)
 	assert.Contains(t, err.Error(), "ImageID")
 }

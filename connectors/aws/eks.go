@@ -10,6 +10,7 @@ import (
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -30,7 +31,7 @@ func (m *eksMode) nodeGroups(ctx context.Context, pool types.PoolKey) ([]connect
 		}
 		for _, name := range page.Nodegroups {
 			ng, err := m.describe(ctx, op, name)
-			if connectors.IsNotFound(err) {
+			if errclass.IsNotFound(err) {
 				continue // deleted between list and describe
 			}
 			if err != nil {
@@ -71,7 +72,7 @@ func (m *eksMode) nodeGroup(ctx context.Context, op string, ng *ekstypes.Nodegro
 	}
 	for _, asgName := range backingASGs(ng) {
 		g, err := m.p.describeASG(ctx, op, asgName)
-		if connectors.IsNotFound(err) {
+		if errclass.IsNotFound(err) {
 			continue // still being created
 		}
 		if err != nil {
@@ -136,7 +137,7 @@ func (m *eksMode) createNodeGroup(ctx context.Context, spec connectors.NodeGroup
 	if err == nil {
 		return m.owned(ctx, op, ng, spec.Pool)
 	}
-	if !connectors.IsNotFound(err) {
+	if !errclass.IsNotFound(err) {
 		return connectors.NodeGroup{}, err
 	}
 	if m.p.cfg.NodeRoleARN == "" || len(m.p.cfg.Subnets) == 0 {
@@ -171,7 +172,7 @@ func (m *eksMode) createNodeGroup(ctx context.Context, spec connectors.NodeGroup
 
 func (m *eksMode) owned(ctx context.Context, op string, ng *ekstypes.Nodegroup, pool types.PoolKey) (connectors.NodeGroup, error) {
 	if got := ng.Labels[tagPool]; got != pool.NodePoolLabel() {
-		return connectors.NodeGroup{}, connectors.NewError(connectors.Permanent, ProviderName, op,
+		return connectors.NodeGroup{}, errclass.New(errclass.Permanent, ProviderName, op,
 			fmt.Errorf("node group %s exists with label %s=%q, not %q", aws.ToString(ng.NodegroupName), tagPool, got, pool.NodePoolLabel()))
 	}
 	return m.nodeGroup(ctx, op, ng)
@@ -187,7 +188,7 @@ func (m *eksMode) deleteNodeGroup(ctx context.Context, groupID string, _ connect
 		return err
 	}
 	if ng.Labels[tagPool] == "" {
-		return connectors.NewError(connectors.Permanent, ProviderName, op,
+		return errclass.New(errclass.Permanent, ProviderName, op,
 			fmt.Errorf("node group %s has no %s label: Visor does not manage it", groupID, tagPool))
 	}
 	if ng.Status == ekstypes.NodegroupStatusDeleting {
@@ -209,7 +210,7 @@ func (m *eksMode) deleteNodes(ctx context.Context, groupID string, nodeNames []s
 	}
 	asgs := backingASGs(ng)
 	if len(asgs) == 0 {
-		return connectors.NewError(connectors.Retryable, ProviderName, op,
+		return errclass.New(errclass.Retryable, ProviderName, op,
 			fmt.Errorf("node group %s has no Auto Scaling group yet", groupID))
 	}
 	g, err := m.p.describeASG(ctx, op, asgs[0])

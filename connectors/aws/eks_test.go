@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 // moto implements EKS node groups as records (create, list, describe,
@@ -101,7 +102,7 @@ func TestEKSEndToEnd(t *testing.T) {
 	assert.False(t, instanceIDs(findGroup(t, p, pool, created.ID))[victim.ID])
 
 	err = p.SetTargetSize(ctx, "no-such-nodegroup", 1, key)
-	assert.True(t, connectors.IsNotFound(err), "got %v", err)
+	assert.True(t, errclass.IsNotFound(err), "got %v", err)
 }
 
 func TestEKSCreateNeedsRoleAndSubnets(t *testing.T) {
@@ -112,7 +113,7 @@ func TestEKSCreateNeedsRoleAndSubnets(t *testing.T) {
 	})
 	require.NoError(t, err)
 	_, err = p.CreateNodeGroup(context.Background(), connectors.NodeGroupSpec{Pool: testPool("eks-bare"), Size: "m6i.large"}, "k")
-	assert.True(t, connectors.IsPermanent(err), "got %v", err)
+	assert.True(t, errclass.IsPermanent(err), "got %v", err)
 	assert.Contains(t, err.Error(), "NodeRoleARN")
 }
 

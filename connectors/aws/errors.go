@@ -8,55 +8,55 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
 
-	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 // codeClasses are the AWS error codes (EC2, Auto Scaling, EKS) whose class
 // is known exactly; prefix and suffix rules in classOfCode cover families.
-var codeClasses = map[string]connectors.ErrorClass{
-	"Throttling":                connectors.RateLimited,
-	"ThrottlingException":       connectors.RateLimited,
-	"RequestLimitExceeded":      connectors.RateLimited,
-	"TooManyRequestsException":  connectors.RateLimited,
-	"RequestThrottled":          connectors.RateLimited,
-	"RequestThrottledException": connectors.RateLimited,
-	"SlowDown":                  connectors.RateLimited,
+var codeClasses = map[string]errclass.Class{
+	"Throttling":                errclass.RateLimited,
+	"ThrottlingException":       errclass.RateLimited,
+	"RequestLimitExceeded":      errclass.RateLimited,
+	"TooManyRequestsException":  errclass.RateLimited,
+	"RequestThrottled":          errclass.RateLimited,
+	"RequestThrottledException": errclass.RateLimited,
+	"SlowDown":                  errclass.RateLimited,
 
-	"InsufficientInstanceCapacity":         connectors.InsufficientCapacity,
-	"InsufficientCapacity":                 connectors.InsufficientCapacity,
-	"InsufficientHostCapacity":             connectors.InsufficientCapacity,
-	"InsufficientReservedInstanceCapacity": connectors.InsufficientCapacity,
-	"InsufficientCapacityOnHost":           connectors.InsufficientCapacity,
+	"InsufficientInstanceCapacity":         errclass.InsufficientCapacity,
+	"InsufficientCapacity":                 errclass.InsufficientCapacity,
+	"InsufficientHostCapacity":             errclass.InsufficientCapacity,
+	"InsufficientReservedInstanceCapacity": errclass.InsufficientCapacity,
+	"InsufficientCapacityOnHost":           errclass.InsufficientCapacity,
 	// EC2 says Unsupported when an instance type is not offered in the zone.
-	"Unsupported": connectors.InsufficientCapacity,
+	"Unsupported": errclass.InsufficientCapacity,
 
 	// The same token was sent with different parameters: a bug, not a blip.
-	"IdempotentParameterMismatch": connectors.Permanent,
+	"IdempotentParameterMismatch": errclass.Permanent,
 
-	"RequestTimeout":              connectors.Retryable,
-	"RequestTimeoutException":     connectors.Retryable,
-	"ServiceUnavailable":          connectors.Retryable,
-	"ServiceUnavailableException": connectors.Retryable,
-	"Unavailable":                 connectors.Retryable,
-	"InternalError":               connectors.Retryable,
-	"InternalFailure":             connectors.Retryable,
-	"ServerException":             connectors.Retryable,
-	"ScalingActivityInProgress":   connectors.Retryable,
-	"ResourceContention":          connectors.Retryable,
+	"RequestTimeout":              errclass.Retryable,
+	"RequestTimeoutException":     errclass.Retryable,
+	"ServiceUnavailable":          errclass.Retryable,
+	"ServiceUnavailableException": errclass.Retryable,
+	"Unavailable":                 errclass.Retryable,
+	"InternalError":               errclass.Retryable,
+	"InternalFailure":             errclass.Retryable,
+	"ServerException":             errclass.Retryable,
+	"ScalingActivityInProgress":   errclass.Retryable,
+	"ResourceContention":          errclass.Retryable,
 	// EKS: the node group is mid-update; the next attempt will get through.
-	"ResourceInUseException": connectors.Retryable,
-	"IncorrectInstanceState": connectors.Retryable,
+	"ResourceInUseException": errclass.Retryable,
+	"IncorrectInstanceState": errclass.Retryable,
 
-	"ValidationError":                connectors.Permanent,
-	"ValidationException":            connectors.Permanent,
-	"MissingParameter":               connectors.Permanent,
-	"OptInRequired":                  connectors.Permanent,
-	"ResourceLimitExceeded":          connectors.Permanent,
-	"ResourceLimitExceededException": connectors.Permanent,
-	"LimitExceeded":                  connectors.Permanent,
-	"LimitExceededException":         connectors.Permanent,
-	"InstanceLimitExceeded":          connectors.Permanent,
-	"VcpuLimitExceeded":              connectors.Permanent,
+	"ValidationError":                errclass.Permanent,
+	"ValidationException":            errclass.Permanent,
+	"MissingParameter":               errclass.Permanent,
+	"OptInRequired":                  errclass.Permanent,
+	"ResourceLimitExceeded":          errclass.Permanent,
+	"ResourceLimitExceededException": errclass.Permanent,
+	"LimitExceeded":                  errclass.Permanent,
+	"LimitExceededException":         errclass.Permanent,
+	"InstanceLimitExceeded":          errclass.Permanent,
+	"VcpuLimitExceeded":              errclass.Permanent,
 }
 
 // authCodes mean AWS rejected the credential itself; see isAuthCode.
@@ -79,18 +79,18 @@ func isAuthCode(code string) bool {
 }
 
 // classOfCode maps one AWS error code; ok is false for codes it does not know.
-func classOfCode(code string) (class connectors.ErrorClass, ok bool) {
+func classOfCode(code string) (class errclass.Class, ok bool) {
 	if c, found := codeClasses[code]; found {
 		return c, true
 	}
 	switch {
 	case isAuthCode(code):
-		return connectors.Permanent, true
+		return errclass.Permanent, true
 	// Before Invalid*: InvalidInstanceID.NotFound is a NotFound.
 	case strings.Contains(code, "NotFound"):
-		return connectors.NotFound, true
+		return errclass.NotFound, true
 	case strings.HasPrefix(code, "Invalid"):
-		return connectors.Permanent, true
+		return errclass.Permanent, true
 	}
 	return "", false
 }
@@ -98,7 +98,7 @@ func classOfCode(code string) (class connectors.ErrorClass, ok bool) {
 // ClassOf classifies an error returned by an AWS SDK call: by API error
 // code first, then by HTTP status, and Retryable for anything else (network
 // faults), bounded by the activity's retry policy.
-func ClassOf(err error) connectors.ErrorClass {
+func ClassOf(err error) errclass.Class {
 	if c, ok := classOfCode(errorCode(err)); ok {
 		return c
 	}
@@ -106,30 +106,26 @@ func ClassOf(err error) connectors.ErrorClass {
 	if errors.As(err, &respErr) {
 		switch s := respErr.HTTPStatusCode(); {
 		case s == 429:
-			return connectors.RateLimited
+			return errclass.RateLimited
 		case s >= 500:
-			return connectors.Retryable
+			return errclass.Retryable
 		case s == 401 || s == 403:
-			return connectors.Permanent
+			return errclass.Permanent
 		}
 	}
-	return connectors.Retryable
+	return errclass.Retryable
 }
 
-// classify wraps err as a *connectors.Error for op. When AWS rejected the
+// classify wraps err as a *errclass.Error for op. When AWS rejected the
 // credential, the message names the reference (never the secret).
 func (p *Provider) classify(op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var typed *connectors.Error
-	if errors.As(err, &typed) {
+	if err == nil || errclass.Classified(err) {
 		return err
 	}
 	if isAuthCode(errorCode(err)) {
 		err = fmt.Errorf("AWS rejected credential %s or its permissions: %w", p.cfg.Credentials, err)
 	}
-	return connectors.NewError(ClassOf(err), ProviderName, op, err)
+	return errclass.New(ClassOf(err), ProviderName, op, err)
 }
 
 // errorCode is the AWS error code of err, or "".

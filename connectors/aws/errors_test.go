@@ -11,36 +11,36 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/stretchr/testify/assert"
 
-	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 func TestClassOfAPIErrorCodes(t *testing.T) {
-	cases := map[string]connectors.ErrorClass{
-		"Throttling":                                  connectors.RateLimited,
-		"ThrottlingException":                         connectors.RateLimited,
-		"RequestLimitExceeded":                        connectors.RateLimited,
-		"InsufficientInstanceCapacity":                connectors.InsufficientCapacity,
-		"InsufficientCapacity":                        connectors.InsufficientCapacity,
-		"Unsupported":                                 connectors.InsufficientCapacity,
-		"InvalidInstanceID.NotFound":                  connectors.NotFound,
-		"ResourceNotFoundException":                   connectors.NotFound,
-		"InvalidLaunchTemplateName.NotFoundException": connectors.NotFound,
-		"UnauthorizedOperation":                       connectors.Permanent,
-		"AuthFailure":                                 connectors.Permanent,
-		"InvalidClientTokenId":                        connectors.Permanent,
-		"AccessDenied":                                connectors.Permanent,
-		"AccessDeniedException":                       connectors.Permanent,
-		"InvalidParameterValue":                       connectors.Permanent,
-		"InvalidAMIID.Malformed":                      connectors.Permanent,
-		"ValidationError":                             connectors.Permanent,
-		"IdempotentParameterMismatch":                 connectors.Permanent,
-		"VcpuLimitExceeded":                           connectors.Permanent,
-		"RequestTimeout":                              connectors.Retryable,
-		"ServiceUnavailable":                          connectors.Retryable,
-		"InternalError":                               connectors.Retryable,
-		"ScalingActivityInProgress":                   connectors.Retryable,
-		"ResourceInUseException":                      connectors.Retryable,
-		"SomethingNobodyHasSeen":                      connectors.Retryable,
+	cases := map[string]errclass.Class{
+		"Throttling":                                  errclass.RateLimited,
+		"ThrottlingException":                         errclass.RateLimited,
+		"RequestLimitExceeded":                        errclass.RateLimited,
+		"InsufficientInstanceCapacity":                errclass.InsufficientCapacity,
+		"InsufficientCapacity":                        errclass.InsufficientCapacity,
+		"Unsupported":                                 errclass.InsufficientCapacity,
+		"InvalidInstanceID.NotFound":                  errclass.NotFound,
+		"ResourceNotFoundException":                   errclass.NotFound,
+		"InvalidLaunchTemplateName.NotFoundException": errclass.NotFound,
+		"UnauthorizedOperation":                       errclass.Permanent,
+		"AuthFailure":                                 errclass.Permanent,
+		"InvalidClientTokenId":                        errclass.Permanent,
+		"AccessDenied":                                errclass.Permanent,
+		"AccessDeniedException":                       errclass.Permanent,
+		"InvalidParameterValue":                       errclass.Permanent,
+		"InvalidAMIID.Malformed":                      errclass.Permanent,
+		"ValidationError":                             errclass.Permanent,
+		"IdempotentParameterMismatch":                 errclass.Permanent,
+		"VcpuLimitExceeded":                           errclass.Permanent,
+		"RequestTimeout":                              errclass.Retryable,
+		"ServiceUnavailable":                          errclass.Retryable,
+		"InternalError":                               errclass.Retryable,
+		"ScalingActivityInProgress":                   errclass.Retryable,
+		"ResourceInUseException":                      errclass.Retryable,
+		"SomethingNobodyHasSeen":                      errclass.Retryable,
 	}
 	for code, want := range cases {
 		err := &smithy.GenericAPIError{Code: code, Message: "m"}
@@ -58,26 +58,26 @@ func TestClassOfHTTPStatusWithoutKnownCode(t *testing.T) {
 			Err:      &smithy.GenericAPIError{Code: "Odd"},
 		}}
 	}
-	assert.Equal(t, connectors.Retryable, ClassOf(status(503)))
-	assert.Equal(t, connectors.Retryable, ClassOf(status(500)))
-	assert.Equal(t, connectors.RateLimited, ClassOf(status(429)))
-	assert.Equal(t, connectors.Permanent, ClassOf(status(403)))
-	assert.Equal(t, connectors.Retryable, ClassOf(errors.New("connection reset by peer")))
+	assert.Equal(t, errclass.Retryable, ClassOf(status(503)))
+	assert.Equal(t, errclass.Retryable, ClassOf(status(500)))
+	assert.Equal(t, errclass.RateLimited, ClassOf(status(429)))
+	assert.Equal(t, errclass.Permanent, ClassOf(status(403)))
+	assert.Equal(t, errclass.Retryable, ClassOf(errors.New("connection reset by peer")))
 }
 
 func TestClassifyNamesCredentialReferenceOnAuthFailure(t *testing.T) {
 	p := &Provider{cfg: Config{Credentials: "secret:fleet/aws-creds/key"}}
 	err := p.classify("RunInstances", &smithy.GenericAPIError{Code: "AuthFailure", Message: "AWS was not able to validate the provided access credentials"})
-	var typed *connectors.Error
+	var typed *errclass.Error
 	assert.True(t, errors.As(err, &typed))
-	assert.Equal(t, connectors.Permanent, typed.Class)
+	assert.Equal(t, errclass.Permanent, typed.Class)
 	assert.Contains(t, err.Error(), "secret:fleet/aws-creds/key")
 
 	err = p.classify("RunInstances", &smithy.GenericAPIError{Code: "InsufficientInstanceCapacity"})
-	assert.True(t, connectors.IsInsufficientCapacity(err))
+	assert.True(t, errclass.IsInsufficientCapacity(err))
 	assert.NotContains(t, err.Error(), "secret:fleet")
 
-	already := connectors.NewError(connectors.NotFound, ProviderName, "x", fmt.Errorf("gone"))
+	already := errclass.New(errclass.NotFound, ProviderName, "x", fmt.Errorf("gone"))
 	assert.Same(t, already, p.classify("y", already), "typed errors pass through")
 	assert.NoError(t, p.classify("z", nil))
 }

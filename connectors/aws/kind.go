@@ -1,17 +1,9 @@
 package aws
 
-import (
-	"context"
-
-	"github.com/hanzoai/visor-fleet/connectors"
-	"github.com/hanzoai/visor-fleet/sizing"
-)
+import "github.com/hanzoai/visor-fleet/connectors"
 
 // Kind registers AWS with a worker's clusters file (section "aws").
-var Kind = connectors.CloudKind[Config](ProviderName,
-	func(ctx context.Context, cfg Config, secrets connectors.SecretReader) (connectors.Provider, func(context.Context) error, error) {
-		return connectors.NoRelease(New(ctx, cfg, secrets))
-	}, sizing.AWSCatalog)
+var Kind = connectors.StatelessKind[Config](ProviderName, New, Catalog)
 
 // Validate reports what is wrong in a clusters file's aws section.
 func (c *Config) Validate(p connectors.Problems) {

@@ -9,6 +9,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -70,7 +71,7 @@ func (p *Provider) DeleteInstances(ctx context.Context, pool types.PoolKey, ids 
 	var doomed []string
 	for _, id := range ids {
 		if g, ok := members[id]; ok {
-			return connectors.NewError(connectors.Permanent, ProviderName, op,
+			return errclass.New(errclass.Permanent, ProviderName, op,
 				fmt.Errorf("instance %s belongs to group %s: it is not a leak", id, g))
 		}
 		if byID[id] {

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -67,7 +68,7 @@ func TestEC2LeaksAreFoundCollectedAndGroupDeletionLeavesNothing(t *testing.T) {
 	assert.Equal(t, []string{leak}, leakedIDs(t, p, pool), "group members are not leaks")
 
 	err = p.DeleteInstances(ctx, pool, []string{leak, g.Instances[0].ID}, key+"/gc")
-	assert.True(t, connectors.IsPermanent(err), "a member is refused: %v", err)
+	assert.True(t, errclass.IsPermanent(err), "a member is refused: %v", err)
 	assert.Equal(t, []string{leak}, leakedIDs(t, p, pool), "and nothing was terminated")
 	require.NoError(t, p.DeleteInstances(ctx, pool, []string{leak}, key+"/gc"))
 	assert.Empty(t, leakedIDs(t, p, pool))
@@ -113,7 +114,7 @@ func TestASGLeakOutsideTheGroupAndForceDelete(t *testing.T) {
 		}
 	}
 	_, err = p.describeASG(ctx, "test", g.ID)
-	assert.True(t, connectors.IsNotFound(err), "moto deletes a force-deleted group at once: %v", err)
+	assert.True(t, errclass.IsNotFound(err), "moto deletes a force-deleted group at once: %v", err)
 	var ids []string
 	for _, i := range g.Instances {
 		ids = append(ids, i.ID)
@@ -124,7 +125,7 @@ func TestASGLeakOutsideTheGroupAndForceDelete(t *testing.T) {
 		assert.True(t, isGone(after[id]), "ForceDelete terminated %s", id)
 	}
 	require.NoError(t, p.DeleteNodeGroup(ctx, g.ID, key+"/release"), "a group already gone is success")
-	assert.True(t, connectors.IsPermanent(p.DeleteNodeGroup(ctx, "", key)))
+	assert.True(t, errclass.IsPermanent(p.DeleteNodeGroup(ctx, "", key)))
 }
 
 func TestEKSDeleteNodeGroupDeletesOnlyThePoolsNodegroup(t *testing.T) {
@@ -144,7 +145,7 @@ func TestEKSDeleteNodeGroupDeletesOnlyThePoolsNodegroup(t *testing.T) {
 	require.NoError(t, p.DeleteNodeGroup(ctx, g.ID, key+"/release"), "a node group already gone is success")
 
 	err = p.DeleteNodeGroup(ctx, "system", key+"/other")
-	assert.True(t, connectors.IsPermanent(err), "a node group without the pool label is not Visor's: %v", err)
+	assert.True(t, errclass.IsPermanent(err), "a node group without the pool label is not Visor's: %v", err)
 	_, err = p.eks.DescribeNodegroup(ctx, &eks.DescribeNodegroupInput{ClusterName: aws.String("visor-eks-del"), NodegroupName: aws.String("system")})
 	assert.NoError(t, err, "and it survives")
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 
 	"github.com/hanzoai/visor-fleet/connectors"
-	"github.com/hanzoai/visor-fleet/sizing"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -58,7 +58,7 @@ type Config struct {
 	ImageID          string   `json:"imageID,omitempty"`
 	SecurityGroupIDs []string `json:"securityGroupIDs,omitempty"`
 
-	// Catalog overrides the sizing package's AWS catalog.
+	// Catalog overrides the built-in catalog (Catalog).
 	Catalog []types.InstanceType `json:"catalog,omitempty"`
 }
 
@@ -92,7 +92,7 @@ type backend interface {
 // Permanent error naming the reference.
 func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Provider, error) {
 	if err := cfg.validate(); err != nil {
-		return nil, connectors.NewError(connectors.Permanent, ProviderName, "New", err)
+		return nil, errclass.New(errclass.Permanent, ProviderName, "New", err)
 	}
 	secret, err := cfg.Credentials.Resolve(ctx, secrets)
 	if err != nil {
@@ -100,7 +100,7 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 	}
 	creds, err := parseCredential(secret)
 	if err != nil {
-		return nil, connectors.NewError(connectors.Permanent, ProviderName, "New",
+		return nil, errclass.New(errclass.Permanent, ProviderName, "New",
 			fmt.Errorf("credential %s: %w", cfg.Credentials, err))
 	}
 	awsCfg, err := config.LoadDefaultConfig(ctx,
@@ -108,7 +108,7 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 		config.WithCredentialsProvider(aws.CredentialsProviderFunc(
 			func(context.Context) (aws.Credentials, error) { return creds, nil })))
 	if err != nil {
-		return nil, connectors.NewError(connectors.Permanent, ProviderName, "New", err)
+		return nil, errclass.New(errclass.Permanent, ProviderName, "New", err)
 	}
 	if cfg.Endpoint != "" {
 		awsCfg.BaseEndpoint = aws.String(cfg.Endpoint)
@@ -121,7 +121,7 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 		eks:     eks.NewFromConfig(awsCfg),
 	}
 	if len(p.catalog) == 0 {
-		p.catalog = sizing.AWSCatalog()
+		p.catalog = Catalog()
 	}
 	switch cfg.Mode {
 	case ModeEKS:
@@ -241,12 +241,12 @@ func (p *Provider) DeleteNodeGroup(ctx context.Context, groupID string, key conn
 		return invalid("DeleteNodeGroup", errors.New("idempotency key is empty"))
 	}
 	err := p.mode.deleteNodeGroup(ctx, groupID, key)
-	if connectors.IsNotFound(err) {
+	if errclass.IsNotFound(err) {
 		return nil
 	}
 	return err
 }
 
 func invalid(op string, err error) error {
-	return connectors.NewError(connectors.Permanent, ProviderName, op, err)
+	return errclass.New(errclass.Permanent, ProviderName, op, err)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 func TestNewRejectsBadCredentialsNamingTheReference(t *testing.T) {
@@ -19,14 +20,14 @@ func TestNewRejectsBadCredentialsNamingTheReference(t *testing.T) {
 	cfg := base
 	cfg.Credentials = "env:VISOR_TEST_AWS_UNSET_VARIABLE"
 	_, err := New(ctx, cfg, nil)
-	assert.True(t, connectors.IsPermanent(err), "got %v", err)
+	assert.True(t, errclass.IsPermanent(err), "got %v", err)
 	assert.Contains(t, err.Error(), "VISOR_TEST_AWS_UNSET_VARIABLE")
 
 	file := filepath.Join(t.TempDir(), "aws")
 	require.NoError(t, os.WriteFile(file, []byte("AKIDONLY-no-secret-here\n"), 0o600))
 	cfg.Credentials = connectors.CredentialRef("file:" + file)
 	_, err = New(ctx, cfg, nil)
-	assert.True(t, connectors.IsPermanent(err), "got %v", err)
+	assert.True(t, errclass.IsPermanent(err), "got %v", err)
 	assert.Contains(t, err.Error(), file)
 	assert.NotContains(t, err.Error(), "AKIDONLY", "the secret never appears")
 
@@ -52,7 +53,7 @@ func TestNewValidatesConfig(t *testing.T) {
 		"eks no cluster": {Config{Credentials: "env:VISOR_TEST_AWS_CRED", Region: "us-east-1", Mode: ModeEKS}, "ClusterName"},
 	} {
 		_, err := New(context.Background(), tc.cfg, nil)
-		assert.True(t, connectors.IsPermanent(err), "%s: %v", name, err)
+		assert.True(t, errclass.IsPermanent(err), "%s: %v", name, err)
 		assert.Contains(t, err.Error(), tc.want, name)
 	}
 }
@@ -84,7 +85,7 @@ func TestArgumentsAreCheckedBeforeAnyCall(t *testing.T) {
 		"empty node":      p.DeleteNodes(ctx, "g", []string{""}, "k"),
 	}
 	for name, err := range checks {
-		assert.True(t, connectors.IsPermanent(err), "%s: %v", name, err)
+		assert.True(t, errclass.IsPermanent(err), "%s: %v", name, err)
 	}
 	assert.NoError(t, p.DeleteNodes(ctx, "g", nil, "k"), "nothing to delete")
 

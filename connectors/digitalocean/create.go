@@ -13,6 +13,7 @@ import (
 	"github.com/digitalocean/godo"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -35,7 +36,7 @@ func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGrou
 	const op = connectors.OpCreateNodeGroup
 	req, err := createRequest(spec, key)
 	if err != nil {
-		return connectors.NodeGroup{}, connectors.NewError(connectors.Permanent, ProviderName, op, err)
+		return connectors.NodeGroup{}, errclass.New(errclass.Permanent, ProviderName, op, err)
 	}
 	tag := KeyTag(key)
 	found, err := p.poolsTagged(ctx, tag)
@@ -136,7 +137,7 @@ func (p *Provider) keepOne(ctx context.Context, pools []*godo.KubernetesNodePool
 	slices.SortFunc(pools, func(a, b *godo.KubernetesNodePool) int { return cmp.Compare(a.ID, b.ID) })
 	for _, extra := range pools[1:] {
 		_, err := p.client.Kubernetes.DeleteNodePool(ctx, p.cfg.ClusterID, extra.ID)
-		if err := p.classify("delete duplicate node pool "+extra.ID, err); err != nil && !connectors.IsNotFound(err) {
+		if err := p.classify("delete duplicate node pool "+extra.ID, err); err != nil && !errclass.IsNotFound(err) {
 			return nil, err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 func TestDeleteNodeGroupRemovesThePoolAndARepeatIsSuccess(t *testing.T) {
@@ -31,7 +32,7 @@ func TestDeleteNodeGroupRemovesThePoolAndARepeatIsSuccess(t *testing.T) {
 
 	err = p.DeleteNodeGroup(ctx, other.ID, "k")
 	require.Error(t, err)
-	assert.True(t, connectors.IsPermanent(err), "a pool Visor does not manage is refused: %v", err)
+	assert.True(t, errclass.IsPermanent(err), "a pool Visor does not manage is refused: %v", err)
 	assert.Len(t, srv.Pools(cluster), 1)
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/digitalocean/godo"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 // DeleteNodes deletes the named nodes (Kubernetes node names, or DOKS node
@@ -23,7 +24,7 @@ func (p *Provider) DeleteNodes(ctx context.Context, groupID string, nodeNames []
 	}
 	for _, name := range nodeNames {
 		if name == "" {
-			return connectors.NewError(connectors.Permanent, ProviderName, op, errors.New("a node name is empty"))
+			return errclass.New(errclass.Permanent, ProviderName, op, errors.New("a node name is empty"))
 		}
 	}
 	np, err := p.ownedPool(ctx, op, groupID)
@@ -44,7 +45,7 @@ func (p *Provider) DeleteNodes(ctx context.Context, groupID string, nodeNames []
 		asked[n.ID] = true
 		_, err := p.client.Kubernetes.DeleteNode(ctx, p.cfg.ClusterID, np.ID, n.ID,
 			&godo.KubernetesNodeDeleteRequest{Replace: false, SkipDrain: true})
-		if err := p.classify(op+" "+name, err); err != nil && !connectors.IsNotFound(err) {
+		if err := p.classify(op+" "+name, err); err != nil && !errclass.IsNotFound(err) {
 			return err
 		}
 	}
@@ -57,14 +58,14 @@ func (p *Provider) DeleteNodes(ctx context.Context, groupID string, nodeNames []
 func (p *Provider) DeleteNodeGroup(ctx context.Context, groupID string, _ connectors.IdempotencyKey) error {
 	const op = connectors.OpDeleteNodeGroup
 	np, err := p.ownedPool(ctx, op, groupID)
-	if connectors.IsNotFound(err) {
+	if errclass.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	_, err = p.client.Kubernetes.DeleteNodePool(ctx, p.cfg.ClusterID, np.ID)
-	if err := p.classify(op, err); err != nil && !connectors.IsNotFound(err) {
+	if err := p.classify(op, err); err != nil && !errclass.IsNotFound(err) {
 		return err
 	}
 	return nil

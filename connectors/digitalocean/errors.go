@@ -11,6 +11,7 @@ import (
 	"github.com/digitalocean/godo"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 // defaultRateLimitWait is used when a 429 names no moment to come back;
@@ -26,25 +27,25 @@ func (p *Provider) classify(op string, err error) error {
 	var apiErr *godo.ErrorResponse
 	if !errors.As(err, &apiErr) || apiErr.Response == nil {
 		// No answer at all (connection refused, timeout): transient.
-		return connectors.NewError(connectors.Retryable, ProviderName, op, err)
+		return errclass.New(errclass.Retryable, ProviderName, op, err)
 	}
 	status := apiErr.Response.StatusCode
 	switch {
 	case status == http.StatusTooManyRequests:
-		e := connectors.NewError(connectors.RateLimited, ProviderName, op, err)
+		e := errclass.New(errclass.RateLimited, ProviderName, op, err)
 		e.RetryAfter = rateLimitWait(apiErr.Response.Header, time.Now())
 		return e
 	case status >= 500:
-		return connectors.NewError(connectors.Retryable, ProviderName, op, err)
+		return errclass.New(errclass.Retryable, ProviderName, op, err)
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return connectors.NewError(connectors.Permanent, ProviderName, op,
+		return errclass.New(errclass.Permanent, ProviderName, op,
 			fmt.Errorf("the token from %s was refused (HTTP %d): %w", p.cfg.Credentials, status, err))
 	case status == http.StatusNotFound:
-		return connectors.NewError(connectors.NotFound, ProviderName, op, err)
+		return errclass.New(errclass.NotFound, ProviderName, op, err)
 	case status == http.StatusUnprocessableEntity && sizeUnavailable(apiErr.Message):
-		return connectors.NewError(connectors.InsufficientCapacity, ProviderName, op, err)
+		return errclass.New(errclass.InsufficientCapacity, ProviderName, op, err)
 	default:
-		return connectors.NewError(connectors.Permanent, ProviderName, op, err)
+		return errclass.New(errclass.Permanent, ProviderName, op, err)
 	}
 }
 

@@ -1,17 +1,9 @@
 package digitalocean
 
-import (
-	"context"
-
-	"github.com/hanzoai/visor-fleet/connectors"
-	"github.com/hanzoai/visor-fleet/sizing"
-)
+import "github.com/hanzoai/visor-fleet/connectors"
 
 // Kind registers DOKS with a worker's clusters file (section "digitalocean").
-var Kind = connectors.CloudKind[Config](ProviderName,
-	func(ctx context.Context, cfg Config, secrets connectors.SecretReader) (connectors.Provider, func(context.Context) error, error) {
-		return connectors.NoRelease(New(ctx, cfg, secrets))
-	}, sizing.DigitalOceanCatalog)
+var Kind = connectors.StatelessKind[Config](ProviderName, New, Catalog)
 
 // Validate reports what is wrong in a clusters file's digitalocean section.
 func (c *Config) Validate(p connectors.Problems) {

@@ -11,13 +11,14 @@ import (
 	"github.com/digitalocean/godo"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
 // NodeGroups lists the cluster's node pools labelled hanzo.ai/pool for this pool.
 func (p *Provider) NodeGroups(ctx context.Context, pool types.PoolKey) ([]connectors.NodeGroup, error) {
 	if err := pool.Validate(); err != nil {
-		return nil, connectors.NewError(connectors.Permanent, ProviderName, connectors.OpNodeGroups, err)
+		return nil, errclass.New(errclass.Permanent, ProviderName, connectors.OpNodeGroups, err)
 	}
 	pools, err := p.listPools(ctx)
 	if err != nil {
@@ -38,7 +39,7 @@ func (p *Provider) NodeGroups(ctx context.Context, pool types.PoolKey) ([]connec
 func (p *Provider) SetTargetSize(ctx context.Context, groupID string, target int, _ connectors.IdempotencyKey) error {
 	const op = connectors.OpSetTargetSize
 	if target < 0 {
-		return connectors.NewError(connectors.Permanent, ProviderName, op, fmt.Errorf("target %d is negative", target))
+		return errclass.New(errclass.Permanent, ProviderName, op, fmt.Errorf("target %d is negative", target))
 	}
 	np, err := p.ownedPool(ctx, op, groupID)
 	if err != nil {
@@ -81,14 +82,14 @@ func userTags(tags []string) []string {
 // wrong group ID can never resize someone else's pool.
 func (p *Provider) ownedPool(ctx context.Context, op, groupID string) (*godo.KubernetesNodePool, error) {
 	if groupID == "" {
-		return nil, connectors.NewError(connectors.Permanent, ProviderName, op, errors.New("group ID is empty"))
+		return nil, errclass.New(errclass.Permanent, ProviderName, op, errors.New("group ID is empty"))
 	}
 	np, _, err := p.client.Kubernetes.GetNodePool(ctx, p.cfg.ClusterID, groupID)
 	if err != nil {
 		return nil, p.classify(op, err)
 	}
 	if np.Labels[types.LabelPool] == "" {
-		return nil, connectors.NewError(connectors.Permanent, ProviderName, op,
+		return nil, errclass.New(errclass.Permanent, ProviderName, op,
 			fmt.Errorf("node pool %s (%s) has no %s label: Visor does not manage it", np.ID, np.Name, types.LabelPool))
 	}
 	return np, nil

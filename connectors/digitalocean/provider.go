@@ -13,7 +13,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/hanzoai/visor-fleet/connectors"
-	"github.com/hanzoai/visor-fleet/sizing"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -33,7 +33,7 @@ type Config struct {
 	// call. Zero leaves retrying to the activity's retry policy. Either way a
 	// repeated create is reconciled by its tag.
 	RetryMax int `json:"retryMax,omitempty"`
-	// Catalog overrides the sizing package's catalog for this provider.
+	// Catalog overrides the built-in catalog (Catalog).
 	Catalog []types.InstanceType `json:"catalog,omitempty"`
 }
 
@@ -49,11 +49,11 @@ var _ connectors.Provider = (*Provider)(nil)
 // unreadable credential is a Permanent error naming the reference.
 func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Provider, error) {
 	if cfg.ClusterID == "" {
-		return nil, connectors.NewError(connectors.Permanent, ProviderName, "configure",
+		return nil, errclass.New(errclass.Permanent, ProviderName, "configure",
 			errors.New("clusterID is empty; it must be the DOKS cluster UUID"))
 	}
 	if cfg.RetryMax < 0 {
-		return nil, connectors.NewError(connectors.Permanent, ProviderName, "configure",
+		return nil, errclass.New(errclass.Permanent, ProviderName, "configure",
 			errors.New("retryMax must not be negative"))
 	}
 	token, err := cfg.Credentials.ResolveToken(ctx, secrets, ProviderName)
@@ -72,7 +72,7 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 	}
 	client, err := godo.New(httpClient, opts...)
 	if err != nil {
-		return nil, connectors.NewError(connectors.Permanent, ProviderName, "configure", err)
+		return nil, errclass.New(errclass.Permanent, ProviderName, "configure", err)
 	}
 	return &Provider{cfg: cfg, client: client}, nil
 }
@@ -80,11 +80,11 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 // Name is "digitalocean".
 func (p *Provider) Name() string { return ProviderName }
 
-// Catalog returns the configured sizes, or the sizing package's
+// Catalog returns the configured sizes, or the built-in
 // DigitalOcean catalog.
 func (p *Provider) Catalog(context.Context) ([]types.InstanceType, error) {
 	if len(p.cfg.Catalog) > 0 {
 		return slices.Clone(p.cfg.Catalog), nil
 	}
-	return sizing.DigitalOceanCatalog(), nil
+	return Catalog(), nil
 }

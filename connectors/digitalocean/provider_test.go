@@ -16,8 +16,8 @@ import (
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/digitalocean"
 	"github.com/hanzoai/visor-fleet/connectors/digitalocean/fakeapi"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/connectors/fakehttp"
-	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -119,7 +119,7 @@ func TestSetTargetSizeRefusesPoolsVisorDoesNotManage(t *testing.T) {
 
 	err := p.SetTargetSize(context.Background(), foreign.ID, 1, "k")
 	require.Error(t, err)
-	assert.True(t, connectors.IsPermanent(err), "%v", err)
+	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), types.LabelPool)
 	assert.Equal(t, 3, srv.Pools(cluster)[0].Count)
 	assert.Zero(t, count(srv.Requests(), "PUT "))
@@ -128,7 +128,7 @@ func TestSetTargetSizeRefusesPoolsVisorDoesNotManage(t *testing.T) {
 func TestSetTargetSizeOfMissingPoolIsNotFound(t *testing.T) {
 	p := newProvider(t, newFake(t))
 	err := p.SetTargetSize(context.Background(), "no-such-pool", 3, "k")
-	assert.True(t, connectors.IsNotFound(err), "%v", err)
+	assert.True(t, errclass.IsNotFound(err), "%v", err)
 }
 
 func spec() connectors.NodeGroupSpec {
@@ -189,7 +189,7 @@ func TestCreateAnswered500AfterWritingLeavesOnePool(t *testing.T) {
 
 	_, err := p.CreateNodeGroup(ctx, spec(), key)
 	require.Error(t, err)
-	assert.Equal(t, connectors.Retryable, connectors.ClassOf(err), "%v", err)
+	assert.Equal(t, errclass.Retryable, errclass.Of(err), "%v", err)
 
 	// The activity's retry, same key.
 	g, err := p.CreateNodeGroup(ctx, spec(), key)
@@ -254,7 +254,7 @@ func TestCreateWithUnavailableSizeIsInsufficientCapacity(t *testing.T) {
 	p := newProvider(t, srv)
 
 	_, err := p.CreateNodeGroup(context.Background(), spec(), "k-size")
-	assert.True(t, connectors.IsInsufficientCapacity(err), "%v", err)
+	assert.True(t, errclass.IsInsufficientCapacity(err), "%v", err)
 	assert.Empty(t, srv.Pools(cluster))
 }
 
@@ -278,7 +278,7 @@ func TestCreateRejectsBadSpecsBeforeCallingTheAPI(t *testing.T) {
 			tc.edit(&s)
 			_, err := p.CreateNodeGroup(context.Background(), s, tc.key)
 			require.Error(t, err)
-			assert.True(t, connectors.IsPermanent(err), "%v", err)
+			assert.True(t, errclass.IsPermanent(err), "%v", err)
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
@@ -329,8 +329,8 @@ func TestRateLimitedWithRetryAfter(t *testing.T) {
 
 	_, err := p.NodeGroups(context.Background(), pool)
 	require.Error(t, err)
-	assert.Equal(t, connectors.RateLimited, connectors.ClassOf(err), "%v", err)
-	assert.Equal(t, 7*time.Second, connectors.RetryAfterOf(err))
+	assert.Equal(t, errclass.RateLimited, errclass.Of(err), "%v", err)
+	assert.Equal(t, 7*time.Second, errclass.RetryAfterOf(err))
 }
 
 func TestRateLimitedWithOnlyRateLimitReset(t *testing.T) {
@@ -341,8 +341,8 @@ func TestRateLimitedWithOnlyRateLimitReset(t *testing.T) {
 		Header: http.Header{"Ratelimit-Reset": {strconv.FormatInt(reset, 10)}}}, "Too many requests")
 
 	_, err := p.NodeGroups(context.Background(), pool)
-	assert.Equal(t, connectors.RateLimited, connectors.ClassOf(err), "%v", err)
-	assert.InDelta(t, 30, connectors.RetryAfterOf(err).Seconds(), 1.5)
+	assert.Equal(t, errclass.RateLimited, errclass.Of(err), "%v", err)
+	assert.InDelta(t, 30, errclass.RetryAfterOf(err).Seconds(), 1.5)
 }
 
 func TestServerErrorsAreRetryable(t *testing.T) {
@@ -350,7 +350,7 @@ func TestServerErrorsAreRetryable(t *testing.T) {
 	p := newProvider(t, srv)
 	srv.Fail(fakehttp.Fault{Status: 503}, "Service Unavailable")
 	_, err := p.NodeGroups(context.Background(), pool)
-	assert.Equal(t, connectors.Retryable, connectors.ClassOf(err), "%v", err)
+	assert.Equal(t, errclass.Retryable, errclass.Of(err), "%v", err)
 }
 
 func TestMissingCredentialIsPermanentAndNamesTheReference(t *testing.T) {
@@ -359,7 +359,7 @@ func TestMissingCredentialIsPermanentAndNamesTheReference(t *testing.T) {
 		Credentials: "env:VISOR_TEST_DO_TOKEN_UNSET", BaseURL: srv.URL, ClusterID: cluster,
 	}, nil)
 	require.Error(t, err)
-	assert.True(t, connectors.IsPermanent(err), "%v", err)
+	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), "env:VISOR_TEST_DO_TOKEN_UNSET")
 	assert.NotContains(t, err.Error(), token)
 	assert.Empty(t, srv.Requests())
@@ -376,7 +376,7 @@ func TestRefusedTokenIsPermanentAndNeverShown(t *testing.T) {
 
 	_, err = p.NodeGroups(context.Background(), pool)
 	require.Error(t, err)
-	assert.True(t, connectors.IsPermanent(err), "%v", err)
+	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), "env:VISOR_TEST_DO_WRONG")
 	assert.Contains(t, err.Error(), "401")
 	assert.NotContains(t, err.Error(), wrong)
@@ -385,22 +385,22 @@ func TestRefusedTokenIsPermanentAndNeverShown(t *testing.T) {
 func TestNewRejectsMissingClusterIDAndUnusableTokens(t *testing.T) {
 	t.Setenv(tokenEnv, token)
 	_, err := digitalocean.New(context.Background(), digitalocean.Config{Credentials: "env:" + tokenEnv}, nil)
-	assert.True(t, connectors.IsPermanent(err), "%v", err)
+	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), "clusterID")
 
 	// A token file holding more than the token (say, a whole config).
 	t.Setenv("VISOR_TEST_DO_TWO_LINES", "dop_v1_first-line\nsecond-line")
 	_, err = digitalocean.New(context.Background(), digitalocean.Config{Credentials: "env:VISOR_TEST_DO_TWO_LINES", ClusterID: cluster}, nil)
-	assert.True(t, connectors.IsPermanent(err), "%v", err)
+	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), "env:VISOR_TEST_DO_TWO_LINES")
 	assert.NotContains(t, err.Error(), "first-line")
 }
 
-func TestCatalogIsTheSizingPackagesUnlessOverridden(t *testing.T) {
+func TestCatalogIsTheBuiltInUnlessOverridden(t *testing.T) {
 	srv := newFake(t)
 	def, err := newProvider(t, srv).Catalog(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, sizing.DigitalOceanCatalog(), def)
+	assert.Equal(t, digitalocean.Catalog(), def)
 	own := []types.InstanceType{{Name: "s-1vcpu-2gb", MilliCPU: 1000, Memory: 2 * types.GiB, MaxPods: 110, HourlyPrice: 0.018}}
 	got, err := newProvider(t, srv, func(c *digitalocean.Config) { c.Catalog = own }).Catalog(context.Background())
 	require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 // DeleteNodes deletes the named servers (a server's name is its Kubernetes
@@ -19,14 +20,14 @@ func (p *Provider) DeleteNodes(ctx context.Context, groupID string, nodeNames []
 	const op = connectors.OpDeleteNodes
 	g, err := parseGroupID(groupID)
 	if err != nil {
-		return connectors.NewError(connectors.Permanent, ProviderName, op, err)
+		return errclass.New(errclass.Permanent, ProviderName, op, err)
 	}
 	if len(nodeNames) == 0 {
 		return nil
 	}
 	for _, name := range nodeNames {
 		if name == "" {
-			return connectors.NewError(connectors.Permanent, ProviderName, op, errors.New("a node name is empty"))
+			return errclass.New(errclass.Permanent, ProviderName, op, errors.New("a node name is empty"))
 		}
 	}
 	servers, err := p.listServers(ctx, op, g.selector())
@@ -57,7 +58,7 @@ func (p *Provider) DeleteNodeGroup(ctx context.Context, groupID string, _ connec
 	const op = connectors.OpDeleteNodeGroup
 	g, err := parseGroupID(groupID)
 	if err != nil {
-		return connectors.NewError(connectors.Permanent, ProviderName, op, err)
+		return errclass.New(errclass.Permanent, ProviderName, op, err)
 	}
 	servers, err := p.listServers(ctx, op, g.selector())
 	if err != nil {

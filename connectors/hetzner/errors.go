@@ -9,6 +9,7 @@ import (
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 // defaultRateLimitWait is used when a throttled answer carries no usable
@@ -35,7 +36,7 @@ func (p *Provider) classify(op string, resp *hcloud.Response, err error) error {
 		return p.classifyStatus(op, resp, err)
 	}
 	// No answer at all (connection refused, timeout): transient.
-	return connectors.NewError(connectors.Retryable, ProviderName, op, err)
+	return errclass.New(errclass.Retryable, ProviderName, op, err)
 }
 
 func (p *Provider) classifyCode(op string, code hcloud.ErrorCode, resp *hcloud.Response, err error) error {
@@ -45,15 +46,15 @@ func (p *Provider) classifyCode(op string, code hcloud.ErrorCode, resp *hcloud.R
 	case hcloud.ErrorCodeLocked, hcloud.ErrorCodeConflict, hcloud.ErrorCodeTimeout, hcloud.ErrorCodeServerError,
 		hcloud.ErrorCodeBadGateway, hcloud.ErrorCodeServiceError, hcloud.ErrorCodeMaintenance,
 		hcloud.ErrorCodeRobotUnavailable, hcloud.ErrorCodeUnknownError:
-		return connectors.NewError(connectors.Retryable, ProviderName, op, err)
+		return errclass.New(errclass.Retryable, ProviderName, op, err)
 	case hcloud.ErrorCodeResourceUnavailable, hcloud.ErrorCodePlacementError:
-		return connectors.NewError(connectors.InsufficientCapacity, ProviderName, op, err)
+		return errclass.New(errclass.InsufficientCapacity, ProviderName, op, err)
 	case hcloud.ErrorCodeNotFound:
-		return connectors.NewError(connectors.NotFound, ProviderName, op, err)
+		return errclass.New(errclass.NotFound, ProviderName, op, err)
 	case hcloud.ErrorCodeUnauthorized, hcloud.ErrorCodeForbidden:
 		return p.refused(op, err)
 	default: // invalid_input, uniqueness_error, resource_limit_exceeded, ...
-		return connectors.NewError(connectors.Permanent, ProviderName, op, err)
+		return errclass.New(errclass.Permanent, ProviderName, op, err)
 	}
 }
 
@@ -62,23 +63,23 @@ func (p *Provider) classifyStatus(op string, resp *hcloud.Response, err error) e
 	case status == http.StatusTooManyRequests:
 		return p.rateLimited(op, resp, err)
 	case status >= 500:
-		return connectors.NewError(connectors.Retryable, ProviderName, op, err)
+		return errclass.New(errclass.Retryable, ProviderName, op, err)
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		return p.refused(op, err)
 	case status == http.StatusNotFound:
-		return connectors.NewError(connectors.NotFound, ProviderName, op, err)
+		return errclass.New(errclass.NotFound, ProviderName, op, err)
 	default:
-		return connectors.NewError(connectors.Permanent, ProviderName, op, err)
+		return errclass.New(errclass.Permanent, ProviderName, op, err)
 	}
 }
 
 func (p *Provider) refused(op string, err error) error {
-	return connectors.NewError(connectors.Permanent, ProviderName, op,
+	return errclass.New(errclass.Permanent, ProviderName, op,
 		fmt.Errorf("the token from %s was refused: %w", p.cfg.Credentials, err))
 }
 
 func (p *Provider) rateLimited(op string, resp *hcloud.Response, err error) error {
-	e := connectors.NewError(connectors.RateLimited, ProviderName, op, err)
+	e := errclass.New(errclass.RateLimited, ProviderName, op, err)
 	e.RetryAfter = defaultRateLimitWait
 	if resp != nil && resp.Response != nil {
 		e.RetryAfter = rateLimitWait(resp, time.Now())

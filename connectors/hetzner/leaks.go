@@ -8,6 +8,7 @@ import (
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -41,7 +42,7 @@ func (p *Provider) DeleteInstances(ctx context.Context, pool types.PoolKey, ids 
 	}
 	for _, id := range ids {
 		if id == "" {
-			return connectors.NewError(connectors.Permanent, ProviderName, op, errors.New("an instance ID is empty"))
+			return errclass.New(errclass.Permanent, ProviderName, op, errors.New("an instance ID is empty"))
 		}
 	}
 	leaked, err := p.leakedServers(ctx, op, pool)
@@ -57,7 +58,7 @@ func (p *Provider) DeleteInstances(ctx context.Context, pool types.PoolKey, ids 
 
 func (p *Provider) leakedServers(ctx context.Context, op string, pool types.PoolKey) ([]*hcloud.Server, error) {
 	if err := pool.Validate(); err != nil {
-		return nil, connectors.NewError(connectors.Permanent, ProviderName, op, err)
+		return nil, errclass.New(errclass.Permanent, ProviderName, op, err)
 	}
 	servers, err := p.listServers(ctx, op, map[string]string{LabelPool: poolLabelValue(pool.NodePoolLabel())})
 	if err != nil {
@@ -86,7 +87,7 @@ func (p *Provider) refuseGroupMembers(ctx context.Context, op string, pool types
 	for _, g := range groups {
 		for _, inst := range g.Instances {
 			if want[inst.ID] || want[inst.Name] {
-				return connectors.NewError(connectors.Permanent, ProviderName, op,
+				return errclass.New(errclass.Permanent, ProviderName, op,
 					fmt.Errorf("server %s (%s) belongs to group %s, not a leak", inst.ID, inst.Name, g.ID))
 			}
 		}

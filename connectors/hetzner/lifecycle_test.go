@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/connectors/hetzner"
 )
 
@@ -34,7 +35,7 @@ func TestDeleteNodeGroupDeletesEveryServerOfTheGroupOnly(t *testing.T) {
 
 	require.NoError(t, p.DeleteNodeGroup(ctx, groupID, "dereg"), "a group already gone is success")
 	assert.Equal(t, 3, count(srv.Requests(), "DELETE "))
-	assert.True(t, connectors.IsPermanent(p.DeleteNodeGroup(ctx, "no-slash", "k")))
+	assert.True(t, errclass.IsPermanent(p.DeleteNodeGroup(ctx, "no-slash", "k")))
 }
 
 func TestNodeGroupsReportCreatedAtAndDeleteNodesTakesAnID(t *testing.T) {
@@ -82,7 +83,7 @@ func TestLeakedServersCarryThePoolLabelButNoGroupsSize(t *testing.T) {
 	member := groups[0].Instances[0].ID
 	err = p.DeleteInstances(ctx, pool, []string{fmt.Sprint(noSize.ID), member}, "gc")
 	require.Error(t, err)
-	assert.True(t, connectors.IsPermanent(err))
+	assert.True(t, errclass.IsPermanent(err))
 	assert.Len(t, srv.Servers(), 5)
 
 	require.NoError(t, p.DeleteInstances(ctx, pool, []string{fmt.Sprint(noSize.ID), fmt.Sprint(wrongSize.ID)}, "gc"))

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/connectors/hetzner"
 )
 
@@ -46,7 +46,7 @@ func TestNameTakenByAServerWeDidNotCreateIsPermanent(t *testing.T) {
 
 	_, err = p.CreateNodeGroup(context.Background(), spec(1), "k-foreign")
 	require.Error(t, err)
-	assert.True(t, connectors.IsPermanent(err), "%v", err)
+	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), "did not create")
 	assert.NotEmpty(t, taken)
 }

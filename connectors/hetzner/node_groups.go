@@ -11,6 +11,7 @@ import (
 	"github.com/hetznercloud/hcloud-go/v2/hcloud/exp/labelutil"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -19,7 +20,7 @@ import (
 func (p *Provider) NodeGroups(ctx context.Context, pool types.PoolKey) ([]connectors.NodeGroup, error) {
 	const op = connectors.OpNodeGroups
 	if err := pool.Validate(); err != nil {
-		return nil, connectors.NewError(connectors.Permanent, ProviderName, op, err)
+		return nil, errclass.New(errclass.Permanent, ProviderName, op, err)
 	}
 	label := pool.NodePoolLabel()
 	servers, err := p.listServers(ctx, op, map[string]string{LabelPool: poolLabelValue(label)})

@@ -14,7 +14,7 @@ import (
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
 	"github.com/hanzoai/visor-fleet/connectors"
-	"github.com/hanzoai/visor-fleet/sizing"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -45,7 +45,7 @@ type Config struct {
 	// timeouts) inside one call. Zero leaves retrying to the activity's
 	// retry policy. Either way a repeated create finds its server by name.
 	RetryMax int `json:"retryMax,omitempty"`
-	// Catalog overrides the sizing package's catalog for this provider.
+	// Catalog overrides the built-in catalog (Catalog).
 	Catalog []types.InstanceType `json:"catalog,omitempty"`
 }
 
@@ -73,7 +73,7 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 		problems = append(problems, errors.New("retryMax must not be negative"))
 	}
 	if err := errors.Join(problems...); err != nil {
-		return nil, connectors.NewError(connectors.Permanent, ProviderName, "configure", err)
+		return nil, errclass.New(errclass.Permanent, ProviderName, "configure", err)
 	}
 	token, err := cfg.Credentials.ResolveToken(ctx, secrets, ProviderName)
 	if err != nil {
@@ -100,11 +100,11 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 // Name is "hetzner".
 func (p *Provider) Name() string { return ProviderName }
 
-// Catalog returns the configured server types, or the sizing package's
+// Catalog returns the configured server types, or the built-in
 // Hetzner catalog.
 func (p *Provider) Catalog(context.Context) ([]types.InstanceType, error) {
 	if len(p.cfg.Catalog) > 0 {
 		return slices.Clone(p.cfg.Catalog), nil
 	}
-	return sizing.HetznerCatalog(), nil
+	return Catalog(), nil
 }

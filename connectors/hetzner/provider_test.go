@@ -16,10 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/connectors/fakehttp"
 	"github.com/hanzoai/visor-fleet/connectors/hetzner"
 	"github.com/hanzoai/visor-fleet/connectors/hetzner/fakeapi"
-	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -177,7 +177,7 @@ func TestSetTargetSizeRetryAfterPartialSuccessCreatesOnlyTheRest(t *testing.T) {
 	srv.Fail(fakehttp.Fault{Method: http.MethodPost, Path: "/v1/servers", Skip: 1, Status: 500}, "server_error", "internal error")
 
 	err := p.SetTargetSize(ctx, groupID, 3, "k-partial")
-	assert.Equal(t, connectors.Retryable, connectors.ClassOf(err), "%v", err)
+	assert.Equal(t, errclass.Retryable, errclass.Of(err), "%v", err)
 	assert.Len(t, srv.Servers(), 1)
 
 	require.NoError(t, p.SetTargetSize(ctx, groupID, 3, "k-partial"))
@@ -193,7 +193,7 @@ func TestCreateAnswered500AfterWritingLeavesOneServer(t *testing.T) {
 	srv.Fail(fakehttp.Fault{Method: http.MethodPost, Status: 500, AfterApply: true}, "server_error", "internal error")
 
 	_, err := p.CreateNodeGroup(ctx, spec(1), key)
-	assert.Equal(t, connectors.Retryable, connectors.ClassOf(err), "%v", err)
+	assert.Equal(t, errclass.Retryable, errclass.Of(err), "%v", err)
 
 	g, err := p.CreateNodeGroup(ctx, spec(1), key)
 	require.NoError(t, err)
@@ -249,8 +249,8 @@ func TestRateLimitedWithRetryAfter(t *testing.T) {
 
 	_, err := p.NodeGroups(context.Background(), pool)
 	require.Error(t, err)
-	assert.Equal(t, connectors.RateLimited, connectors.ClassOf(err), "%v", err)
-	assert.Equal(t, 7*time.Second, connectors.RetryAfterOf(err))
+	assert.Equal(t, errclass.RateLimited, errclass.Of(err), "%v", err)
+	assert.Equal(t, 7*time.Second, errclass.RetryAfterOf(err))
 }
 
 func TestRateLimitedWithOnlyRateLimitHeaders(t *testing.T) {
@@ -263,28 +263,28 @@ func TestRateLimitedWithOnlyRateLimitHeaders(t *testing.T) {
 	}}, "rate_limit_exceeded", "limit reached")
 
 	_, err := p.NodeGroups(context.Background(), pool)
-	assert.Equal(t, connectors.RateLimited, connectors.ClassOf(err), "%v", err)
-	assert.Equal(t, 5*time.Second, connectors.RetryAfterOf(err))
+	assert.Equal(t, errclass.RateLimited, errclass.Of(err), "%v", err)
+	assert.Equal(t, 5*time.Second, errclass.RetryAfterOf(err))
 }
 
 func TestErrorCodesAreClassified(t *testing.T) {
-	for code, want := range map[string]connectors.ErrorClass{
-		"locked":               connectors.Retryable,
-		"conflict":             connectors.Retryable,
-		"timeout":              connectors.Retryable,
-		"server_error":         connectors.Retryable,
-		"resource_unavailable": connectors.InsufficientCapacity,
-		"placement_error":      connectors.InsufficientCapacity,
-		"invalid_input":        connectors.Permanent,
-		"forbidden":            connectors.Permanent,
-		"not_found":            connectors.NotFound,
+	for code, want := range map[string]errclass.Class{
+		"locked":               errclass.Retryable,
+		"conflict":             errclass.Retryable,
+		"timeout":              errclass.Retryable,
+		"server_error":         errclass.Retryable,
+		"resource_unavailable": errclass.InsufficientCapacity,
+		"placement_error":      errclass.InsufficientCapacity,
+		"invalid_input":        errclass.Permanent,
+		"forbidden":            errclass.Permanent,
+		"not_found":            errclass.NotFound,
 	} {
 		t.Run(code, func(t *testing.T) {
 			srv := newFake(t)
 			p := newProvider(t, srv)
 			srv.Fail(fakehttp.Fault{Method: http.MethodPost, Status: 400}, code, "injected "+code)
 			_, err := p.CreateNodeGroup(context.Background(), spec(1), "k")
-			assert.Equal(t, want, connectors.ClassOf(err), "%v", err)
+			assert.Equal(t, want, errclass.Of(err), "%v", err)
 			assert.Empty(t, srv.Servers())
 		})
 	}
@@ -293,7 +293,7 @@ func TestErrorCodesAreClassified(t *testing.T) {
 		p := newProvider(t, srv)
 		srv.Inject(fakehttp.Fault{Status: 503})
 		_, err := p.NodeGroups(context.Background(), pool)
-		assert.Equal(t, connectors.Retryable, connectors.ClassOf(err), "%v", err)
+		assert.Equal(t, errclass.Retryable, errclass.Of(err), "%v", err)
 	})
 }
 
@@ -302,7 +302,7 @@ func TestUnavailableServerTypeIsInsufficientCapacity(t *testing.T) {
 	srv.UnavailableTypes = []string{"cx22"}
 	p := newProvider(t, srv)
 	_, err := p.CreateNodeGroup(context.Background(), spec(2), "k")
-	assert.True(t, connectors.IsInsufficientCapacity(err), "%v", err)
+	assert.True(t, errclass.IsInsufficientCapacity(err), "%v", err)
 	assert.Empty(t, srv.Servers())
 }
 
@@ -312,7 +312,7 @@ func TestMissingCredentialIsPermanentAndNamesTheReference(t *testing.T) {
 		Credentials: "env:VISOR_TEST_HCLOUD_UNSET", BaseURL: srv.URL1(), Location: "fsn1", Image: "ubuntu-24.04",
 	}, nil)
 	require.Error(t, err)
-	assert.True(t, connectors.IsPermanent(err), "%v", err)
+	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), "env:VISOR_TEST_HCLOUD_UNSET")
 	assert.NotContains(t, err.Error(), token)
 
@@ -320,7 +320,7 @@ func TestMissingCredentialIsPermanentAndNamesTheReference(t *testing.T) {
 	_, err = hetzner.New(context.Background(), hetzner.Config{
 		Credentials: "env:" + tokenEnv, Location: "fsn1", Image: "ubuntu-24.04", ClusterJoin: "file:/nonexistent/join.yaml",
 	}, nil)
-	assert.True(t, connectors.IsPermanent(err), "%v", err)
+	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), "file:/nonexistent/join.yaml")
 	assert.NotContains(t, err.Error(), token)
 	assert.Empty(t, srv.Requests())
@@ -337,7 +337,7 @@ func TestRefusedTokenIsPermanentAndNeverShown(t *testing.T) {
 
 	_, err = p.NodeGroups(context.Background(), pool)
 	require.Error(t, err)
-	assert.True(t, connectors.IsPermanent(err), "%v", err)
+	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), "env:VISOR_TEST_HCLOUD_WRONG")
 	assert.Contains(t, err.Error(), "unauthorized")
 	assert.NotContains(t, err.Error(), wrong)
@@ -346,14 +346,14 @@ func TestRefusedTokenIsPermanentAndNeverShown(t *testing.T) {
 func TestNewNamesEveryMissingSetting(t *testing.T) {
 	_, err := hetzner.New(context.Background(), hetzner.Config{Credentials: "env:X", RetryMax: -1}, nil)
 	require.Error(t, err)
-	assert.True(t, connectors.IsPermanent(err))
+	assert.True(t, errclass.IsPermanent(err))
 	for _, field := range []string{"location", "image", "retryMax"} {
 		assert.Contains(t, err.Error(), field)
 	}
 
 	t.Setenv("VISOR_TEST_HCLOUD_CTL", "hcloud-first\x01rest")
 	_, err = hetzner.New(context.Background(), hetzner.Config{Credentials: "env:VISOR_TEST_HCLOUD_CTL", Location: "fsn1", Image: "ubuntu-24.04"}, nil)
-	assert.True(t, connectors.IsPermanent(err), "%v", err)
+	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), "env:VISOR_TEST_HCLOUD_CTL")
 	assert.NotContains(t, err.Error(), "hcloud-first")
 }
@@ -391,7 +391,7 @@ func TestBadInputIsRefusedBeforeCallingTheAPI(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			err := call()
 			require.Error(t, err)
-			assert.True(t, connectors.IsPermanent(err), "%v", err)
+			assert.True(t, errclass.IsPermanent(err), "%v", err)
 		})
 	}
 	assert.Empty(t, srv.Requests())
@@ -401,16 +401,16 @@ func TestMissingSSHKeyIsPermanentAndCreatesNothing(t *testing.T) {
 	srv := newFake(t)
 	p := newProvider(t, srv, func(c *hetzner.Config) { c.SSHKeys = []string{"nobody"} })
 	_, err := p.CreateNodeGroup(context.Background(), spec(1), "k")
-	assert.True(t, connectors.IsPermanent(err), "%v", err)
+	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), `"nobody"`)
 	assert.Empty(t, srv.Servers())
 }
 
-func TestCatalogIsTheSizingPackagesUnlessOverridden(t *testing.T) {
+func TestCatalogIsTheBuiltInUnlessOverridden(t *testing.T) {
 	srv := newFake(t)
 	def, err := newProvider(t, srv).Catalog(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, sizing.HetznerCatalog(), def)
+	assert.Equal(t, hetzner.Catalog(), def)
 	own := []types.InstanceType{{Name: "cax11", MilliCPU: 2000, Memory: 4 * types.GiB, MaxPods: 110}}
 	got, err := newProvider(t, srv, func(c *hetzner.Config) { c.Catalog = own }).Catalog(context.Background())
 	require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 // SetTargetSize makes the group hold target servers: it creates the
@@ -23,11 +24,11 @@ func (p *Provider) SetTargetSize(ctx context.Context, groupID string, target int
 	g, err := parseGroupID(groupID)
 	switch {
 	case err != nil:
-		return connectors.NewError(connectors.Permanent, ProviderName, op, err)
+		return errclass.New(errclass.Permanent, ProviderName, op, err)
 	case target < 0:
-		return connectors.NewError(connectors.Permanent, ProviderName, op, fmt.Errorf("target %d is negative", target))
+		return errclass.New(errclass.Permanent, ProviderName, op, fmt.Errorf("target %d is negative", target))
 	case key == "":
-		return connectors.NewError(connectors.Permanent, ProviderName, op, errors.New("idempotency key is empty"))
+		return errclass.New(errclass.Permanent, ProviderName, op, errors.New("idempotency key is empty"))
 	}
 	servers, err := p.listServers(ctx, op, g.selector())
 	if err != nil {
@@ -59,7 +60,7 @@ func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGrou
 	const op = connectors.OpCreateNodeGroup
 	g, err := validateSpec(spec, key)
 	if err != nil {
-		return connectors.NodeGroup{}, connectors.NewError(connectors.Permanent, ProviderName, op, err)
+		return connectors.NodeGroup{}, errclass.New(errclass.Permanent, ProviderName, op, err)
 	}
 	servers, err := p.listServers(ctx, op, g.selector())
 	if err != nil {
@@ -173,7 +174,7 @@ func (p *Provider) createServer(ctx context.Context, op string, m member, base h
 	if s != nil && s.Labels[LabelKey] == m.keyLabel && s.Labels[LabelPool] == opts.Labels[LabelPool] {
 		return nil
 	}
-	return connectors.NewError(connectors.Permanent, ProviderName, op+" "+m.name,
+	return errclass.New(errclass.Permanent, ProviderName, op+" "+m.name,
 		fmt.Errorf("the name is taken by a server this request did not create: %w", err))
 }
 
@@ -202,7 +203,7 @@ func (p *Provider) baseCreateOpts(ctx context.Context, op string, g group, label
 			return opts, p.classify(op, resp, err)
 		}
 		if key == nil {
-			return opts, connectors.NewError(connectors.Permanent, ProviderName, op, fmt.Errorf("SSH key %q is not in the project", name))
+			return opts, errclass.New(errclass.Permanent, ProviderName, op, fmt.Errorf("SSH key %q is not in the project", name))
 		}
 		opts.SSHKeys = append(opts.SSHKeys, key)
 	}
@@ -212,7 +213,7 @@ func (p *Provider) baseCreateOpts(ctx context.Context, op string, g group, label
 			return opts, p.classify(op, resp, err)
 		}
 		if network == nil {
-			return opts, connectors.NewError(connectors.Permanent, ProviderName, op, fmt.Errorf("network %q is not in the project", p.cfg.Network))
+			return opts, errclass.New(errclass.Permanent, ProviderName, op, fmt.Errorf("network %q is not in the project", p.cfg.Network))
 		}
 		opts.Networks = []*hcloud.Network{network}
 	}
@@ -223,7 +224,7 @@ func (p *Provider) baseCreateOpts(ctx context.Context, op string, g group, label
 func (p *Provider) deleteServers(ctx context.Context, op string, servers []*hcloud.Server) error {
 	for _, s := range servers {
 		_, resp, err := p.client.Server.DeleteWithResult(ctx, s)
-		if err := p.classify(op+" "+s.Name, resp, err); err != nil && !connectors.IsNotFound(err) {
+		if err := p.classify(op+" "+s.Name, resp, err); err != nil && !errclass.IsNotFound(err) {
 			return err
 		}
 	}

@@ -9,5 +9,5 @@
 // (with the reactors in kubefake for what the fake skips).
 package kubernetes
 
-// providerName is the Provider field of every *connectors.Error from here.
+// providerName is the Provider field of every *errclass.Error from here.
 const providerName = "kubernetes"

@@ -14,6 +14,7 @@ import (
 	k8s "k8s.io/client-go/kubernetes"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 // DrainerConfig tunes a Drainer; the zero value is ready to use.
@@ -111,10 +112,10 @@ func (d *Drainer) Drain(ctx context.Context, node string, opts connectors.DrainO
 				break
 			}
 			gone, err := d.evictBefore(ctx, pod, opts)
-			if connectors.ClassOf(err) == connectors.RateLimited {
+			if errclass.Of(err) == errclass.RateLimited {
 				// A PodDisruptionBudget (or API throttling) says not now:
 				// the next round tries again.
-				wait = max(wait, connectors.RetryAfterOf(err))
+				wait = max(wait, errclass.RetryAfterOf(err))
 				continue
 			}
 			if err != nil {
@@ -174,7 +175,7 @@ func (d *Drainer) refuse(ctx context.Context, node string, owned bool, blockers 
 			return err
 		}
 	}
-	return connectors.NewError(connectors.Permanent, providerName, "drain node "+node,
+	return errclass.New(errclass.Permanent, providerName, "drain node "+node,
 		fmt.Errorf("%w: %s", ErrDrainRefused, strings.Join(blockers, "; ")))
 }
 
@@ -182,7 +183,7 @@ func (d *Drainer) refuse(ctx context.Context, node string, owned bool, blockers 
 // cordon for the retry to resume; a permanent one will not be retried, so
 // the node is made schedulable again rather than left cordoned for good.
 func (d *Drainer) abandon(ctx context.Context, node string, owned bool, err error) error {
-	if owned && connectors.IsPermanent(err) {
+	if owned && errclass.IsPermanent(err) {
 		if uerr := d.Uncordon(ctx, node); uerr != nil {
 			return fmt.Errorf("%w (and uncordoning %s failed: %v)", err, node, uerr)
 		}
@@ -200,7 +201,7 @@ func (d *Drainer) giveUp(ctx context.Context, node string, owned bool, remaining
 		}
 		what = "uncordoned"
 	}
-	return connectors.NewError(connectors.Permanent, providerName, "drain node "+node,
+	return errclass.New(errclass.Permanent, providerName, "drain node "+node,
 		fmt.Errorf("%w: pods still on the node: %s; node %s", ErrDrainDeadline, strings.Join(remaining, ", "), what))
 }
 
@@ -220,7 +221,7 @@ func (d *Drainer) report(opts connectors.DrainOptions, res connectors.DrainResul
 // touching the node: the caller resumes the drain later.
 func (d *Drainer) stopped(ctx context.Context, node string) error {
 	if err := ctx.Err(); err != nil {
-		return connectors.NewError(connectors.Retryable, providerName, "drain node "+node, err)
+		return errclass.New(errclass.Retryable, providerName, "drain node "+node, err)
 	}
 	return nil
 }
@@ -260,7 +261,7 @@ func validateDrain(node string, opts connectors.DrainOptions) error {
 		return err
 	}
 	if opts.Deadline.IsZero() {
-		return connectors.NewError(connectors.Permanent, providerName, "drain node "+node,
+		return errclass.New(errclass.Permanent, providerName, "drain node "+node,
 			errors.New("DrainOptions.Deadline is not set; a drain must know when to give up"))
 	}
 	return nil
@@ -268,7 +269,7 @@ func validateDrain(node string, opts connectors.DrainOptions) error {
 
 func validateNodeName(node string) error {
 	if problems := validation.IsDNS1123Subdomain(node); len(problems) > 0 {
-		return connectors.NewError(connectors.Permanent, providerName, "node "+fmt.Sprintf("%q", node),
+		return errclass.New(errclass.Permanent, providerName, "node "+fmt.Sprintf("%q", node),
 			fmt.Errorf("not a valid node name: %s", strings.Join(problems, "; ")))
 	}
 	return nil

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/connectors/kubernetes"
 	"github.com/hanzoai/visor-fleet/testsuite/kubeapi"
 )
@@ -91,7 +92,7 @@ func TestIntegrationCordonIsIdempotentAndUncordonUndoesIt(t *testing.T) {
 	}
 
 	err := d.Cordon(e.ctx, e.ns+"-no-such-node")
-	if !connectors.IsNotFound(err) {
+	if !errclass.IsNotFound(err) {
 		t.Errorf("Cordon of a missing node: %v, want class NotFound", err)
 	}
 }
@@ -214,7 +215,7 @@ func TestIntegrationDrainRefusesWhenAPodIsMarkedSafeToEvictFalse(t *testing.T) {
 
 	_, err := e.drainer().Drain(e.ctx, node, drainOptions(time.Minute))
 
-	if !connectors.IsPermanent(err) || !errors.Is(err, kubernetes.ErrDrainRefused) {
+	if !errclass.IsPermanent(err) || !errors.Is(err, kubernetes.ErrDrainRefused) {
 		t.Fatalf("Drain: %v, want a Permanent ErrDrainRefused", err)
 	}
 	if !strings.Contains(err.Error(), e.key("precious")) {
@@ -278,7 +279,7 @@ func TestIntegrationInterruptedDrainResumesWithoutEvictingTwice(t *testing.T) {
 		}
 	}
 	res1, err := e.drainer().Drain(first, node, opts)
-	if err == nil || connectors.ClassOf(err) != connectors.Retryable {
+	if err == nil || errclass.Of(err) != errclass.Retryable {
 		t.Fatalf("interrupted Drain: %v, want a Retryable error", err)
 	}
 	if len(res1.Evicted) == 0 || len(res1.Evicted) == len(all) {
@@ -355,7 +356,7 @@ func TestIntegrationDrainPastItsDeadlineUncordonsTheNode(t *testing.T) {
 	opts := connectors.DrainOptions{Deadline: deadline, EvictionRetry: 200 * time.Millisecond}
 	_, err := kubernetes.NewDrainer(e.connector, kubernetes.DrainerConfig{Now: clock}).Drain(e.ctx, node, opts)
 
-	if !connectors.IsPermanent(err) || !errors.Is(err, kubernetes.ErrDrainDeadline) {
+	if !errclass.IsPermanent(err) || !errors.Is(err, kubernetes.ErrDrainDeadline) {
 		t.Fatalf("Drain: %v, want a Permanent ErrDrainDeadline", err)
 	}
 	if !strings.Contains(err.Error(), e.key("web-1")) {

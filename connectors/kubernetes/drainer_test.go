@@ -20,6 +20,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/connectors/kubernetes/kubefake"
 )
 
@@ -148,7 +149,7 @@ func TestDrainRefusesPodsThatMustNotBeEvictedChangingNothing(t *testing.T) {
 			_, err := NewDrainer(client, DrainerConfig{}).Drain(context.Background(), "n1", drainOptions(time.Second, nil))
 
 			require.ErrorIs(t, err, ErrDrainRefused)
-			assert.True(t, connectors.IsPermanent(err))
+			assert.True(t, errclass.IsPermanent(err))
 			assert.Contains(t, err.Error(), "db/primary: "+tc.why)
 			assert.Zero(t, mutations(client), "nothing is cordoned or evicted")
 			assert.Zero(t, fakes.EvictionAttempts("web", "a"))
@@ -213,7 +214,7 @@ func TestDrainPastDeadlineUncordonsAndNamesThePods(t *testing.T) {
 	res, err := NewDrainer(client, DrainerConfig{Now: clock}).Drain(context.Background(), "n1", opts)
 
 	require.ErrorIs(t, err, ErrDrainDeadline)
-	assert.True(t, connectors.IsPermanent(err))
+	assert.True(t, errclass.IsPermanent(err))
 	assert.Contains(t, err.Error(), "web/a")
 	assert.Contains(t, err.Error(), "uncordoned")
 	assert.Equal(t, []string{"web/free"}, res.Evicted)
@@ -256,7 +257,7 @@ func TestDrainInterruptedAndResumedEvictsEachPodOnce(t *testing.T) {
 		}
 	}))
 	require.ErrorIs(t, err, context.Canceled)
-	assert.Equal(t, connectors.Retryable, connectors.ClassOf(err))
+	assert.Equal(t, errclass.Retryable, errclass.Of(err))
 	assert.Equal(t, []string{"web/a", "web/b"}, first.Evicted)
 	assert.True(t, getNode(t, client, "n1").Spec.Unschedulable, "a cancelled drain stays cordoned for its resumption")
 
@@ -341,16 +342,16 @@ func TestDrainRejectsBadInput(t *testing.T) {
 	drainer := NewDrainer(client, DrainerConfig{})
 
 	_, err := drainer.Drain(context.Background(), "", drainOptions(time.Second, nil))
-	assert.True(t, connectors.IsPermanent(err))
+	assert.True(t, errclass.IsPermanent(err))
 	assert.Contains(t, err.Error(), "not a valid node name")
 
 	_, err = drainer.Drain(context.Background(), "n1", connectors.DrainOptions{})
-	assert.True(t, connectors.IsPermanent(err))
+	assert.True(t, errclass.IsPermanent(err))
 	assert.Contains(t, err.Error(), "Deadline is not set")
 	assert.Empty(t, client.Actions())
 
 	_, err = drainer.Drain(context.Background(), "missing", drainOptions(time.Second, nil))
-	assert.True(t, connectors.IsNotFound(err))
+	assert.True(t, errclass.IsNotFound(err))
 }
 
 func TestCordonIsIdempotentAndUncordonClearsTheMark(t *testing.T) {
@@ -377,5 +378,5 @@ func TestCordonIsIdempotentAndUncordonClearsTheMark(t *testing.T) {
 	assert.False(t, n1.Spec.Unschedulable)
 	assert.NotContains(t, n1.Annotations, AnnotationCordonedAt)
 
-	assert.True(t, connectors.IsNotFound(drainer.Uncordon(ctx, "gone")))
+	assert.True(t, errclass.IsNotFound(drainer.Uncordon(ctx, "gone")))
 }

@@ -7,40 +7,36 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 // classifyError maps a client-go error into the connector error classes, so
 // activities turn API server answers into the right Temporal retry
 // behaviour. Already-classified errors pass through unchanged.
 func classifyError(op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var typed *connectors.Error
-	if errors.As(err, &typed) {
+	if err == nil || errclass.Classified(err) {
 		return err
 	}
-	e := connectors.NewError(classOf(err), providerName, op, err)
+	e := errclass.New(classOf(err), providerName, op, err)
 	if seconds, ok := apierrors.SuggestsClientDelay(err); ok && seconds > 0 {
 		e.RetryAfter = time.Duration(seconds) * time.Second
 	}
 	return e
 }
 
-func classOf(err error) connectors.ErrorClass {
+func classOf(err error) errclass.Class {
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return connectors.Retryable
+		return errclass.Retryable
 	case apierrors.IsTooManyRequests(err):
-		return connectors.RateLimited
+		return errclass.RateLimited
 	case apierrors.IsNotFound(err):
-		return connectors.NotFound
+		return errclass.NotFound
 	case apierrors.IsUnauthorized(err), apierrors.IsForbidden(err),
 		apierrors.IsBadRequest(err), apierrors.IsInvalid(err),
 		apierrors.IsMethodNotSupported(err), apierrors.IsNotAcceptable(err),
 		apierrors.IsUnsupportedMediaType(err), apierrors.IsRequestEntityTooLargeError(err):
-		return connectors.Permanent
+		return errclass.Permanent
 	}
 	var status apierrors.APIStatus
 	if errors.As(err, &status) {
@@ -48,9 +44,9 @@ func classOf(err error) connectors.ErrorClass {
 		// Conflicts and expired lists resolve by reading again; 5xx and
 		// timeouts are the server's transient faults.
 		if code >= 400 && code < 500 && code != 408 && code != 409 && code != 410 {
-			return connectors.Permanent
+			return errclass.Permanent
 		}
 	}
 	// Network faults, timeouts, 5xx: transient, bounded by the retry policy.
-	return connectors.Retryable
+	return errclass.Retryable
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -40,13 +41,13 @@ func (d *Drainer) evict(ctx context.Context, pod *corev1.Pod) (gone bool, err er
 func (d *Drainer) evictBefore(ctx context.Context, pod *corev1.Pod, opts connectors.DrainOptions) (bool, error) {
 	left := opts.Deadline.Sub(d.now())
 	if left <= 0 {
-		return false, connectors.NewError(connectors.RateLimited, providerName, "evict pod "+podKey(pod), context.DeadlineExceeded)
+		return false, errclass.New(errclass.RateLimited, providerName, "evict pod "+podKey(pod), context.DeadlineExceeded)
 	}
 	ectx, cancel := context.WithTimeout(ctx, left)
 	defer cancel()
 	gone, err := d.evict(ectx, pod)
 	if err != nil && ectx.Err() != nil && ctx.Err() == nil {
-		return false, connectors.NewError(connectors.RateLimited, providerName, "evict pod "+podKey(pod), fmt.Errorf("drain deadline reached during the call: %w", err))
+		return false, errclass.New(errclass.RateLimited, providerName, "evict pod "+podKey(pod), fmt.Errorf("drain deadline reached during the call: %w", err))
 	}
 	return gone, err
 }

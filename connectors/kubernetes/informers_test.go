@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/connectors/kubernetes/kubefake"
 )
 
@@ -79,6 +79,6 @@ func TestInformerModeFailsWhileTheWatchIsRefused(t *testing.T) {
 	}
 	require.Error(t, err)
 	assert.True(t, apierrors.IsForbidden(err), "%v", err)
-	assert.Equal(t, connectors.Permanent, connectors.ClassOf(err))
+	assert.Equal(t, errclass.Permanent, errclass.Of(err))
 	assert.Contains(t, err.Error(), "watch pods")
 }

@@ -15,6 +15,7 @@ import (
 	metricsclientset "k8s.io/metrics/pkg/client/clientset/versioned"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -197,7 +198,7 @@ func (o *Observer) validate() error {
 		problems = append(problems, errors.New("no Kubernetes client"))
 	}
 	if len(problems) > 0 {
-		return connectors.NewError(connectors.Permanent, providerName, "observe cluster", errors.Join(problems...))
+		return errclass.New(errclass.Permanent, providerName, "observe cluster", errors.Join(problems...))
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ import (
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 	metricsfake "k8s.io/metrics/pkg/client/clientset/versioned/fake"
 
-	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/connectors/kubernetes/kubefake"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -162,9 +162,9 @@ func TestObserveClusterMapsThrottlingToRateLimited(t *testing.T) {
 	})
 	_, err := NewObserver(client, observerConfig(nil)).ObserveCluster(context.Background())
 	require.Error(t, err)
-	assert.Equal(t, connectors.RateLimited, connectors.ClassOf(err))
-	assert.Equal(t, 4*time.Second, connectors.RetryAfterOf(err))
-	var typed *connectors.Error
+	assert.Equal(t, errclass.RateLimited, errclass.Of(err))
+	assert.Equal(t, 4*time.Second, errclass.RetryAfterOf(err))
+	var typed *errclass.Error
 	require.True(t, errors.As(err, &typed))
 	assert.Equal(t, "kubernetes", typed.Provider)
 }
@@ -204,7 +204,7 @@ func TestObserveClusterRejectsBadConfig(t *testing.T) {
 	client, _ := kubefake.NewClientset(kubefake.Options{})
 	_, err := NewObserver(client, Config{Cluster: "", Provider: "Bad_Name"}).ObserveCluster(context.Background())
 	require.Error(t, err)
-	assert.True(t, connectors.IsPermanent(err))
+	assert.True(t, errclass.IsPermanent(err))
 	assert.Contains(t, err.Error(), "Config.Cluster")
 	assert.Contains(t, err.Error(), "Config.Provider")
 	assert.Empty(t, client.Actions(), "a bad config makes no API call")

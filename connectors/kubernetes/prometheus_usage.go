@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -81,7 +82,7 @@ var _ UsageSource = (*PrometheusUsage)(nil)
 func NewPrometheusUsage(cfg PrometheusConfig) (*PrometheusUsage, error) {
 	cfg.defaults()
 	if err := cfg.validate(); err != nil {
-		return nil, connectors.NewError(connectors.Permanent, providerName, "prometheus usage", err)
+		return nil, errclass.New(errclass.Permanent, providerName, "prometheus usage", err)
 	}
 	transport := cfg.Transport
 	if transport == nil {
@@ -92,7 +93,7 @@ func NewPrometheusUsage(cfg PrometheusConfig) (*PrometheusUsage, error) {
 	}
 	client, err := promapi.NewClient(promapi.Config{Address: cfg.Address, RoundTripper: transport})
 	if err != nil {
-		return nil, connectors.NewError(connectors.Permanent, providerName, "prometheus usage", fmt.Errorf("PrometheusConfig.Address: %w", err))
+		return nil, errclass.New(errclass.Permanent, providerName, "prometheus usage", fmt.Errorf("PrometheusConfig.Address: %w", err))
 	}
 	match := fmt.Sprintf("%s=%s", cfg.ClusterLabel, strconv.Quote(cfg.MetricsLabel))
 	return &PrometheusUsage{
@@ -191,7 +192,7 @@ func (p *PrometheusUsage) query(ctx context.Context, q string, at time.Time) (ma
 	}
 	vector, ok := value.(model.Vector)
 	if !ok {
-		return nil, connectors.NewError(connectors.Permanent, providerName, "prometheus query "+q, fmt.Errorf("answer is a %s, not an instant vector", value.Type()))
+		return nil, errclass.New(errclass.Permanent, providerName, "prometheus query "+q, fmt.Errorf("answer is a %s, not an instant vector", value.Type()))
 	}
 	out := make(map[string]float64, len(vector))
 	for _, s := range vector {
@@ -208,16 +209,16 @@ func (p *PrometheusUsage) query(ctx context.Context, q string, at time.Time) (ma
 // prometheusError classes a failed query: a bad query or a refused token
 // does not heal by retrying, the rest may.
 func prometheusError(q string, err error) error {
-	var typed *connectors.Error
+	var typed *errclass.Error
 	if errors.As(err, &typed) {
 		return err
 	}
-	class := connectors.Retryable
+	class := errclass.Retryable
 	var apiErr *promv1.Error
 	if errors.As(err, &apiErr) && (apiErr.Type == promv1.ErrBadData || apiErr.Type == promv1.ErrBadResponse) {
-		class = connectors.Permanent
+		class = errclass.Permanent
 	}
-	return connectors.NewError(class, providerName, "prometheus query "+q, err)
+	return errclass.New(class, providerName, "prometheus query "+q, err)
 }
 
 // bearerTransport adds the store's token, resolved per request so a rotated

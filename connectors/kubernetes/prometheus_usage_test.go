@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/connectors/kubernetes/kubefake"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -75,9 +75,9 @@ func TestPrometheusUsageReadsThisClustersNodesFromARealPrometheus(t *testing.T) 
 	bad, err := NewPrometheusUsage(PrometheusConfig{Address: base, MetricsLabel: "prom-east", RateWindow: 5 * time.Second})
 	require.NoError(t, err)
 	_, err = bad.query(context.Background(), "sum by (node) (", time.Now())
-	var cerr *connectors.Error
+	var cerr *errclass.Error
 	require.ErrorAs(t, err, &cerr)
-	assert.Equal(t, connectors.Permanent, cerr.Class)
+	assert.Equal(t, errclass.Permanent, cerr.Class)
 }
 
 func TestPrometheusConfigNamesEveryBadField(t *testing.T) {
@@ -96,9 +96,9 @@ func TestPrometheusConfigNamesEveryBadField(t *testing.T) {
 	} {
 		assert.ErrorContains(t, err, want)
 	}
-	var cerr *connectors.Error
+	var cerr *errclass.Error
 	require.True(t, errors.As(err, &cerr))
-	assert.Equal(t, connectors.Permanent, cerr.Class)
+	assert.Equal(t, errclass.Permanent, cerr.Class)
 }
 
 func TestPrometheusQueriesSelectTheMetricsLabelQuoted(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8s "k8s.io/client-go/kubernetes"
 
-	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/connectors/kubernetes"
 	"github.com/hanzoai/visor-fleet/testsuite/kubeapi"
 )
@@ -169,8 +169,8 @@ func TestIntegrationShippedClusterRoleIsExactlyEnough(t *testing.T) {
 			t.Errorf("without %s the connector still works: the ClusterRole grants more than it needs", what)
 		case !apierrors.IsForbidden(err):
 			t.Errorf("without %s, %s failed with %v, want Forbidden", what, step, err)
-		case connectors.ClassOf(err) != connectors.Permanent:
-			t.Errorf("without %s, %s failed with class %s, want Permanent: retrying cannot grant a verb", what, step, connectors.ClassOf(err))
+		case errclass.Of(err) != errclass.Permanent:
+			t.Errorf("without %s, %s failed with class %s, want Permanent: retrying cannot grant a verb", what, step, errclass.Of(err))
 		default:
 			t.Logf("without %s: %s fails (Forbidden, Permanent)", what, step)
 		}
@@ -210,8 +210,8 @@ func TestIntegrationDrainWithoutTheEvictionVerbFailsPermanently(t *testing.T) {
 
 	_, err = kubernetes.NewDrainer(mustClient(t, cfg), kubernetes.DrainerConfig{}).Drain(e.ctx, node, drainOptions(time.Minute))
 
-	var typed *connectors.Error
-	if !errors.As(err, &typed) || typed.Class != connectors.Permanent || !apierrors.IsForbidden(err) {
+	var typed *errclass.Error
+	if !errors.As(err, &typed) || typed.Class != errclass.Permanent || !apierrors.IsForbidden(err) {
 		t.Fatalf("Drain without the eviction verb: %v, want a Permanent error wrapping Forbidden", err)
 	}
 	if !strings.Contains(err.Error(), "evict") {

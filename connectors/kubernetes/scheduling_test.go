@@ -115,7 +115,7 @@ func TestObservedConstraintsPlan(t *testing.T) {
 	nodes := pool.Nodes
 	nodes[0].State = types.NodeProvisioning // booting: the workflow passes it as room
 
-	plan := sizing.PlanScaleUp(sizing.Request{Pending: pool.PendingPods, Existing: nodes, Catalog: sizing.SimCatalog()[:2],
+	plan := sizing.PlanScaleUp(sizing.Request{Pending: pool.PendingPods, Existing: nodes, Catalog: twoSizes(),
 		Template: sizing.TemplateOptions{PoolLabels: apiPool.NodeLabels()}})
 	where := map[string]string{}
 	for _, p := range plan.Placements {
@@ -139,4 +139,14 @@ func TestAdmissionDefaultTolerationsAreNotConstraints(t *testing.T) {
 		}
 	}))
 	assert.Equal(t, []corev1.Toleration{{Key: "gpu", Operator: corev1.TolerationOpExists}}, podScheduling(pod).Tolerations)
+}
+
+// twoSizes is a small catalog with a flat overhead (the sim's first two
+// sizes; the sim package imports this one, so its tests cannot use it).
+func twoSizes() []types.InstanceType {
+	over := types.Resources{MilliCPU: 200, Memory: 512 * types.MiB, Pods: 1}
+	return []types.InstanceType{
+		{Name: "sim-2c4g", Family: "sim", MilliCPU: 2000, Memory: 4 * types.GiB, MaxPods: 110, HourlyPrice: 0.02, Overhead: over},
+		{Name: "sim-4c8g", Family: "sim", MilliCPU: 4000, Memory: 8 * types.GiB, MaxPods: 110, HourlyPrice: 0.04, Overhead: over},
+	}
 }

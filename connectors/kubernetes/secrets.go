@@ -9,6 +9,7 @@ import (
 	k8s "k8s.io/client-go/kubernetes"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 // NewSecretReader reads secret: credential references inside an activity.
@@ -23,7 +24,7 @@ type secretReader struct{ client k8s.Interface }
 func (r secretReader) ReadSecret(ctx context.Context, namespace, name, key string) ([]byte, error) {
 	op := fmt.Sprintf("read secret %s/%s key %s", namespace, name, key)
 	if namespace == "" || name == "" || key == "" {
-		return nil, connectors.NewError(connectors.Permanent, providerName, op, errors.New("namespace, name and key must all be set"))
+		return nil, errclass.New(errclass.Permanent, providerName, op, errors.New("namespace, name and key must all be set"))
 	}
 	secret, err := r.client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -31,7 +32,7 @@ func (r secretReader) ReadSecret(ctx context.Context, namespace, name, key strin
 	}
 	value, ok := secret.Data[key]
 	if !ok {
-		return nil, connectors.NewError(connectors.NotFound, providerName, op, errors.New("the secret has no such key"))
+		return nil, errclass.New(errclass.NotFound, providerName, op, errors.New("the secret has no such key"))
 	}
 	return value, nil
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 func TestSecretReaderResolvesCredentialReferences(t *testing.T) {
@@ -26,13 +27,13 @@ func TestSecretReaderResolvesCredentialReferences(t *testing.T) {
 	assert.Equal(t, "dop_v1_s3cret", token)
 
 	_, err = reader.ReadSecret(ctx, "visor", "do", "missing")
-	assert.True(t, connectors.IsNotFound(err))
+	assert.True(t, errclass.IsNotFound(err))
 	assert.Contains(t, err.Error(), "visor/do key missing")
 	assert.NotContains(t, err.Error(), "s3cret")
 
 	_, err = reader.ReadSecret(ctx, "visor", "absent", "token")
-	assert.True(t, connectors.IsNotFound(err))
+	assert.True(t, errclass.IsNotFound(err))
 
 	_, err = reader.ReadSecret(ctx, "visor", "", "token")
-	assert.True(t, connectors.IsPermanent(err))
+	assert.True(t, errclass.IsPermanent(err))
 }

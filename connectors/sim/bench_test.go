@@ -26,7 +26,7 @@ func demoFleet(b *testing.B, statePath string) (*Fleet, *fakeClock) {
 		if err := f.AddDemand(pool, Steady(20, smallPod)); err != nil {
 			b.Fatal(err)
 		}
-		spec := connectors.NodeGroupSpec{Pool: pool, Size: "sim-large", TargetSize: 2}
+		spec := connectors.NodeGroupSpec{Pool: pool, Size: "sim-8c16g", TargetSize: 2}
 		if _, err := f.CreateNodeGroup(context.Background(), spec, connectors.IdempotencyKey(pool.WorkflowID())); err != nil {
 			b.Fatal(err)
 		}

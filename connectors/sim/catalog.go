@@ -2,23 +2,33 @@ package sim
 
 import "github.com/hanzoai/visor-fleet/types"
 
+// simOverhead is flat so that simulated scenarios are easy to work out by
+// hand: every sim node gives pods its size less 200m CPU, 512 MiB and one
+// pod slot.
+var simOverhead = types.Resources{MilliCPU: 200, Memory: 512 * types.MiB, Pods: 1}
+
 // DefaultCatalog is the sim's small catalog, used when Config.Catalog is
-// empty. Sizes double in CPU and memory so bin-packing has a real choice;
-// the overhead mimics kubelet and system reservations growing with size.
+// empty: cheap, so demos and scenario tests show costs without looking like
+// a cloud bill, and sizes doubling in CPU and memory so bin-packing has a
+// real choice. It is the one sim catalog: `visor dev`, the sim kind of a
+// clusters file, chaos, score and the tests all use it.
 func DefaultCatalog() []types.InstanceType {
-	size := func(name string, milliCPU, memGiB, maxPods int64, price float64, overhead types.Resources) types.InstanceType {
+	size := func(name, family string, vCPU, memGiB, gpus int64, gpuModel string, hourly float64) types.InstanceType {
 		return types.InstanceType{
-			Name: name, Family: "sim", MilliCPU: milliCPU, Memory: memGiB * types.GiB,
-			MaxPods: maxPods, HourlyPrice: price, PriceDate: "simulated", Overhead: overhead,
+			Name: name, Family: family, MilliCPU: vCPU * 1000, Memory: memGiB * types.GiB,
+			GPUs: gpus, GPUModel: gpuModel, MaxPods: 110,
+			HourlyPrice: hourly, PriceDate: priceDate, Overhead: simOverhead,
 		}
 	}
-	gpu := size("sim-gpu", 8000, 32, 110, 0.90, types.Resources{MilliCPU: 300, Memory: 1536 * types.MiB})
-	gpu.Family, gpu.GPUs, gpu.GPUModel = "sim-gpu", 1, "sim-t4"
 	return []types.InstanceType{
-		size("sim-small", 2000, 4, 30, 0.05, types.Resources{MilliCPU: 200, Memory: 640 * types.MiB}),
-		size("sim-medium", 4000, 8, 60, 0.10, types.Resources{MilliCPU: 250, Memory: 1024 * types.MiB}),
-		size("sim-large", 8000, 16, 110, 0.20, types.Resources{MilliCPU: 300, Memory: 1536 * types.MiB}),
-		size("sim-xlarge", 16000, 32, 110, 0.40, types.Resources{MilliCPU: 400, Memory: 2048 * types.MiB}),
-		gpu,
+		size("sim-2c4g", "sim", 2, 4, 0, "", 0.02),
+		size("sim-4c8g", "sim", 4, 8, 0, "", 0.04),
+		size("sim-8c16g", "sim", 8, 16, 0, "", 0.08),
+		size("sim-16c64g", "sim", 16, 64, 0, "", 0.20),
+		size("sim-gpu-8c32g-1xa10", "sim-gpu", 8, 32, 1, "A10", 0.60),
 	}
 }
+
+// priceDate dates the sim's made-up prices like the cloud catalogs' list
+// prices, so a plan reads the same on either.
+const priceDate = "2026-11"

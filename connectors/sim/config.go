@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/hanzoai/visor-fleet/types"
@@ -36,9 +35,9 @@ type Config struct {
 // FaultConfig injects provider failures, drawn from a generator seeded by
 // Config.Seed so a test sees the same sequence every run.
 type FaultConfig struct {
-	// RetryableRate is the share of calls failing with connectors.Retryable.
+	// RetryableRate is the share of calls failing with errclass.Retryable.
 	RetryableRate float64 `json:"retryableRate,omitempty"`
-	// RateLimitRate is the share of calls failing with connectors.RateLimited.
+	// RateLimitRate is the share of calls failing with errclass.RateLimited.
 	RateLimitRate float64 `json:"rateLimitRate,omitempty"`
 	// RetryAfter is the hint rate-limited errors carry; default 1s.
 	RetryAfter time.Duration `json:"retryAfter,omitempty"`
@@ -137,66 +136,14 @@ func (f FaultConfig) validate(sizes map[string]bool) error {
 	return errors.Join(errs...)
 }
 
-// FieldProblem is one bad fault setting: the field as spelt (Go or JSON
-// name) and what is wrong with it.
-type FieldProblem struct{ Field, Message string }
-
-// problems checks every setting, naming fields by their JSON names when
-// jsonNames is set (spec files), by their Go names otherwise. A nil sizes
-// map skips the catalog check (the catalog is not known yet).
-func (f FaultConfig) problems(sizes map[string]bool, jsonNames bool) []FieldProblem {
-	name := func(goName string) string {
-		if jsonNames {
-			return strings.ToLower(goName[:1]) + goName[1:]
-		}
-		return goName
+// problems checks every setting with the spec's rules, naming fields by
+// their JSON names when jsonNames is set (spec files), by their Go names
+// otherwise. A nil sizes map skips the catalog check (the catalog is not
+// known yet).
+func (f FaultConfig) problems(sizes map[string]bool, jsonNames bool) []types.FieldProblem {
+	name := func(goName string) string { return goName }
+	if jsonNames {
+		name = types.JSONFieldName
 	}
-	var out []FieldProblem
-	add := func(goName, format string, args ...any) {
-		out = append(out, FieldProblem{Field: name(goName), Message: fmt.Sprintf(format, args...)})
-	}
-	for _, r := range []struct {
-		field string
-		v     float64
-	}{
-		{"RetryableRate", f.RetryableRate},
-		{"RateLimitRate", f.RateLimitRate},
-		{"CreateSucceedsButErrorsRate", f.CreateSucceedsButErrorsRate},
-		{"NeverJoinsRate", f.NeverJoinsRate},
-		{"GoesNotReadyRate", f.GoesNotReadyRate},
-		{"TerminatedRate", f.TerminatedRate},
-		{"LeakRate", f.LeakRate},
-	} {
-		if r.v < 0 || r.v > 1 {
-			add(r.field, "must be within [0, 1], got %v", r.v)
-		}
-	}
-	if sum := f.RetryableRate + f.RateLimitRate; sum > 1 {
-		add("RetryableRate", "%s + %s must not exceed 1, got %v", name("RetryableRate"), name("RateLimitRate"), sum)
-	}
-	if sum := f.NeverJoinsRate + f.GoesNotReadyRate + f.TerminatedRate; sum > 1 {
-		add("NeverJoinsRate", "%s + %s + %s must not exceed 1 (one fate per machine), got %v",
-			name("NeverJoinsRate"), name("GoesNotReadyRate"), name("TerminatedRate"), sum)
-	}
-	for _, d := range []struct {
-		field string
-		v     time.Duration
-	}{
-		{"RetryAfter", f.RetryAfter},
-		{"FaultAfter", f.FaultAfter},
-		{"CallLatency", f.CallLatency},
-		{"CallLatencyJitter", f.CallLatencyJitter},
-	} {
-		if d.v < 0 {
-			add(d.field, "must not be negative, got %s", d.v)
-		}
-	}
-	if sizes != nil {
-		for _, sz := range f.InsufficientCapacitySizes {
-			if !sizes[sz] {
-				add("InsufficientCapacitySizes", "%q is not in the catalog", sz)
-			}
-		}
-	}
-	return out
+	return f.spec().Check(sizes, name)
 }

@@ -101,7 +101,7 @@ func TestDemandCreatesLabelledReplicatedPodsFollowingTheProfile(t *testing.T) {
 }
 
 func TestDemandShrinksUnscheduledPodsFirstAndReplacesDeletedOnes(t *testing.T) {
-	f, clock, pool, _ := newLoadedFleet(t, "sim-small", 1, 5)
+	f, clock, pool, _ := newLoadedFleet(t, "sim-2c4g", 1, 5)
 	ctx := context.Background()
 	bound, pending := countBound(workloadPods(t, f, pool))
 	require.Equal(t, []int{3, 2}, []int{bound, pending})

@@ -4,25 +4,8 @@ import (
 	"github.com/hanzoai/visor-fleet/types"
 )
 
-// FaultSpec is FaultConfig as a spec file or a worker's clusters file
-// writes it: JSON names, durations as "2s". The zero value injects nothing.
-type FaultSpec struct {
-	RetryableRate               float64        `json:"retryableRate,omitempty"`
-	RateLimitRate               float64        `json:"rateLimitRate,omitempty"`
-	RetryAfter                  types.Duration `json:"retryAfter,omitempty"`
-	InsufficientCapacitySizes   []string       `json:"insufficientCapacitySizes,omitempty"`
-	CreateSucceedsButErrorsRate float64        `json:"createSucceedsButErrorsRate,omitempty"`
-	NeverJoinsRate              float64        `json:"neverJoinsRate,omitempty"`
-	GoesNotReadyRate            float64        `json:"goesNotReadyRate,omitempty"`
-	TerminatedRate              float64        `json:"terminatedRate,omitempty"`
-	FaultAfter                  types.Duration `json:"faultAfter,omitempty"`
-	LeakRate                    float64        `json:"leakRate,omitempty"`
-	CallLatency                 types.Duration `json:"callLatency,omitempty"`
-	CallLatencyJitter           types.Duration `json:"callLatencyJitter,omitempty"`
-}
-
-// Config is the spec as the fleet takes it.
-func (s FaultSpec) Config() FaultConfig {
+// FaultsFromSpec is a spec file's faults section as the fleet takes it.
+func FaultsFromSpec(s types.FaultSpec) FaultConfig {
 	return FaultConfig{
 		RetryableRate:               s.RetryableRate,
 		RateLimitRate:               s.RateLimitRate,
@@ -39,9 +22,21 @@ func (s FaultSpec) Config() FaultConfig {
 	}
 }
 
-// Problems checks the spec before any fleet exists, naming each bad field
-// as the file spells it ("leakRate"). Sizes are checked against the
-// catalog later, when the fleet is built.
-func (s FaultSpec) Problems() []FieldProblem {
-	return s.Config().problems(nil, true)
+// spec is the configuration as a spec file writes it, so both are checked
+// by the one set of rules (types.FaultSpec.Check).
+func (f FaultConfig) spec() types.FaultSpec {
+	return types.FaultSpec{
+		RetryableRate:               f.RetryableRate,
+		RateLimitRate:               f.RateLimitRate,
+		RetryAfter:                  types.Duration(f.RetryAfter),
+		InsufficientCapacitySizes:   f.InsufficientCapacitySizes,
+		CreateSucceedsButErrorsRate: f.CreateSucceedsButErrorsRate,
+		NeverJoinsRate:              f.NeverJoinsRate,
+		GoesNotReadyRate:            f.GoesNotReadyRate,
+		TerminatedRate:              f.TerminatedRate,
+		FaultAfter:                  types.Duration(f.FaultAfter),
+		LeakRate:                    f.LeakRate,
+		CallLatency:                 types.Duration(f.CallLatency),
+		CallLatencyJitter:           types.Duration(f.CallLatencyJitter),
+	}
 }

@@ -12,30 +12,31 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 // lostAnswer counts, among errors seen, the applied-then-failed ones.
-const lostAnswer connectors.ErrorClass = "lost answer"
+const lostAnswer errclass.Class = "lost answer"
 
 // retryUntilOK calls op with the same arguments (and so the same key)
 // until it succeeds, as an activity's retry policy would, and returns the
 // error classes it met on the way.
-func retryUntilOK(t *testing.T, op func() error) map[connectors.ErrorClass]int {
+func retryUntilOK(t *testing.T, op func() error) map[errclass.Class]int {
 	t.Helper()
-	seen := map[connectors.ErrorClass]int{}
+	seen := map[errclass.Class]int{}
 	for range 200 {
 		err := op()
 		if err == nil {
 			return seen
 		}
-		var e *connectors.Error
-		require.ErrorAs(t, err, &e, "every sim error is a *connectors.Error")
-		require.False(t, connectors.IsPermanent(err), "unexpected permanent error: %v", err)
+		var e *errclass.Error
+		require.ErrorAs(t, err, &e, "every sim error is a *errclass.Error")
+		require.False(t, errclass.IsPermanent(err), "unexpected permanent error: %v", err)
 		seen[e.Class]++
 		if strings.Contains(err.Error(), "answer was lost") {
 			seen[lostAnswer]++
 		}
-		if e.Class == connectors.RateLimited {
+		if e.Class == errclass.RateLimited {
 			assert.Equal(t, 3*time.Second, e.RetryAfter, "rate limits carry the configured retry-after")
 		}
 	}
@@ -47,10 +48,10 @@ func TestRetriesUnderEachFaultNeverDoubleProvision(t *testing.T) {
 	cases := []struct {
 		name   string
 		faults FaultConfig
-		class  connectors.ErrorClass
+		class  errclass.Class
 	}{
-		{"retryable", FaultConfig{RetryableRate: 0.6}, connectors.Retryable},
-		{"rate limited", FaultConfig{RateLimitRate: 0.6, RetryAfter: 3 * time.Second}, connectors.RateLimited},
+		{"retryable", FaultConfig{RetryableRate: 0.6}, errclass.Retryable},
+		{"rate limited", FaultConfig{RateLimitRate: 0.6, RetryAfter: 3 * time.Second}, errclass.RateLimited},
 		{"succeeds but errors", FaultConfig{CreateSucceedsButErrorsRate: 0.7}, lostAnswer},
 		{"all at once", FaultConfig{RetryableRate: 0.25, RateLimitRate: 0.25, RetryAfter: 3 * time.Second, CreateSucceedsButErrorsRate: 0.5}, lostAnswer},
 	}
@@ -60,10 +61,10 @@ func TestRetriesUnderEachFaultNeverDoubleProvision(t *testing.T) {
 			f, _ := newTestFleet(t, func(cfg *Config) { cfg.Faults = c.faults; cfg.Seed = 42 })
 			ctx := context.Background()
 			// Per operation, the fault classes met across all pools.
-			met := map[string]map[connectors.ErrorClass]int{}
-			tally := func(op string, seen map[connectors.ErrorClass]int) {
+			met := map[string]map[errclass.Class]int{}
+			tally := func(op string, seen map[errclass.Class]int) {
 				if met[op] == nil {
-					met[op] = map[connectors.ErrorClass]int{}
+					met[op] = map[errclass.Class]int{}
 				}
 				for class, n := range seen {
 					met[op][class] += n
@@ -71,7 +72,7 @@ func TestRetriesUnderEachFaultNeverDoubleProvision(t *testing.T) {
 			}
 			for i := range pools {
 				pool := testPool(fmt.Sprintf("svc%d", i))
-				spec := connectors.NodeGroupSpec{Pool: pool, Size: "sim-small", TargetSize: 3}
+				spec := connectors.NodeGroupSpec{Pool: pool, Size: "sim-2c4g", TargetSize: 3}
 				key := func(seq int) connectors.IdempotencyKey {
 					return connectors.IdempotencyKey(fmt.Sprintf("%s#%d", pool.WorkflowID(), seq))
 				}
@@ -107,9 +108,9 @@ func TestRetriesUnderEachFaultNeverDoubleProvision(t *testing.T) {
 func TestLostAnswerLeavesTheChangeApplied(t *testing.T) {
 	f, _ := newTestFleet(t, func(cfg *Config) { cfg.Faults = FaultConfig{CreateSucceedsButErrorsRate: 1} })
 	ctx := context.Background()
-	_, err := f.CreateNodeGroup(ctx, connectors.NodeGroupSpec{Pool: testPool("web"), Size: "sim-small", TargetSize: 2}, "k1")
+	_, err := f.CreateNodeGroup(ctx, connectors.NodeGroupSpec{Pool: testPool("web"), Size: "sim-2c4g", TargetSize: 2}, "k1")
 	require.Error(t, err)
-	assert.Equal(t, connectors.Retryable, connectors.ClassOf(err))
+	assert.Equal(t, errclass.Retryable, errclass.Of(err))
 	assert.Len(t, listNodes(t, f), 2, "the create took effect although it answered an error")
 }
 
@@ -120,7 +121,7 @@ func TestLostAnswerThenCrashRetryFindsTheGroup(t *testing.T) {
 		cfg.Faults = FaultConfig{CreateSucceedsButErrorsRate: 1}
 	})
 	ctx := context.Background()
-	spec := connectors.NodeGroupSpec{Pool: testPool("web"), Size: "sim-small", TargetSize: 2}
+	spec := connectors.NodeGroupSpec{Pool: testPool("web"), Size: "sim-2c4g", TargetSize: 2}
 	_, err := f.CreateNodeGroup(ctx, spec, "k1")
 	require.Error(t, err)
 
@@ -137,29 +138,29 @@ func TestLostAnswerThenCrashRetryFindsTheGroup(t *testing.T) {
 
 func TestInsufficientCapacityLaunchesNothingAndSizingCanFallBack(t *testing.T) {
 	f, _ := newTestFleet(t, func(cfg *Config) {
-		cfg.Faults = FaultConfig{InsufficientCapacitySizes: []string{"sim-large"}}
+		cfg.Faults = FaultConfig{InsufficientCapacitySizes: []string{"sim-8c16g"}}
 	})
 	ctx := context.Background()
 	pool := testPool("web")
 	for range 3 { // retrying the same size keeps failing the same way
-		_, err := f.CreateNodeGroup(ctx, connectors.NodeGroupSpec{Pool: pool, Size: "sim-large", TargetSize: 2}, "k1")
+		_, err := f.CreateNodeGroup(ctx, connectors.NodeGroupSpec{Pool: pool, Size: "sim-8c16g", TargetSize: 2}, "k1")
 		require.Error(t, err)
-		assert.True(t, connectors.IsInsufficientCapacity(err))
-		assert.Contains(t, err.Error(), "sim-large")
+		assert.True(t, errclass.IsInsufficientCapacity(err))
+		assert.Contains(t, err.Error(), "sim-8c16g")
 	}
 	assert.Empty(t, listNodes(t, f))
 	groups, _ := f.NodeGroups(ctx, pool)
 	assert.Empty(t, groups)
 
-	g := createGroup(t, f, pool, "sim-medium", 2, "k2") // the next size
+	g := createGroup(t, f, pool, "sim-4c8g", 2, "k2") // the next size
 	groups, _ = f.NodeGroups(ctx, pool)
 	assert.Len(t, groups, 1)
 	assert.Len(t, listNodes(t, f), 2)
 
 	// The size runs out later: raising fails and launches nothing, lowering works.
-	require.NoError(t, f.SetFaults(FaultConfig{InsufficientCapacitySizes: []string{"sim-medium"}}))
+	require.NoError(t, f.SetFaults(FaultConfig{InsufficientCapacitySizes: []string{"sim-4c8g"}}))
 	err := f.SetTargetSize(ctx, g.ID, 4, "k3")
-	assert.True(t, connectors.IsInsufficientCapacity(err))
+	assert.True(t, errclass.IsInsufficientCapacity(err))
 	assert.Len(t, listNodes(t, f), 2)
 	require.NoError(t, f.SetTargetSize(ctx, g.ID, 1, "k4"))
 	assert.Len(t, listNodes(t, f), 1)
@@ -170,27 +171,27 @@ func TestInsufficientCapacityLaunchesNothingAndSizingCanFallBack(t *testing.T) {
 }
 
 func TestFaultsAreDeterministicForASeed(t *testing.T) {
-	classes := func() []connectors.ErrorClass {
+	classes := func() []errclass.Class {
 		f, _ := newTestFleet(t, func(cfg *Config) {
 			cfg.Seed = 7
 			cfg.Faults = FaultConfig{RetryableRate: 0.3, RateLimitRate: 0.3}
 		})
-		var out []connectors.ErrorClass
+		var out []errclass.Class
 		for range 20 {
 			_, err := f.Catalog(context.Background())
 			if err == nil {
 				out = append(out, "ok")
 			} else {
-				out = append(out, connectors.ClassOf(err))
+				out = append(out, errclass.Of(err))
 			}
 		}
 		return out
 	}
 	a, b := classes(), classes()
 	assert.Equal(t, a, b)
-	assert.Contains(t, a, connectors.Retryable)
-	assert.Contains(t, a, connectors.RateLimited)
-	assert.Contains(t, a, connectors.ErrorClass("ok"))
+	assert.Contains(t, a, errclass.Retryable)
+	assert.Contains(t, a, errclass.RateLimited)
+	assert.Contains(t, a, errclass.Class("ok"))
 }
 
 func TestInvalidFaultConfigIsRefused(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -132,5 +133,5 @@ func (f *Fleet) checkPool(pool types.PoolKey) error {
 func (f *Fleet) touch() { f.writes.Add(1) }
 
 func (f *Fleet) permanent(op string, err error) error {
-	return connectors.NewError(connectors.Permanent, f.cfg.Provider, op, err)
+	return errclass.New(errclass.Permanent, f.cfg.Provider, op, err)
 }

@@ -24,7 +24,7 @@ func TestObserverSeesPendingDemandAndNodeRequests(t *testing.T) {
 	pool := testPool("web")
 	require.NoError(t, f.AddDemand(pool, Steady(5, smallPod)))
 	step(t, f, clock.Now())
-	createGroup(t, f, pool, "sim-small", 1, "k1")
+	createGroup(t, f, pool, "sim-2c4g", 1, "k1")
 	step(t, f, clock.Advance(45*time.Second))
 
 	obs, err := kubernetes.NewObserver(f.Clientset(), kubernetes.Config{Cluster: testCluster, Provider: "sim", Now: clock.Now}).
@@ -47,7 +47,7 @@ func TestObserverSeesPendingDemandAndNodeRequests(t *testing.T) {
 }
 
 func TestDrainThenDeleteNodesMovesTheWorkload(t *testing.T) {
-	f, clock, pool, g := newLoadedFleet(t, "sim-medium", 2, 4)
+	f, clock, pool, g := newLoadedFleet(t, "sim-4c8g", 2, 4)
 	ctx := context.Background()
 	victim := g.Instances[0].Name
 	onVictim := podsOn(t, f, pool, victim)
@@ -77,7 +77,7 @@ func TestDrainHonoursDisruptionBudgetsAsReplacementsBecomeHealthy(t *testing.T) 
 	defer cancel()
 	pool := testPool("web")
 	require.NoError(t, f.AddDemand(pool, Steady(4, smallPod)))
-	g := createGroup(t, f, pool, "sim-small", 2, "k1")
+	g := createGroup(t, f, pool, "sim-2c4g", 2, "k1")
 	require.NoError(t, f.Step(time.Now()))
 	victim := g.Instances[0].Name
 	onVictim := podsOn(t, f, pool, victim)

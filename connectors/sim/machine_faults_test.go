@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 func nodeByName(t *testing.T, f *Fleet, name string) *corev1.Node {
@@ -34,7 +35,7 @@ func onlyGroup(t *testing.T, f *Fleet) connectors.NodeGroup {
 func TestNeverJoinsMachineRunsButItsNodeNeverRegisters(t *testing.T) {
 	f, clock := newTestFleet(t, func(cfg *Config) { cfg.ProvisionDelay = time.Minute })
 	require.NoError(t, f.ForceFault(NeverJoins, 1))
-	g := createGroup(t, f, testPool("web"), "sim-small", 2, "k1")
+	g := createGroup(t, f, testPool("web"), "sim-2c4g", 2, "k1")
 	lost := g.Instances[0]
 	for range 5 {
 		step(t, f, clock.Advance(time.Minute))
@@ -59,7 +60,7 @@ func TestGoesNotReadyNodeStaysNotReadyWhileItsMachineRuns(t *testing.T) {
 		cfg.Faults.FaultAfter = 2 * time.Minute
 	})
 	require.NoError(t, f.ForceFault(GoesNotReady, 1))
-	g := createGroup(t, f, testPool("web"), "sim-small", 1, "k1")
+	g := createGroup(t, f, testPool("web"), "sim-2c4g", 1, "k1")
 	name := g.Instances[0].Name
 	step(t, f, clock.Now())
 	require.True(t, nodeReady(nodeByName(t, f, name)), "it turns Ready first")
@@ -80,7 +81,7 @@ func TestGoesNotReadyNodeStaysNotReadyWhileItsMachineRuns(t *testing.T) {
 func TestTerminatedOutOfBandMachineIsReplacedByItsGroup(t *testing.T) {
 	f, clock := newTestFleet(t, nil)
 	require.NoError(t, f.ForceFault(TerminatedOutOfBand, 1))
-	g := createGroup(t, f, testPool("web"), "sim-small", 2, "k1")
+	g := createGroup(t, f, testPool("web"), "sim-2c4g", 2, "k1")
 	doomed := g.Instances[0]
 	step(t, f, clock.Now())                // both boot
 	step(t, f, clock.Advance(time.Second)) // FaultAfter 0: the doomed one vanishes
@@ -109,7 +110,7 @@ func TestLeakedMachineIsInNoGroupAndCollectable(t *testing.T) {
 	ctx := context.Background()
 	pool := testPool("web")
 	require.NoError(t, f.ForceFault(Leaked, 1))
-	g := createGroup(t, f, pool, "sim-small", 2, "k1")
+	g := createGroup(t, f, pool, "sim-2c4g", 2, "k1")
 	step(t, f, clock.Now())
 
 	leaks, err := f.LeakedInstances(ctx, pool)
@@ -132,7 +133,7 @@ func TestLeakedMachineIsInNoGroupAndCollectable(t *testing.T) {
 	assert.Equal(t, pool, inv.Groups[0].Pool)
 	require.Len(t, inv.Leaked, 1)
 	assert.Equal(t, pool, inv.Leaked[0].Pool)
-	assert.Equal(t, "sim-small", inv.Leaked[0].Size)
+	assert.Equal(t, "sim-2c4g", inv.Leaked[0].Size)
 	leaks, err = f.LeakedInstances(ctx, pool)
 	require.NoError(t, err)
 	require.Len(t, leaks, 1)
@@ -140,7 +141,7 @@ func TestLeakedMachineIsInNoGroupAndCollectable(t *testing.T) {
 	// A group member is refused and nothing changes.
 	err = f.DeleteInstances(ctx, pool, []string{leaks[0].ID, g.Instances[0].ID}, "gc-1")
 	require.Error(t, err)
-	assert.True(t, connectors.IsPermanent(err))
+	assert.True(t, errclass.IsPermanent(err))
 	assert.Equal(t, 1, f.LeakedMachines())
 
 	require.NoError(t, f.DeleteInstances(ctx, pool, []string{leaks[0].ID}, "gc-2"))
@@ -154,7 +155,7 @@ func TestMachineFaultRatesAreSeededAndRoughlyAsConfigured(t *testing.T) {
 	faults := FaultConfig{NeverJoinsRate: 0.2, GoesNotReadyRate: 0.2, TerminatedRate: 0.1, LeakRate: 0.1}
 	fates := func() (map[MachineFault]int, int) {
 		f, _ := newTestFleet(t, func(cfg *Config) { cfg.Faults = faults; cfg.Seed = 9 })
-		createGroup(t, f, testPool("web"), "sim-small", 200, "k1")
+		createGroup(t, f, testPool("web"), "sim-2c4g", 200, "k1")
 		seen := map[MachineFault]int{}
 		for _, g := range f.st.Groups {
 			for _, m := range g.Machines {
@@ -180,8 +181,8 @@ func TestDeleteNodeGroupTerminatesEverythingAndARepeatIsSuccess(t *testing.T) {
 	ctx := context.Background()
 	pool := testPool("web")
 	require.NoError(t, f.SetFaults(FaultConfig{}))
-	g := createGroup(t, f, pool, "sim-small", 3, "k1")
-	keep := createGroup(t, f, testPool("api"), "sim-small", 1, "k2")
+	g := createGroup(t, f, pool, "sim-2c4g", 3, "k1")
+	keep := createGroup(t, f, testPool("api"), "sim-2c4g", 1, "k2")
 	step(t, f, clock.Now())
 	require.NoError(t, f.SetFaults(FaultConfig{CreateSucceedsButErrorsRate: 1}))
 
@@ -195,12 +196,12 @@ func TestDeleteNodeGroupTerminatesEverythingAndARepeatIsSuccess(t *testing.T) {
 	require.NoError(t, f.DeleteNodeGroup(ctx, g.ID, "dereg/"+connectors.IdempotencyKey(g.ID)), "the retry is success")
 	step(t, f, clock.Advance(time.Second))
 	assert.Len(t, listNodes(t, f), 1, "nothing comes back")
-	assert.True(t, connectors.IsPermanent(f.DeleteNodeGroup(ctx, g.ID, "")), "a key is required")
+	assert.True(t, errclass.IsPermanent(f.DeleteNodeGroup(ctx, g.ID, "")), "a key is required")
 }
 
 func TestDeleteNodesByIDAndNameOfOneMachineDeletesOne(t *testing.T) {
 	f, _ := newTestFleet(t, nil)
-	g := createGroup(t, f, testPool("web"), "sim-small", 3, "k1")
+	g := createGroup(t, f, testPool("web"), "sim-2c4g", 3, "k1")
 	m := g.Instances[1]
 	require.NoError(t, f.DeleteNodes(context.Background(), g.ID, []string{m.ID, m.Name}, "d1"))
 	after := onlyGroup(t, f)
@@ -233,7 +234,7 @@ func TestChangeAppliedBeforeTheLatencyAfterItSurvivesACrash(t *testing.T) {
 	})
 	done := make(chan error, 1)
 	go func() {
-		_, err := f.CreateNodeGroup(context.Background(), connectors.NodeGroupSpec{Pool: testPool("web"), Size: "sim-small", TargetSize: 2}, "k1")
+		_, err := f.CreateNodeGroup(context.Background(), connectors.NodeGroupSpec{Pool: testPool("web"), Size: "sim-2c4g", TargetSize: 2}, "k1")
 		done <- err
 	}()
 	// The worker dies while the answer is on its way: read what is on disk.
@@ -274,7 +275,7 @@ func TestNewFaultSettingsAreValidatedByName(t *testing.T) {
 
 func TestGroupDeletedOutOfBandIsGoneWithItsNodes(t *testing.T) {
 	f, clock := newTestFleet(t, nil)
-	g := createGroup(t, f, testPool("web"), "sim-small", 2, "k1")
+	g := createGroup(t, f, testPool("web"), "sim-2c4g", 2, "k1")
 	step(t, f, clock.Now())
 	require.NoError(t, f.DeleteGroupOutOfBand(g.ID))
 	step(t, f, clock.Advance(time.Second))
@@ -285,5 +286,5 @@ func TestGroupDeletedOutOfBandIsGoneWithItsNodes(t *testing.T) {
 	assert.Empty(t, f.Inventory().Groups)
 	require.Error(t, f.DeleteGroupOutOfBand(g.ID))
 	err = f.SetTargetSize(context.Background(), g.ID, 1, "k2")
-	assert.True(t, connectors.IsNotFound(err), "acting on the vanished group is NotFound: %v", err)
+	assert.True(t, errclass.IsNotFound(err), "acting on the vanished group is NotFound: %v", err)
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -58,7 +59,7 @@ func (f *Fleet) CreateNodeGroup(ctx context.Context, spec connectors.NodeGroupSp
 		if g := f.st.Groups[prev.GroupID]; g != nil {
 			return g.view(), nil
 		}
-		return connectors.NodeGroup{}, connectors.NewError(connectors.NotFound, f.cfg.Provider, op,
+		return connectors.NodeGroup{}, errclass.New(errclass.NotFound, f.cfg.Provider, op,
 			fmt.Errorf("group %s created under key %q no longer exists", prev.GroupID, key))
 	}
 	if spec.TargetSize > 0 {
@@ -100,7 +101,7 @@ func (f *Fleet) SetTargetSize(ctx context.Context, groupID string, target int, k
 	}
 	g := f.st.Groups[groupID]
 	if g == nil {
-		return connectors.NewError(connectors.NotFound, f.cfg.Provider, op, fmt.Errorf("node group %q does not exist", groupID))
+		return errclass.New(errclass.NotFound, f.cfg.Provider, op, fmt.Errorf("node group %q does not exist", groupID))
 	}
 	request := fmt.Sprintf("%s target=%d", groupID, target)
 	if _, done, err := f.applied(op, key, request); done || err != nil {
@@ -136,7 +137,7 @@ func (f *Fleet) DeleteNodes(ctx context.Context, groupID string, nodeNames []str
 	}
 	g := f.st.Groups[groupID]
 	if g == nil {
-		return connectors.NewError(connectors.NotFound, f.cfg.Provider, op, fmt.Errorf("node group %q does not exist", groupID))
+		return errclass.New(errclass.NotFound, f.cfg.Provider, op, fmt.Errorf("node group %q does not exist", groupID))
 	}
 	request := groupID + " nodes=" + strings.Join(names, ",")
 	if _, done, err := f.applied(op, key, request); done || err != nil {
@@ -192,7 +193,7 @@ func (f *Fleet) DeleteNodeGroup(ctx context.Context, groupID string, key connect
 // failure to persist is Retryable: the retry finds the key and saves again.
 func (f *Fleet) finish(ctx context.Context, op string, applyErr error) error {
 	if err := errors.Join(applyErr, f.saveLocked(ctx)); err != nil {
-		return connectors.NewError(connectors.Retryable, f.cfg.Provider, op, err)
+		return errclass.New(errclass.Retryable, f.cfg.Provider, op, err)
 	}
 	return f.lostAnswer(op)
 }

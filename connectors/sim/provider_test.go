@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/connectors/kubernetes"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -17,10 +18,10 @@ import (
 func TestCreateNodeGroupRegistersLabelledNodesWithCatalogAllocatable(t *testing.T) {
 	f, _ := newTestFleet(t, nil)
 	pool := testPool("web")
-	g := createGroup(t, f, pool, "sim-medium", 2, "k1")
+	g := createGroup(t, f, pool, "sim-4c8g", 2, "k1")
 
 	assert.Equal(t, 2, g.TargetSize)
-	assert.Equal(t, "sim-medium", g.Size)
+	assert.Equal(t, "sim-4c8g", g.Size)
 	assert.Equal(t, pool.NodePoolLabel(), g.Labels[types.LabelPool])
 	assert.Equal(t, "web", g.Labels[types.LabelService])
 	require.Len(t, g.Instances, 2)
@@ -30,7 +31,7 @@ func TestCreateNodeGroupRegistersLabelledNodesWithCatalogAllocatable(t *testing.
 
 	var medium types.InstanceType
 	for _, it := range DefaultCatalog() {
-		if it.Name == "sim-medium" {
+		if it.Name == "sim-4c8g" {
 			medium = it
 		}
 	}
@@ -38,7 +39,7 @@ func TestCreateNodeGroupRegistersLabelledNodesWithCatalogAllocatable(t *testing.
 	require.Len(t, nodes, 2)
 	for _, n := range nodes {
 		assert.Equal(t, pool.NodePoolLabel(), n.Labels[types.LabelPool])
-		assert.Equal(t, "sim-medium", n.Labels[corev1.LabelInstanceTypeStable])
+		assert.Equal(t, "sim-4c8g", n.Labels[corev1.LabelInstanceTypeStable])
 		assert.Equal(t, "acme", n.Labels[types.LabelOrg])
 		assert.False(t, nodeReady(&n), "a new node is NotReady until it boots")
 		alloc := medium.Allocatable()
@@ -60,7 +61,7 @@ func TestCreateNodeGroupRegistersLabelledNodesWithCatalogAllocatable(t *testing.
 
 func TestGPUSizeAdvertisesGPUs(t *testing.T) {
 	f, _ := newTestFleet(t, nil)
-	createGroup(t, f, testPool("ml"), "sim-gpu", 1, "k1")
+	createGroup(t, f, testPool("ml"), "sim-gpu-8c32g-1xa10", 1, "k1")
 	n := listNodes(t, f)[0]
 	q := n.Status.Allocatable[kubernetes.ResourceGPU]
 	assert.Equal(t, int64(1), q.Value())
@@ -68,14 +69,14 @@ func TestGPUSizeAdvertisesGPUs(t *testing.T) {
 
 func TestCreateNodeGroupSameKeyReturnsSameGroup(t *testing.T) {
 	f, _ := newTestFleet(t, nil)
-	a := createGroup(t, f, testPool("web"), "sim-small", 3, "same")
-	b := createGroup(t, f, testPool("web"), "sim-small", 3, "same")
+	a := createGroup(t, f, testPool("web"), "sim-2c4g", 3, "same")
+	b := createGroup(t, f, testPool("web"), "sim-2c4g", 3, "same")
 	assert.Equal(t, a.ID, b.ID)
 	assert.Len(t, listNodes(t, f), 3)
 
-	_, err := f.CreateNodeGroup(context.Background(), connectors.NodeGroupSpec{Pool: testPool("web"), Size: "sim-large", TargetSize: 3}, "same")
+	_, err := f.CreateNodeGroup(context.Background(), connectors.NodeGroupSpec{Pool: testPool("web"), Size: "sim-8c16g", TargetSize: 3}, "same")
 	require.Error(t, err)
-	assert.True(t, connectors.IsPermanent(err), "a key reused for another request is refused: %v", err)
+	assert.True(t, errclass.IsPermanent(err), "a key reused for another request is refused: %v", err)
 	assert.Contains(t, err.Error(), "already used")
 	assert.Len(t, listNodes(t, f), 3)
 }
@@ -92,17 +93,17 @@ func TestBadRequestsAreRefusedAndChangeNothing(t *testing.T) {
 		want string
 	}{
 		{"unknown size", connectors.NodeGroupSpec{Pool: testPool("web"), Size: "m5.huge", TargetSize: 1}, "k", `"m5.huge" is not in the sim catalog`},
-		{"negative target", connectors.NodeGroupSpec{Pool: testPool("web"), Size: "sim-small", TargetSize: -1}, "k", "spec.targetSize -1"},
-		{"other cluster", connectors.NodeGroupSpec{Pool: wrongCluster, Size: "sim-small", TargetSize: 1}, "k", `cluster "prod"`},
-		{"bad pool part", connectors.NodeGroupSpec{Pool: testPool("Web_1"), Size: "sim-small", TargetSize: 1}, "k", "service"},
-		{"pool label overridden", connectors.NodeGroupSpec{Pool: testPool("web"), Size: "sim-small", TargetSize: 1, Labels: map[string]string{types.LabelPool: "x"}}, "k", "hanzo.ai/pool"},
-		{"empty key", connectors.NodeGroupSpec{Pool: testPool("web"), Size: "sim-small", TargetSize: 1}, "", "idempotency key is empty"},
+		{"negative target", connectors.NodeGroupSpec{Pool: testPool("web"), Size: "sim-2c4g", TargetSize: -1}, "k", "spec.targetSize -1"},
+		{"other cluster", connectors.NodeGroupSpec{Pool: wrongCluster, Size: "sim-2c4g", TargetSize: 1}, "k", `cluster "prod"`},
+		{"bad pool part", connectors.NodeGroupSpec{Pool: testPool("Web_1"), Size: "sim-2c4g", TargetSize: 1}, "k", "service"},
+		{"pool label overridden", connectors.NodeGroupSpec{Pool: testPool("web"), Size: "sim-2c4g", TargetSize: 1, Labels: map[string]string{types.LabelPool: "x"}}, "k", "hanzo.ai/pool"},
+		{"empty key", connectors.NodeGroupSpec{Pool: testPool("web"), Size: "sim-2c4g", TargetSize: 1}, "", "idempotency key is empty"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := f.CreateNodeGroup(ctx, c.spec, c.key)
 			require.Error(t, err)
-			assert.True(t, connectors.IsPermanent(err))
+			assert.True(t, errclass.IsPermanent(err))
 			assert.Contains(t, err.Error(), c.want)
 		})
 	}
@@ -110,18 +111,18 @@ func TestBadRequestsAreRefusedAndChangeNothing(t *testing.T) {
 	assert.Empty(t, f.st.Groups)
 	assert.Empty(t, f.st.Keys)
 
-	g := createGroup(t, f, testPool("web"), "sim-small", 1, "ok")
-	assert.True(t, connectors.IsNotFound(f.SetTargetSize(ctx, "ng-404", 2, "k2")))
-	assert.True(t, connectors.IsPermanent(f.SetTargetSize(ctx, g.ID, maxGroupTarget+1, "k3")))
-	assert.True(t, connectors.IsPermanent(f.DeleteNodes(ctx, g.ID, nil, "k4")))
-	assert.True(t, connectors.IsPermanent(f.SetTargetSize(ctx, g.ID, 2, "")))
+	g := createGroup(t, f, testPool("web"), "sim-2c4g", 1, "ok")
+	assert.True(t, errclass.IsNotFound(f.SetTargetSize(ctx, "ng-404", 2, "k2")))
+	assert.True(t, errclass.IsPermanent(f.SetTargetSize(ctx, g.ID, maxGroupTarget+1, "k3")))
+	assert.True(t, errclass.IsPermanent(f.DeleteNodes(ctx, g.ID, nil, "k4")))
+	assert.True(t, errclass.IsPermanent(f.SetTargetSize(ctx, g.ID, 2, "")))
 	assert.Len(t, listNodes(t, f), 1)
 }
 
 func TestSetTargetSizeLaunchesAndRemovesNewestFirst(t *testing.T) {
 	f, clock := newTestFleet(t, nil)
 	ctx := context.Background()
-	g := createGroup(t, f, testPool("web"), "sim-small", 1, "k1")
+	g := createGroup(t, f, testPool("web"), "sim-2c4g", 1, "k1")
 	first := g.Instances[0].Name
 
 	require.NoError(t, f.SetTargetSize(ctx, g.ID, 4, "k2"))
@@ -137,7 +138,7 @@ func TestSetTargetSizeLaunchesAndRemovesNewestFirst(t *testing.T) {
 }
 
 func TestDeleteNodesLowersTargetAndNodesAreNotReplaced(t *testing.T) {
-	f, clock, pool, g := newLoadedFleet(t, "sim-small", 3, 4)
+	f, clock, pool, g := newLoadedFleet(t, "sim-2c4g", 3, 4)
 	ctx := context.Background()
 	bound, pending := countBound(workloadPods(t, f, pool))
 	require.Equal(t, 4, bound+pending)
@@ -167,10 +168,10 @@ func TestDeleteNodesLowersTargetAndNodesAreNotReplaced(t *testing.T) {
 	groups, _ = f.NodeGroups(ctx, pool)
 	assert.Equal(t, 2, groups[0].TargetSize)
 
-	other := createGroup(t, f, testPool("api"), "sim-small", 1, "k2")
+	other := createGroup(t, f, testPool("api"), "sim-2c4g", 1, "k2")
 	err = f.DeleteNodes(ctx, g.ID, []string{groups[0].Instances[0].Name, other.Instances[0].Name}, "d3")
 	require.Error(t, err)
-	assert.True(t, connectors.IsPermanent(err))
+	assert.True(t, errclass.IsPermanent(err))
 	assert.Contains(t, err.Error(), "belongs to group "+other.ID)
 	assert.Len(t, listNodes(t, f), 3, "a refused delete removes nothing")
 }

@@ -18,7 +18,7 @@ func TestProvisioningDelayKeepsNodesNotReadyUntilBooted(t *testing.T) {
 	f, clock := newTestFleet(t, func(c *Config) { c.ProvisionDelay = 30 * time.Second })
 	ctx := context.Background()
 	pool := testPool("web")
-	createGroup(t, f, pool, "sim-small", 2, "k1")
+	createGroup(t, f, pool, "sim-2c4g", 2, "k1")
 
 	step(t, f, clock.Advance(29*time.Second))
 	for _, n := range listNodes(t, f) {
@@ -42,7 +42,7 @@ func TestSchedulerBindsFirstFitAndMarksTheRestUnschedulableOnce(t *testing.T) {
 	f, clock := newTestFleet(t, nil)
 	ctx := context.Background()
 	pool := testPool("web")
-	// A sim-small node has 1800m allocatable, less 50m for the agent: three
+	// A sim-2c4g node has 1800m allocatable, less 50m for the agent: three
 	// 500m pods fit, the rest wait.
 	require.NoError(t, f.AddDemand(pool, Steady(5, smallPod)))
 	step(t, f, clock.Now())
@@ -57,7 +57,7 @@ func TestSchedulerBindsFirstFitAndMarksTheRestUnschedulableOnce(t *testing.T) {
 		assert.Equal(t, corev1.PodPending, p.Status.Phase)
 	}
 
-	g := createGroup(t, f, pool, "sim-small", 1, "k1")
+	g := createGroup(t, f, pool, "sim-2c4g", 1, "k1")
 	later := clock.Advance(45 * time.Second)
 	step(t, f, later)
 	pods = workloadPods(t, f, pool)
@@ -92,8 +92,8 @@ func TestSchedulerSkipsCordonedNotReadyAndOtherPoolsNodes(t *testing.T) {
 	ctx := context.Background()
 	web, api := testPool("web"), testPool("api")
 	require.NoError(t, f.AddDemand(web, Steady(1, smallPod)))
-	createGroup(t, f, api, "sim-small", 1, "k1") // another pool's node
-	g := createGroup(t, f, web, "sim-small", 1, "k2")
+	createGroup(t, f, api, "sim-2c4g", 1, "k1") // another pool's node
+	g := createGroup(t, f, web, "sim-2c4g", 1, "k2")
 	step(t, f, clock.Advance(30*time.Second))
 	_, pending := countBound(workloadPods(t, f, web))
 	assert.Equal(t, 1, pending, "a NotReady node takes no pods")
@@ -121,7 +121,7 @@ func TestIdleStepWritesNothing(t *testing.T) {
 	f, clock := newTestFleet(t, nil)
 	pool := testPool("web")
 	require.NoError(t, f.AddDemand(pool, Steady(3, smallPod)))
-	createGroup(t, f, pool, "sim-small", 2, "k1")
+	createGroup(t, f, pool, "sim-2c4g", 2, "k1")
 	step(t, f, clock.Now())
 	step(t, f, clock.Advance(time.Second))
 	before := f.writes.Load()

@@ -45,7 +45,7 @@ func TestStateSurvivesARestart(t *testing.T) {
 	web, api := testPool("web"), testPool("api")
 	require.NoError(t, f.AddDemand(web, Steady(4, smallPod)))
 	require.NoError(t, f.AddDemand(api, Burst(1, 3, time.Minute, 20*time.Second, smallPod)))
-	g := createGroup(t, f, web, "sim-small", 2, "k1")
+	g := createGroup(t, f, web, "sim-2c4g", 2, "k1")
 	step(t, f, clock.Advance(20*time.Second))
 	require.NoError(t, f.SetTargetSize(ctx, g.ID, 3, "k2")) // one node still booting
 	step(t, f, clock.Advance(time.Second))
@@ -64,7 +64,7 @@ func TestStateSurvivesARestart(t *testing.T) {
 	assert.Equal(t, unschedulable, pendingSince(t, restarted, api), "pending clocks survive")
 
 	// Applied keys survive: repeats are recognised, not re-applied.
-	again := createGroup(t, restarted, web, "sim-small", 2, "k1")
+	again := createGroup(t, restarted, web, "sim-2c4g", 2, "k1")
 	assert.Equal(t, g.ID, again.ID)
 	require.NoError(t, restarted.SetTargetSize(ctx, g.ID, 3, "k2"))
 
@@ -120,7 +120,7 @@ func TestBadStateFilesAreRefusedWithTheirPath(t *testing.T) {
 	f, err := New(Config{Cluster: "prod", StatePath: other})
 	require.NoError(t, err)
 	_, err = f.CreateNodeGroup(context.Background(), connectors.NodeGroupSpec{
-		Pool: testPoolOn("prod"), Size: "sim-small", TargetSize: 1,
+		Pool: testPoolOn("prod"), Size: "sim-2c4g", TargetSize: 1,
 	}, "k1")
 	require.NoError(t, err)
 	_, err = New(Config{Cluster: testCluster, StatePath: other})

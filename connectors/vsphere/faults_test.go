@@ -10,6 +10,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 // Faults are injected with vcsim's fault injection rules, on the real
@@ -28,7 +29,7 @@ func TestTransientCloneFaultIsRetryableAndRetryConverges(t *testing.T) {
 	key := connectors.IdempotencyKey("decision-2")
 	err = p.SetTargetSize(ctx, g.ID, 2, key)
 	require.Error(t, err)
-	assert.Equal(t, connectors.Retryable, connectors.ClassOf(err), "got %v", err)
+	assert.Equal(t, errclass.Retryable, errclass.Of(err), "got %v", err)
 
 	require.NoError(t, p.SetTargetSize(ctx, g.ID, 2, key), "the activity's retry")
 	groups, err := p.NodeGroups(ctx, pool)
@@ -44,17 +45,17 @@ func TestCloneFaultClasses(t *testing.T) {
 	require.NoError(t, err)
 	for name, tc := range map[string]struct {
 		fault types.BaseMethodFault
-		want  connectors.ErrorClass
+		want  errclass.Class
 	}{
-		"insufficient CPU": {&types.InsufficientCpuResourcesFault{}, connectors.InsufficientCapacity},
-		"no permission":    {&types.NoPermission{}, connectors.Permanent},
-		"concurrent":       {&types.ConcurrentAccess{}, connectors.Retryable},
-		"host down":        {&types.HostCommunication{}, connectors.Retryable},
+		"insufficient CPU": {&types.InsufficientCpuResourcesFault{}, errclass.InsufficientCapacity},
+		"no permission":    {&types.NoPermission{}, errclass.Permanent},
+		"concurrent":       {&types.ConcurrentAccess{}, errclass.Retryable},
+		"host down":        {&types.HostCommunication{}, errclass.Retryable},
 	} {
 		sim.model.Service.ClearFaultRules()
 		sim.addFault("CloneVM_Task", "DC0_C0_RP0_VM1", tc.fault, 0)
 		err := p.SetTargetSize(ctx, g.ID, 1, connectors.IdempotencyKey("k-"+name))
-		assert.Equal(t, tc.want, connectors.ClassOf(err), "%s: %v", name, err)
+		assert.Equal(t, tc.want, errclass.Of(err), "%s: %v", name, err)
 	}
 }
 
@@ -69,12 +70,12 @@ func TestDeletePowersOffThenDestroysAndSurvivesFaults(t *testing.T) {
 
 	sim.addFault("PowerOffVM_Task", node, &types.TaskInProgress{}, 1)
 	err = p.DeleteNodes(ctx, g.ID, []string{node}, "delete")
-	assert.Equal(t, connectors.Retryable, connectors.ClassOf(err), "got %v", err)
+	assert.Equal(t, errclass.Retryable, errclass.Of(err), "got %v", err)
 	assert.True(t, sim.vmExists(t, g.ID, node), "nothing destroyed while power-off failed")
 
 	sim.addFault("Destroy_Task", node, &types.NoPermission{}, 1)
 	err = p.DeleteNodes(ctx, g.ID, []string{node}, "delete")
-	assert.True(t, connectors.IsPermanent(err), "got %v", err)
+	assert.True(t, errclass.IsPermanent(err), "got %v", err)
 	assert.True(t, sim.vmExists(t, g.ID, node))
 
 	// The VM is powered off by now; the retry goes straight to Destroy.
@@ -106,20 +107,20 @@ func TestNewRejectsBadCredentialsAndConfig(t *testing.T) {
 
 	t.Setenv("VISOR_TEST_VSPHERE_CREDENTIAL", simUser+":wrong-password")
 	_, err := New(ctx, sim.config(), nil)
-	assert.True(t, connectors.IsPermanent(err), "got %v", err)
+	assert.True(t, errclass.IsPermanent(err), "got %v", err)
 	assert.Contains(t, err.Error(), credEnv)
 	assert.NotContains(t, err.Error(), "wrong-password")
 
 	t.Setenv("VISOR_TEST_VSPHERE_CREDENTIAL", "no-colon-here")
 	_, err = New(ctx, sim.config(), nil)
-	assert.True(t, connectors.IsPermanent(err), "got %v", err)
+	assert.True(t, errclass.IsPermanent(err), "got %v", err)
 	assert.Contains(t, err.Error(), credEnv)
 	assert.NotContains(t, err.Error(), "no-colon-here")
 
 	cfg := sim.config()
 	cfg.Credentials = "env:VISOR_TEST_VSPHERE_UNSET"
 	_, err = New(ctx, cfg, nil)
-	assert.True(t, connectors.IsPermanent(err), "got %v", err)
+	assert.True(t, errclass.IsPermanent(err), "got %v", err)
 	assert.Contains(t, err.Error(), "VISOR_TEST_VSPHERE_UNSET")
 
 	t.Setenv("VISOR_TEST_VSPHERE_CREDENTIAL", simUser+":"+simPassword)
@@ -140,7 +141,7 @@ func TestNewRejectsBadCredentialsAndConfig(t *testing.T) {
 		cfg := sim.config()
 		tc.mutate(&cfg)
 		_, err := New(ctx, cfg, nil)
-		assert.True(t, connectors.IsPermanent(err), "%s: %v", name, err)
+		assert.True(t, errclass.IsPermanent(err), "%s: %v", name, err)
 		if err != nil {
 			assert.Contains(t, err.Error(), tc.want, name)
 		}
@@ -150,25 +151,25 @@ func TestNewRejectsBadCredentialsAndConfig(t *testing.T) {
 func TestClassOfFaults(t *testing.T) {
 	cases := map[string]struct {
 		fault types.BaseMethodFault
-		want  connectors.ErrorClass
+		want  errclass.Class
 	}{
-		"TaskInProgress":        {&types.TaskInProgress{}, connectors.Retryable},
-		"InvalidPowerState":     {&types.InvalidPowerState{}, connectors.Retryable},
-		"ResourceInUse":         {&types.ResourceInUse{}, connectors.Retryable},
-		"NotAuthenticated":      {&types.NotAuthenticated{}, connectors.Retryable},
-		"ManagedObjectNotFound": {&types.ManagedObjectNotFound{}, connectors.NotFound},
-		"InsufficientMemory":    {&types.InsufficientMemoryResourcesFault{}, connectors.InsufficientCapacity},
-		"InsufficientStorage":   {&types.InsufficientStorageSpace{}, connectors.InsufficientCapacity},
-		"InvalidLogin":          {&types.InvalidLogin{}, connectors.Permanent},
-		"NoPermission":          {&types.NoPermission{}, connectors.Permanent},
-		"InvalidArgument":       {&types.InvalidArgument{}, connectors.Permanent},
-		"NotSupported":          {&types.NotSupported{}, connectors.Permanent},
-		"DuplicateName":         {&types.DuplicateName{}, connectors.Permanent},
+		"TaskInProgress":        {&types.TaskInProgress{}, errclass.Retryable},
+		"InvalidPowerState":     {&types.InvalidPowerState{}, errclass.Retryable},
+		"ResourceInUse":         {&types.ResourceInUse{}, errclass.Retryable},
+		"NotAuthenticated":      {&types.NotAuthenticated{}, errclass.Retryable},
+		"ManagedObjectNotFound": {&types.ManagedObjectNotFound{}, errclass.NotFound},
+		"InsufficientMemory":    {&types.InsufficientMemoryResourcesFault{}, errclass.InsufficientCapacity},
+		"InsufficientStorage":   {&types.InsufficientStorageSpace{}, errclass.InsufficientCapacity},
+		"InvalidLogin":          {&types.InvalidLogin{}, errclass.Permanent},
+		"NoPermission":          {&types.NoPermission{}, errclass.Permanent},
+		"InvalidArgument":       {&types.InvalidArgument{}, errclass.Permanent},
+		"NotSupported":          {&types.NotSupported{}, errclass.Permanent},
+		"DuplicateName":         {&types.DuplicateName{}, errclass.Permanent},
 	}
 	for name, tc := range cases {
 		// As a method (SOAP) fault and as a task's error.
 		assert.Equal(t, tc.want, ClassOf(soapFault(tc.fault)), name)
 		assert.Equal(t, tc.want, ClassOf(taskFault(tc.fault)), "task "+name)
 	}
-	assert.Equal(t, connectors.Retryable, ClassOf(errors.New("connection refused")))
+	assert.Equal(t, errclass.Retryable, ClassOf(errors.New("connection refused")))
 }

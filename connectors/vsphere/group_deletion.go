@@ -8,6 +8,7 @@ import (
 	"github.com/vmware/govmomi/object"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -27,7 +28,7 @@ func (p *Provider) DeleteNodeGroup(ctx context.Context, groupID string, key conn
 		return err
 	}
 	folder, err := p.groupFolder(ctx, op, label, size, false)
-	if connectors.IsNotFound(err) {
+	if errclass.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
@@ -51,7 +52,7 @@ func (p *Provider) DeleteNodeGroup(ctx context.Context, groupID string, key conn
 		return p.classify(op+": list "+folder.InventoryPath, err)
 	}
 	if len(left) > 0 {
-		return connectors.NewError(connectors.Permanent, ProviderName, op,
+		return errclass.New(errclass.Permanent, ProviderName, op,
 			fmt.Errorf("folder %s still holds %d objects that are not the group's VMs (templates, folders); remove them by hand", folder.InventoryPath, len(left)))
 	}
 	task, err := folder.Destroy(ctx)
@@ -105,7 +106,7 @@ func (p *Provider) DeleteInstances(ctx context.Context, pool types.PoolKey, ids 
 		for _, inst := range g.Instances {
 			for _, id := range ids {
 				if id == inst.ID || id == inst.Name {
-					return connectors.NewError(connectors.Permanent, ProviderName, op,
+					return errclass.New(errclass.Permanent, ProviderName, op,
 						fmt.Errorf("VM %s (%s) belongs to group %s: it is not a leak", inst.ID, inst.Name, g.ID))
 				}
 			}
@@ -122,7 +123,7 @@ func (p *Provider) strayVMs(ctx context.Context, op string, pool types.PoolKey) 
 		return nil, err
 	}
 	poolFolder, err := p.childFolder(ctx, op, p.folder, pool.NodePoolLabel())
-	if connectors.IsNotFound(err) {
+	if errclass.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 func TestDeleteNodeGroupDestroysItsVMsAndFolder(t *testing.T) {
@@ -34,7 +35,7 @@ func TestDeleteNodeGroupDestroysItsVMsAndFolder(t *testing.T) {
 	require.Len(t, groups, 1, "the emptied folder is gone, so the group is no longer listed")
 	assert.Equal(t, GroupID(pool.NodePoolLabel(), "large"), groups[0].ID)
 	require.NoError(t, p.DeleteNodeGroup(ctx, small.ID, key+"/release"), "a group already gone is success")
-	assert.True(t, connectors.IsPermanent(p.DeleteNodeGroup(ctx, "no-slash", key)))
+	assert.True(t, errclass.IsPermanent(p.DeleteNodeGroup(ctx, "no-slash", key)))
 }
 
 func TestDeleteNodesTakesTheVMsManagedObjectID(t *testing.T) {
@@ -77,7 +78,7 @@ func TestStrayVMInThePoolFolderIsALeak(t *testing.T) {
 	assert.Empty(t, other)
 
 	err = p.DeleteInstances(ctx, pool, []string{leaks[0].ID, g.Instances[0].ID}, key+"/gc")
-	assert.True(t, connectors.IsPermanent(err), "a group member is refused: %v", err)
+	assert.True(t, errclass.IsPermanent(err), "a group member is refused: %v", err)
 	require.NoError(t, p.DeleteInstances(ctx, pool, []string{leaks[0].ID}, key+"/gc"))
 	leaks, err = p.LeakedInstances(ctx, pool)
 	require.NoError(t, err)

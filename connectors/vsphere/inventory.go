@@ -11,6 +11,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 // vmInfo is what a group needs to know about one VM.
@@ -52,7 +53,7 @@ func (p *Provider) childFolder(ctx context.Context, op string, parent *object.Fo
 		return nil, err
 	}
 	if ref == nil {
-		return nil, connectors.NewError(connectors.NotFound, ProviderName, op,
+		return nil, errclass.New(errclass.NotFound, ProviderName, op,
 			fmt.Errorf("folder %s/%s does not exist", parent.InventoryPath, name))
 	}
 	f := object.NewFolder(p.client.Client, *ref)
@@ -63,7 +64,7 @@ func (p *Provider) childFolder(ctx context.Context, op string, parent *object.Fo
 // ensureFolder creates parent/name; DuplicateName means it exists already.
 func (p *Provider) ensureFolder(ctx context.Context, op string, parent *object.Folder, name string) (*object.Folder, error) {
 	f, err := p.childFolder(ctx, op, parent, name)
-	if !connectors.IsNotFound(err) {
+	if !errclass.IsNotFound(err) {
 		return f, err
 	}
 	if _, err := parent.CreateFolder(ctx, name); err != nil && !isDuplicateName(err) {

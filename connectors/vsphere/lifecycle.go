@@ -14,6 +14,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 // resize brings the folder to target VMs: clones named by (key, ordinal),
@@ -94,7 +95,7 @@ func (p *Provider) clone(ctx context.Context, op string, folder *object.Folder, 
 	}
 	if vm == nil {
 		// The name is taken by something that is not a VM in this folder.
-		return connectors.NewError(connectors.Retryable, ProviderName, op,
+		return errclass.New(errclass.Retryable, ProviderName, op,
 			fmt.Errorf("clone %s: name taken, but no such VM in %s: %w", name, folder.InventoryPath, err))
 	}
 	return nil
@@ -163,7 +164,7 @@ func (p *Provider) each(op string, n int, f func(i int) error) error {
 	case 1:
 		return failed[0]
 	}
-	return connectors.NewError(connectors.ClassOf(failed[0]), ProviderName, op, errors.Join(failed...))
+	return errclass.New(errclass.Of(failed[0]), ProviderName, op, errors.Join(failed...))
 }
 
 func isDuplicateName(err error) bool { return fault.Is(err, &types.DuplicateName{}) }

@@ -16,7 +16,7 @@ import (
 	"github.com/vmware/govmomi/vim25/soap"
 
 	"github.com/hanzoai/visor-fleet/connectors"
-	"github.com/hanzoai/visor-fleet/sizing"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -25,9 +25,9 @@ const ProviderName = "vsphere"
 
 // Template is one size: a template VM whose hardware matches the shape.
 type Template struct {
-	// VSphereTemplate's Name is the size; CPUs and MemoryMiB must match the
+	// Shape's Name is the size; CPUs and MemoryMiB must match the
 	// template VM's hardware (New checks) so sizing plans with real numbers.
-	sizing.VSphereTemplate
+	Shape
 	// Path is the template VM's inventory path, e.g. /DC0/vm/templates/ubuntu-4c16g.
 	Path string `json:"path"`
 }
@@ -119,7 +119,7 @@ func (c Config) validate() ([]types.InstanceType, error) {
 	case len(c.Templates) == 0:
 		return nil, errors.New("Templates is empty: each size is a template VM")
 	}
-	shapes := make([]sizing.VSphereTemplate, 0, len(c.Templates))
+	shapes := make([]Shape, 0, len(c.Templates))
 	for i, t := range c.Templates {
 		if err := validSize(t.Name); err != nil {
 			return nil, fmt.Errorf("template [%d]: %w", i, err)
@@ -127,9 +127,9 @@ func (c Config) validate() ([]types.InstanceType, error) {
 		if t.Path == "" {
 			return nil, fmt.Errorf("template [%d] %q: path is empty", i, t.Name)
 		}
-		shapes = append(shapes, t.VSphereTemplate)
+		shapes = append(shapes, t.Shape)
 	}
-	catalog, err := sizing.VSphereCatalog(shapes)
+	catalog, err := ShapeCatalog(shapes)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +162,7 @@ func (p *Provider) NodeGroups(ctx context.Context, pool types.PoolKey) ([]connec
 	}
 	label := pool.NodePoolLabel()
 	poolFolder, err := p.childFolder(ctx, op, p.folder, label)
-	if connectors.IsNotFound(err) {
+	if errclass.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
@@ -313,5 +313,5 @@ func (p *Provider) sizes() []string {
 }
 
 func invalid(op string, err error) error {
-	return connectors.NewError(connectors.Permanent, ProviderName, op, err)
+	return errclass.New(errclass.Permanent, ProviderName, op, err)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	vtypes "github.com/hanzoai/visor-fleet/types"
 )
 
@@ -71,7 +72,7 @@ func TestEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, other)
 	err = p.SetTargetSize(ctx, GroupID(testPool("someone-else").NodePoolLabel(), "small"), 1, key)
-	assert.True(t, connectors.IsNotFound(err), "got %v", err)
+	assert.True(t, errclass.IsNotFound(err), "got %v", err)
 }
 
 // A retry that overlaps a still-running first attempt (Temporal retries an
@@ -128,7 +129,7 @@ func TestDuplicateNameOfNonVMIsNotAdopted(t *testing.T) {
 	require.NoError(t, err)
 
 	err = p.SetTargetSize(ctx, g.ID, 1, key)
-	assert.Equal(t, connectors.Retryable, connectors.ClassOf(err), "got %v", err)
+	assert.Equal(t, errclass.Retryable, errclass.Of(err), "got %v", err)
 	groups, err := p.NodeGroups(ctx, pool)
 	require.NoError(t, err)
 	assert.Equal(t, 0, groups[0].TargetSize)
@@ -152,7 +153,7 @@ func TestArgumentsAreCheckedFirst(t *testing.T) {
 		"empty node": p.DeleteNodes(ctx, GroupID(pool.NodePoolLabel(), "small"), []string{""}, "k"),
 	}
 	for name, err := range checks {
-		assert.True(t, connectors.IsPermanent(err), "%s: %v", name, err)
+		assert.True(t, errclass.IsPermanent(err), "%s: %v", name, err)
 	}
 	groups, err := p.NodeGroups(ctx, pool)
 	require.NoError(t, err)

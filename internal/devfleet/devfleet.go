@@ -14,7 +14,6 @@ import (
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/kubernetes"
 	"github.com/hanzoai/visor-fleet/connectors/sim"
-	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/starter"
 	"github.com/hanzoai/visor-fleet/workers"
 )
@@ -47,10 +46,10 @@ func New(spec starter.SpecFile, opts Options) (*Fleet, error) {
 		if c.Provider != "sim" {
 			continue
 		}
-		cfg := sim.Config{Cluster: c.ID, Provider: c.Provider, ProvisionDelay: opts.ProvisionDelay, Logger: opts.Logger, Catalog: sizing.SimCatalog()}
+		cfg := sim.Config{Cluster: c.ID, Provider: c.Provider, ProvisionDelay: opts.ProvisionDelay, Logger: opts.Logger}
 		// Faults come from the spec file's faults section; none by default.
 		faults := spec.Faults[c.ID]
-		cfg.Faults, cfg.Seed = faults.Config(), faults.Seed
+		cfg.Faults, cfg.Seed = sim.FaultsFromSpec(faults.FaultSpec), faults.Seed
 		if opts.StateDir != "" {
 			cfg.StatePath = filepath.Join(opts.StateDir, "sim-"+c.ID+".json")
 		}
@@ -60,8 +59,11 @@ func New(spec starter.SpecFile, opts Options) (*Fleet, error) {
 		}
 		f.Sims[c.ID] = s
 		f.Clusters[c.ID] = connectors.Cluster{
-			ID:       c.ID,
-			Provider: s,
+			ID: c.ID,
+			// Wrapped as a worker's clusters file does (clusterconfig), so
+			// `visor dev` refuses the same bad arguments a real cloud's
+			// worker would.
+			Provider: connectors.Checked(s),
 			Observer: kubernetes.NewObserver(s.Clientset(), kubernetes.Config{Cluster: c.ID, Provider: c.Provider}),
 			Drainer:  kubernetes.NewDrainer(s.Clientset(), kubernetes.DrainerConfig{}),
 		}

@@ -21,7 +21,7 @@ import (
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/internal/devfleet"
 	"github.com/hanzoai/visor-fleet/internal/devserver"
-	"github.com/hanzoai/visor-fleet/metering"
+	meterledger "github.com/hanzoai/visor-fleet/metering/ledger"
 	"github.com/hanzoai/visor-fleet/starter"
 	"github.com/hanzoai/visor-fleet/workers"
 )
@@ -42,7 +42,7 @@ type Stack struct {
 	Server   *devserver.Server
 	Client   client.Client
 	Fleet    *devfleet.Fleet
-	Ledger   *metering.Ledger
+	Ledger   *meterledger.Ledger
 	Worker   worker.Worker
 	StateDir string
 	// Identity is the dev issuer's trust, the worker's and UI's
@@ -116,7 +116,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if s.Fleet, err = devfleet.New(opts.Spec, devfleet.Options{StateDir: s.StateDir, ProvisionDelay: opts.ProvisionDelay, Logger: opts.Logger, TokenDir: tokenDir}); err != nil {
 		return nil, err
 	}
-	if s.Ledger, err = metering.OpenLedger(filepath.Join(s.StateDir, "meter.db")); err != nil {
+	if s.Ledger, err = meterledger.Open(filepath.Join(s.StateDir, "meter.db")); err != nil {
 		return nil, err
 	}
 	acts := &activities.Activities{Clusters: s.Fleet.Clusters, Temporal: s.Client, Meter: s.Ledger, SystemKey: &s.Identity.SystemKey, TrustKeys: &s.Identity.Trust}

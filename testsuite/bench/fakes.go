@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/hanzoai/visor-fleet/connectors"
-	"github.com/hanzoai/visor-fleet/sizing"
+	"github.com/hanzoai/visor-fleet/connectors/sim"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -68,7 +68,7 @@ func (c *instantCloud) DeleteNodeGroup(_ context.Context, groupID string, _ conn
 }
 
 func (c *instantCloud) Catalog(context.Context) ([]types.InstanceType, error) {
-	return sizing.SimCatalog(), nil
+	return sim.DefaultCatalog(), nil
 }
 
 type emptyObserver struct{ cluster string }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/hanzoai/visor-fleet/connectors"
-	"github.com/hanzoai/visor-fleet/metering"
+	meterledger "github.com/hanzoai/visor-fleet/metering/ledger"
 	"github.com/hanzoai/visor-fleet/starter"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -17,7 +17,7 @@ import (
 type truth struct {
 	Spec   starter.SpecFile
 	Sims   map[string]simTruth
-	Ledger []metering.Row
+	Ledger []meterledger.Row
 	Pools  poolsReading
 	Runs   []runTruth
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/hanzoai/visor-fleet/connectors/sim"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/metering"
+	meterledger "github.com/hanzoai/visor-fleet/metering/ledger"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -80,8 +81,8 @@ func readyNode(name string, k types.PoolKey, since time.Time) corev1.Node {
 	}
 }
 
-func ledgerRow(k types.PoolKey, size string, hour time.Time) metering.Row {
-	return metering.Row{
+func ledgerRow(k types.PoolKey, size string, hour time.Time) meterledger.Row {
+	return meterledger.Row{
 		Event: metering.Event{MeterID: metering.MeterNodeHours, UserID: k.Org, Value: 1, Hour: hour, Idempotency: metering.IdempotencyKey(k, size, hour),
 			PoolID: k.WorkflowID(), Size: size},
 	}

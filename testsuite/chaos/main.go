@@ -21,7 +21,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hanzoai/visor-fleet/metering"
+	meterledger "github.com/hanzoai/visor-fleet/metering/ledger"
 )
 
 type options struct {
@@ -195,13 +195,13 @@ func finalRun(ctx context.Context, dev devCommand, spec chaosSpec, limits settle
 	return t, rest, final, nil
 }
 
-func readLedger(ctx context.Context, path string) ([]metering.Row, error) {
-	l, err := metering.OpenLedger(path)
+func readLedger(ctx context.Context, path string) ([]meterledger.Row, error) {
+	l, err := meterledger.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer l.Close()
-	return l.List(ctx, metering.Filter{})
+	return l.List(ctx, meterledger.Filter{})
 }
 
 func freePort() (int, error) {

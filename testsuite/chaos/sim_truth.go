@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hanzoai/visor-fleet/connectors/sim"
-	"github.com/hanzoai/visor-fleet/sizing"
 )
 
 // simTruth is one simulated cluster as its state file has it: the cloud's
@@ -41,7 +40,7 @@ func readSimTruth(dataDir string, clusters []string) (map[string]simTruth, error
 		if err := os.WriteFile(cp, raw, 0o600); err != nil {
 			return nil, err
 		}
-		f, err := sim.New(sim.Config{Cluster: id, Provider: "sim", Catalog: sizing.SimCatalog(), StatePath: cp})
+		f, err := sim.New(sim.Config{Cluster: id, Provider: "sim", Catalog: sim.DefaultCatalog(), StatePath: cp})
 		if err != nil {
 			return nil, fmt.Errorf("sim state of cluster %s (%s): %w", id, src, err)
 		}

@@ -17,7 +17,7 @@ func TestChaosSpecTurnsFaultsOnAtAboutThirtyPercent(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, c.spec.Faults, 2)
 	for id, f := range c.spec.Faults {
-		cfg := f.Config()
+		cfg := f.FaultSpec
 		// Calls failing before the provider, plus mutations whose answer is lost.
 		rate := cfg.RetryableRate + cfg.RateLimitRate + cfg.CreateSucceedsButErrorsRate
 		assert.InDelta(t, 0.30, rate, 0.05, id)

@@ -15,6 +15,7 @@ import (
 	"github.com/hanzoai/visor-fleet/internal/devfleet"
 	"github.com/hanzoai/visor-fleet/internal/devserver"
 	"github.com/hanzoai/visor-fleet/metering"
+	meterledger "github.com/hanzoai/visor-fleet/metering/ledger"
 	"github.com/hanzoai/visor-fleet/starter"
 	"github.com/hanzoai/visor-fleet/testsuite"
 	"github.com/hanzoai/visor-fleet/types"
@@ -41,7 +42,7 @@ func TestMeteringSurvivesAWorkerDyingMidReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	ledger, err := metering.OpenLedger(filepath.Join(dir, "meter.db"))
+	ledger, err := meterledger.Open(filepath.Join(dir, "meter.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestMeteringSurvivesAWorkerDyingMidReport(t *testing.T) {
 	defer second.Stop()
 
 	for {
-		rows, err := ledger.List(ctx, metering.Filter{Pool: key.WorkflowID()})
+		rows, err := ledger.List(ctx, meterledger.Filter{Pool: key.WorkflowID()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +114,7 @@ func TestMeteringSurvivesAWorkerDyingMidReport(t *testing.T) {
 // dyingSink writes to the ledger, and on the second report hangs after
 // writing, as a worker that dies before answering.
 type dyingSink struct {
-	ledger  *metering.Ledger
+	ledger  *meterledger.Ledger
 	mu      sync.Mutex
 	calls   int
 	reached chan struct{}

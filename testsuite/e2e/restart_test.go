@@ -15,6 +15,7 @@ import (
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/internal/devstack"
 	"github.com/hanzoai/visor-fleet/metering"
+	meterledger "github.com/hanzoai/visor-fleet/metering/ledger"
 	"github.com/hanzoai/visor-fleet/starter"
 	"github.com/hanzoai/visor-fleet/testsuite"
 	"github.com/hanzoai/visor-fleet/types"
@@ -120,7 +121,7 @@ func requireBYOMetered(t *testing.T, s *devstack.Stack, key types.PoolKey) {
 	if err := s.Client.GetWorkflow(ctx, key.WorkflowID(), "").Get(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := s.Ledger.List(ctx, metering.Filter{Pool: key.WorkflowID()})
+	rows, err := s.Ledger.List(ctx, meterledger.Filter{Pool: key.WorkflowID()})
 	if err != nil {
 		t.Fatal(err)
 	}

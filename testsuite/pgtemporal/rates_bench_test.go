@@ -22,7 +22,7 @@ import (
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/internal/devfleet"
 	"github.com/hanzoai/visor-fleet/internal/devstack"
-	"github.com/hanzoai/visor-fleet/metering"
+	meterledger "github.com/hanzoai/visor-fleet/metering/ledger"
 	"github.com/hanzoai/visor-fleet/starter"
 	"github.com/hanzoai/visor-fleet/testsuite/pgtemporal"
 	"github.com/hanzoai/visor-fleet/types"
@@ -87,7 +87,7 @@ func BenchmarkPoolRatesOnPostgres(b *testing.B) {
 	simCtx, stopSim := context.WithCancel(ctx)
 	defer stopSim()
 	fleet.Run(simCtx, time.Second)
-	ledger, err := metering.OpenLedger(filepath.Join(dir, "meter.db"))
+	ledger, err := meterledger.Open(filepath.Join(dir, "meter.db"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/connectors/kubernetes"
 )
 
@@ -88,12 +89,12 @@ func connectError(spec ClusterSpec, provider, what string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	class := connectors.Permanent
-	var ce *connectors.Error
+	class := errclass.Permanent
+	var ce *errclass.Error
 	if errors.As(err, &ce) {
 		class = ce.Class
 	}
-	out := connectors.NewError(class, provider, fmt.Sprintf("connect cluster %s (%s)", spec.ID, what), err)
-	out.RetryAfter = connectors.RetryAfterOf(err)
+	out := errclass.New(class, provider, fmt.Sprintf("connect cluster %s (%s)", spec.ID, what), err)
+	out.RetryAfter = errclass.RetryAfterOf(err)
 	return out
 }

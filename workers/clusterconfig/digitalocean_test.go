@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/digitalocean/fakeapi"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
 	"github.com/hanzoai/visor-fleet/workers/clusterconfig"
 )
@@ -83,9 +83,9 @@ func TestMissingEnvCredentialIsPermanentAndNamesTheReference(t *testing.T) {
 
 	_, err := src.Cluster(context.Background(), "do-ams3")
 	require.Error(t, err)
-	var ce *connectors.Error
+	var ce *errclass.Error
 	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, connectors.Permanent, ce.Class)
+	assert.Equal(t, errclass.Permanent, ce.Class)
 	assert.Contains(t, err.Error(), "env:"+missing)
 	assert.Contains(t, err.Error(), "connect cluster do-ams3")
 
@@ -106,7 +106,7 @@ func TestMalformedCredentialNeverAppearsInTheError(t *testing.T) {
 
 	_, err := newSource(t, doFile(t, api, "file:"+path)).Cluster(context.Background(), "do-ams3")
 	require.Error(t, err)
-	assert.True(t, connectors.IsPermanent(err), "%v", err)
+	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), "file:"+path)
 	assert.NotContains(t, err.Error(), "dop_v1_leaked")
 	assert.NotContains(t, err.Error(), "value")
@@ -121,6 +121,6 @@ func TestRejectedTokenIsPermanentOnFirstCall(t *testing.T) {
 	require.NoError(t, err, "building makes no API call")
 	_, err = c.Provider.NodeGroups(context.Background(), doPool)
 	require.Error(t, err)
-	assert.True(t, connectors.IsPermanent(err), "%v", err)
+	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.NotContains(t, err.Error(), "dop_v1_wrong")
 }

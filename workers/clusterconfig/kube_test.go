@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 func TestMissingKubeconfigIsPermanentAndNamesThePath(t *testing.T) {
@@ -21,7 +21,7 @@ func TestMissingKubeconfigIsPermanentAndNamesThePath(t *testing.T) {
 
 	_, err := newSource(t, f).Cluster(context.Background(), "do-ams3")
 	require.Error(t, err)
-	assert.True(t, connectors.IsPermanent(err), "%v", err)
+	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), "kubeconfig "+gone+" does not exist on this worker")
 	assert.Contains(t, err.Error(), "connect cluster do-ams3 (kubernetes access)")
 }
@@ -34,7 +34,7 @@ func TestUnknownKubeContextIsPermanentAndNamesIt(t *testing.T) {
 
 	_, err := newSource(t, f).Cluster(context.Background(), "do-ams3")
 	require.Error(t, err)
-	assert.True(t, connectors.IsPermanent(err), "%v", err)
+	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), "context staging")
 	assert.NotContains(t, err.Error(), "kube-token-", "the kubeconfig's token must not leak")
 }
@@ -55,6 +55,6 @@ clusters:
 
 	_, err := newSource(t, f).Cluster(context.Background(), "do-ams3")
 	require.Error(t, err)
-	assert.True(t, connectors.IsPermanent(err), "%v", err)
+	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), "in-cluster service account")
 }

@@ -24,7 +24,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/testsuite/kubeapi"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -110,7 +110,7 @@ func TestRealClusterThroughKubeconfigWithSecretCredential(t *testing.T) {
 		f.Clusters[0].KubeContext = "visor"
 		_, err := newSource(t, f).Cluster(ctx, "do-ams3")
 		require.Error(t, err)
-		assert.True(t, connectors.IsPermanent(err), "%v", err)
+		assert.True(t, errclass.IsPermanent(err), "%v", err)
 		assert.Contains(t, err.Error(), "secret:"+ns+"/do-api/nope")
 		assert.NotContains(t, err.Error(), doToken)
 	})

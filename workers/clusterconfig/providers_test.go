@@ -14,7 +14,7 @@ import (
 	"github.com/vmware/govmomi/simulator"
 	vimtypes "github.com/vmware/govmomi/vim25/types"
 
-	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	hetznerapi "github.com/hanzoai/visor-fleet/connectors/hetzner/fakeapi"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -56,7 +56,7 @@ func TestAWSClusterBuildsAndRejectsAMalformedCredential(t *testing.T) {
 	_, err = newSource(t, mustLoad(t, providerFile(t, "aws",
 		`{credentials: "env:VISOR_CLUSTERCONFIG_TEST_AWS", region: eu-west-1, mode: asg}`))).Cluster(context.Background(), "c1")
 	require.Error(t, err)
-	assert.True(t, connectors.IsPermanent(err), "%v", err)
+	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), "env:VISOR_CLUSTERCONFIG_TEST_AWS")
 	assert.NotContains(t, err.Error(), "wJalrXUtnFEMI")
 }
@@ -112,7 +112,7 @@ func TestVSphereClusterLogsInAndIsReleasedOnClose(t *testing.T) {
 	t.Setenv("VISOR_CLUSTERCONFIG_TEST_VC", user+":wrong-password")
 	_, err = newSource(t, file).Cluster(context.Background(), "c1")
 	require.Error(t, err)
-	assert.True(t, connectors.IsPermanent(err), "%v", err)
+	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), "env:VISOR_CLUSTERCONFIG_TEST_VC")
 	assert.NotContains(t, err.Error(), "wrong-password")
 }

@@ -35,7 +35,7 @@ type SimConfig struct {
 
 // SimFaults is sim.FaultConfig with durations written as "2s"; the same
 // section `visor dev`'s spec file takes.
-type SimFaults = sim.FaultSpec
+type SimFaults = types.FaultSpec
 
 func (c SimConfig) tick() time.Duration {
 	if c.Tick <= 0 {
@@ -53,7 +53,7 @@ func (c SimConfig) simConfig(id string) sim.Config {
 		StatePath:      c.StatePath,
 		Catalog:        c.Catalog,
 		Seed:           c.Seed,
-		Faults:         c.Faults.Config(),
+		Faults:         sim.FaultsFromSpec(c.Faults),
 	}
 }
 

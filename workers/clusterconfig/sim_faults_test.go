@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hanzoai/visor-fleet/connectors/sim"
 	"github.com/hanzoai/visor-fleet/workers/clusterconfig"
 )
 
@@ -18,7 +19,7 @@ clusters:
     sim:
       faults: {neverJoinsRate: 0.1, goesNotReadyRate: 0.1, terminatedRate: 0.05, faultAfter: 2m, leakRate: 0.02, callLatency: 300ms, callLatencyJitter: 1s}
 `)
-	faults := f.Clusters[0].Config().(*clusterconfig.SimConfig).Faults.Config()
+	faults := sim.FaultsFromSpec(f.Clusters[0].Config().(*clusterconfig.SimConfig).Faults)
 	assert.Equal(t, 0.1, faults.NeverJoinsRate)
 	assert.Equal(t, 0.05, faults.TerminatedRate)
 	assert.Equal(t, 2*time.Minute, faults.FaultAfter)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 // Options tune a Source.
@@ -69,7 +70,7 @@ func (s *Source) IDs() []string {
 func (s *Source) Cluster(ctx context.Context, id string) (connectors.Cluster, error) {
 	spec, ok := s.specs[id]
 	if !ok {
-		return connectors.Cluster{}, connectors.NewError(connectors.Permanent, "worker", "resolve cluster",
+		return connectors.Cluster{}, errclass.New(errclass.Permanent, "worker", "resolve cluster",
 			fmt.Errorf("cluster %q is not in this worker's clusters file (it has: %s)", id, strings.Join(s.IDs(), ", ")))
 	}
 	s.mu.Lock()
@@ -87,7 +88,7 @@ func (s *Source) Cluster(ctx context.Context, id string) (connectors.Cluster, er
 	defer func() { <-e.lock }()
 	if s.isClosed() {
 		// Another worker on the task queue can take the activity.
-		return connectors.Cluster{}, connectors.NewError(connectors.Retryable, "worker", "resolve cluster", errors.New("this worker is shutting down"))
+		return connectors.Cluster{}, errclass.New(errclass.Retryable, "worker", "resolve cluster", errors.New("this worker is shutting down"))
 	}
 	if e.built != nil {
 		return e.built.cluster, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
 	"github.com/hanzoai/visor-fleet/workers/clusterconfig"
 )
@@ -57,7 +58,7 @@ func TestSimClusterBuildsAndWorks(t *testing.T) {
 	_, err = os.Stat(state)
 	assert.NoError(t, err, "Close should stop the simulation and save its state")
 	_, err = src.Cluster(ctx, "lab")
-	assert.Equal(t, connectors.Retryable, connectors.ClassOf(err), "after Close: %v", err)
+	assert.Equal(t, errclass.Retryable, errclass.Of(err), "after Close: %v", err)
 }
 
 // Connectors are built once per cluster, however many activities ask at once.
@@ -99,7 +100,7 @@ func TestUnknownClusterIsPermanentAndListsKnownOnes(t *testing.T) {
 	src := newSource(t, mustLoad(t, simFile))
 	_, err := src.Cluster(context.Background(), "fra1")
 	require.Error(t, err)
-	assert.True(t, connectors.IsPermanent(err))
+	assert.True(t, errclass.IsPermanent(err))
 	assert.Contains(t, err.Error(), `"fra1"`)
 	assert.Contains(t, err.Error(), "it has: lab")
 }
@@ -112,6 +113,6 @@ func TestBrokenSimStateIsPermanent(t *testing.T) {
 	require.NoError(t, os.WriteFile(state, []byte("{not json"), 0o600))
 	_, err := newSource(t, f).Cluster(context.Background(), "lab")
 	require.Error(t, err)
-	assert.True(t, connectors.IsPermanent(err), "%v", err)
+	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), "connect cluster lab")
 }

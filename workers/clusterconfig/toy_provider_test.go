@@ -3,12 +3,19 @@ package clusterconfig_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
+	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -34,7 +41,10 @@ func (c *toyConfig) CredentialRefs() []*connectors.CredentialRef {
 }
 
 func toyCatalog() []types.InstanceType {
-	return []types.InstanceType{{Name: "toy-1", MilliCPU: 1000, Memory: types.GiB, MaxPods: 10, HourlyPrice: 0.01}}
+	return []types.InstanceType{
+		{Name: "toy-1", MilliCPU: 1000, Memory: types.GiB, MaxPods: 10, HourlyPrice: 0.01},
+		{Name: "toy-4", MilliCPU: 4000, Memory: 4 * types.GiB, MaxPods: 40, HourlyPrice: 0.03},
+	}
 }
 
 // toyProvider keeps its groups in memory.
@@ -70,7 +80,7 @@ func (p *toyProvider) SetTargetSize(_ context.Context, id string, target int, _ 
 			return nil
 		}
 	}
-	return connectors.NewError(connectors.NotFound, toyName, connectors.OpSetTargetSize, fmt.Errorf("group %s", id))
+	return errclass.New(errclass.NotFound, toyName, connectors.OpSetTargetSize, fmt.Errorf("group %s", id))
 }
 
 func (p *toyProvider) CreateNodeGroup(_ context.Context, spec connectors.NodeGroupSpec, _ connectors.IdempotencyKey) (connectors.NodeGroup, error) {
@@ -121,7 +131,7 @@ func TestToyProviderRegisteredInATestLoadsAndBuilds(t *testing.T) {
 
 	// The worker wrapped it: the toy never sees an unkeyed call.
 	err = c.Provider.SetTargetSize(ctx, g.ID, 3, "")
-	assert.True(t, connectors.IsPermanent(err), "%v", err)
+	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), "toyland SetTargetSize")
 	groups, err = c.Provider.NodeGroups(ctx, pool)
 	require.NoError(t, err)
@@ -130,6 +140,41 @@ func TestToyProviderRegisteredInATestLoadsAndBuilds(t *testing.T) {
 	catalog, err := connectors.CatalogOf(toyName)
 	require.NoError(t, err)
 	assert.Equal(t, "toy-1", catalog[0].Name)
+}
+
+// The toy's catalog reaches the planner with nothing but the registration:
+// the plan activity sizes pods against the toy's sizes (four 900m pods fit
+// one toy-4 at 0.03 rather than four toy-1 at 0.04), and its built-in
+// catalog passes the planner's checks.
+func TestToyProviderCatalogReachesThePlanner(t *testing.T) {
+	t.Setenv("VISOR_TOY_TOKEN", "toy-secret")
+	f := mustLoad(t, toyFile(t, "    toyland: {credentials: \"env:VISOR_TOY_TOKEN\", zone: north}\n"))
+	var ts testsuite.WorkflowTestSuite
+	env := ts.NewTestActivityEnvironment()
+	env.RegisterActivity(&activities.Activities{Clusters: newSource(t, f)})
+
+	pool := types.PoolKey{Org: "acme", Project: "shop", Service: "api", Provider: toyName, Cluster: "toy-1"}
+	var pods []types.PendingPod
+	for i := range 4 {
+		pods = append(pods, types.PendingPod{Namespace: "shop", Name: fmt.Sprintf("api-%d", i), Org: "acme", Project: "shop", Service: "api",
+			Requests: types.Resources{MilliCPU: 900, Memory: 512 * types.MiB, Pods: 1}})
+	}
+	val, err := env.ExecuteActivity((&activities.Activities{}).PlanScaleUp, activities.PlanInput{Key: pool, Pods: pods, MaxNewNodes: 10})
+	require.NoError(t, err)
+	var plan activities.PlanResult
+	require.NoError(t, val.Get(&plan))
+	assert.Equal(t, "toy-4", plan.Size)
+	assert.Equal(t, 1, plan.NewNodes)
+	assert.InDelta(t, 0.03, plan.HourlyCost, 1e-9)
+	assert.ElementsMatch(t, []string{"toy-1", "toy-4"}, slices.Collect(maps.Keys(plan.SizePrice)))
+
+	_, err = env.ExecuteActivity((&activities.Activities{}).PlanScaleUp, activities.PlanInput{Key: pool, Pods: pods, AllowedSizes: []string{"toy-9"}, MaxNewNodes: 10})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "toy-9")
+
+	catalog, err := connectors.CatalogOf(toyName)
+	require.NoError(t, err)
+	require.NoError(t, sizing.CheckCatalog(catalog))
 }
 
 func TestToyProviderSectionIsValidatedAndStrict(t *testing.T) {

@@ -1,4 +1,4 @@
-package metering
+package ledger
 
 import (
 	"context"
@@ -9,26 +9,17 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/hanzoai/visor-fleet/connectors"
-	"github.com/hanzoai/visor-fleet/types"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
+	"github.com/hanzoai/visor-fleet/metering"
+	"github.com/hanzoai/visor-fleet/metering/meteringtest"
 )
 
 func openTestLedger(t *testing.T, path string) *Ledger {
 	t.Helper()
-	l, err := OpenLedger(path)
+	l, err := Open(path)
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 	return l
-}
-
-// dayOfEvents is a pool with two sizes metered over hours 0..n-1.
-func dayOfEvents(t *testing.T, pool types.PoolKey, n int) []Event {
-	tl := timelineOf(t, change{"s-2", 2, at(0, 0)}, change{"s-4", 1, at(0, 30)})
-	var events []Event
-	for _, h := range HoursToMeter(at(0, 0), at(0, 0).Add(time.Duration(n)*time.Hour)) {
-		events = append(events, EventsForHour(pool, tl, h)...)
-	}
-	return events
 }
 
 func countRows(t *testing.T, l *Ledger) map[string]int {
@@ -44,7 +35,7 @@ func countRows(t *testing.T, l *Ledger) map[string]int {
 func TestLedgerRepeatIsANoOp(t *testing.T) {
 	ctx := context.Background()
 	l := openTestLedger(t, filepath.Join(t.TempDir(), "meter.db"))
-	events := dayOfEvents(t, testPool, 3)
+	events := meteringtest.DayOfEvents(t, meteringtest.Pool, 3)
 	n, err := l.Insert(ctx, events)
 	require.NoError(t, err)
 	require.Equal(t, len(events), n)
@@ -52,7 +43,7 @@ func TestLedgerRepeatIsANoOp(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, n)
 	// A retry carrying one new hour inserts only that hour.
-	more := dayOfEvents(t, testPool, 4)
+	more := meteringtest.DayOfEvents(t, meteringtest.Pool, 4)
 	n, err = l.Insert(ctx, more)
 	require.NoError(t, err)
 	require.Equal(t, len(more)-len(events), n)
@@ -69,7 +60,7 @@ func TestLedgerRepeatIsANoOp(t *testing.T) {
 func TestLedgerConcurrentRepeatsGiveOneRowPerKey(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "meter.db")
 	handles := []*Ledger{openTestLedger(t, path), openTestLedger(t, path)}
-	events := dayOfEvents(t, testPool, 24)
+	events := meteringtest.DayOfEvents(t, meteringtest.Pool, 24)
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	inserted := make(chan int, 16)
@@ -101,9 +92,9 @@ func TestLedgerConcurrentRepeatsGiveOneRowPerKey(t *testing.T) {
 func TestLedgerReopenKeepsRows(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "meter.db")
-	l, err := OpenLedger(path)
+	l, err := Open(path)
 	require.NoError(t, err)
-	events := dayOfEvents(t, testPool, 2)
+	events := meteringtest.DayOfEvents(t, meteringtest.Pool, 2)
 	require.NoError(t, l.Report(ctx, events))
 	require.NoError(t, l.Close())
 
@@ -114,7 +105,7 @@ func TestLedgerReopenKeepsRows(t *testing.T) {
 	got := rows[0]
 	want := events[0]
 	require.Equal(t, want, got.Event)
-	require.Equal(t, testPool.WorkflowID(), got.PoolID)
+	require.Equal(t, meteringtest.Pool.WorkflowID(), got.PoolID)
 	require.Equal(t, "s-2", got.Size)
 	require.WithinDuration(t, time.Now(), got.RecordedAt, time.Minute)
 	n, err := l.Insert(ctx, events)
@@ -125,13 +116,13 @@ func TestLedgerReopenKeepsRows(t *testing.T) {
 func TestLedgerListAndTotalsFilter(t *testing.T) {
 	ctx := context.Background()
 	l := openTestLedger(t, filepath.Join(t.TempDir(), "meter.db"))
-	other := testPool
+	other := meteringtest.Pool
 	other.Org = "globex"
-	otherCluster := testPool
+	otherCluster := meteringtest.Pool
 	otherCluster.Cluster = "nyc1"
-	require.NoError(t, l.Report(ctx, dayOfEvents(t, testPool, 5)))
-	require.NoError(t, l.Report(ctx, dayOfEvents(t, other, 5)))
-	require.NoError(t, l.Report(ctx, dayOfEvents(t, otherCluster, 5)))
+	require.NoError(t, l.Report(ctx, meteringtest.DayOfEvents(t, meteringtest.Pool, 5)))
+	require.NoError(t, l.Report(ctx, meteringtest.DayOfEvents(t, other, 5)))
+	require.NoError(t, l.Report(ctx, meteringtest.DayOfEvents(t, otherCluster, 5)))
 
 	list := func(f Filter) []Row {
 		rows, err := l.List(ctx, f)
@@ -145,42 +136,42 @@ func TestLedgerListAndTotalsFilter(t *testing.T) {
 	require.Len(t, list(Filter{Org: "globex"}), 10)
 	require.Len(t, list(Filter{Org: "acme"}), 20)
 	require.Len(t, list(Filter{Pool: otherCluster.WorkflowID()}), 10)
-	hours := list(Filter{Org: "acme", Pool: testPool.WorkflowID(), From: at(1, 0), To: at(3, 0)})
+	hours := list(Filter{Org: "acme", Pool: meteringtest.Pool.WorkflowID(), From: meteringtest.At(1, 0), To: meteringtest.At(3, 0)})
 	require.Len(t, hours, 4)
-	require.Equal(t, at(1, 0), hours[0].Hour)
-	require.Equal(t, at(2, 0), hours[3].Hour)
-	require.Len(t, list(Filter{From: at(1, 1)}), 18, "from inside an hour excludes that hour")
+	require.Equal(t, meteringtest.At(1, 0), hours[0].Hour)
+	require.Equal(t, meteringtest.At(2, 0), hours[3].Hour)
+	require.Len(t, list(Filter{From: meteringtest.At(1, 1)}), 18, "from inside an hour excludes that hour")
 	require.Len(t, list(Filter{Limit: 7}), 7)
-	_, err := l.List(ctx, Filter{From: at(3, 0), To: at(3, 0)})
+	_, err := l.List(ctx, Filter{From: meteringtest.At(3, 0), To: meteringtest.At(3, 0)})
 	require.ErrorContains(t, err, "is not after from")
 
-	totals, err := l.Totals(ctx, Filter{Org: "acme", Pool: testPool.WorkflowID()})
+	totals, err := l.Totals(ctx, Filter{Org: "acme", Pool: meteringtest.Pool.WorkflowID()})
 	require.NoError(t, err)
 	require.Equal(t, []Total{
-		{Org: "acme", Tier: "managed", MeterID: MeterNodeHours, Pool: testPool.WorkflowID(), Size: "s-2", Hours: 5, Value: 10},
-		{Org: "acme", Tier: "managed", MeterID: MeterNodeHours, Pool: testPool.WorkflowID(), Size: "s-4", Hours: 5, Value: 4.5},
+		{Org: "acme", Tier: "managed", MeterID: metering.MeterNodeHours, Pool: meteringtest.Pool.WorkflowID(), Size: "s-2", Hours: 5, Value: 10},
+		{Org: "acme", Tier: "managed", MeterID: metering.MeterNodeHours, Pool: meteringtest.Pool.WorkflowID(), Size: "s-4", Hours: 5, Value: 4.5},
 	}, totals)
 }
 
 func TestLedgerRejectsBadBatchWhole(t *testing.T) {
 	ctx := context.Background()
 	l := openTestLedger(t, filepath.Join(t.TempDir(), "meter.db"))
-	events := dayOfEvents(t, testPool, 2)
+	events := meteringtest.DayOfEvents(t, meteringtest.Pool, 2)
 	events[1].Value = -3
 	err := l.Report(ctx, events)
 	require.ErrorContains(t, err, events[1].Idempotency)
-	require.True(t, connectors.IsPermanent(err))
+	require.True(t, errclass.IsPermanent(err))
 	require.Empty(t, countRows(t, l), "nothing from a bad batch is kept")
 
-	events = dayOfEvents(t, testPool, 1)
-	delete(events[0].Dimensions, DimPool)
+	events = meteringtest.DayOfEvents(t, meteringtest.Pool, 1)
+	delete(events[0].Dimensions, metering.DimPool)
 	events[0].PoolID = ""
 	require.ErrorContains(t, l.Report(ctx, events), "no poolId")
 	require.Empty(t, countRows(t, l))
 
-	_, err = OpenLedger("")
+	_, err = Open("")
 	require.ErrorContains(t, err, "empty")
-	_, err = OpenLedger(filepath.Join(t.TempDir(), "a?b.db"))
+	_, err = Open(filepath.Join(t.TempDir(), "a?b.db"))
 	require.ErrorContains(t, err, "must not contain")
 }
 
@@ -198,12 +189,12 @@ func TestLedgerUsesWAL(t *testing.T) {
 // leaves nothing half-written; the retry then records every key once.
 func TestLedgerInterruptedReportThenRetry(t *testing.T) {
 	l := openTestLedger(t, filepath.Join(t.TempDir(), "meter.db"))
-	events := dayOfEvents(t, testPool, 24)
+	events := meteringtest.DayOfEvents(t, meteringtest.Pool, 24)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	err := l.Report(ctx, events)
 	require.Error(t, err)
-	require.False(t, connectors.IsPermanent(err), "an interrupted report must be retried")
+	require.False(t, errclass.IsPermanent(err), "an interrupted report must be retried")
 	require.Empty(t, countRows(t, l))
 	require.NoError(t, l.Report(context.Background(), events))
 	require.NoError(t, l.Report(context.Background(), events))

@@ -1,4 +1,7 @@
-package metering
+// Package ledger is the embedded meter sink: a SQLite file of meter events
+// keyed by idempotency key, and the queries `visor meter list` and the
+// fleet metrics read from it. The events come from package metering.
+package ledger
 
 import (
 	"context"
@@ -11,7 +14,8 @@ import (
 
 	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
 
-	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
+	"github.com/hanzoai/visor-fleet/metering"
 )
 
 // Ledger is the embedded default sink: a SQLite file where each event's
@@ -24,12 +28,12 @@ type Ledger struct {
 	path string
 }
 
-var _ Sink = (*Ledger)(nil)
+var _ metering.Sink = (*Ledger)(nil)
 
-// ledgerSchema is the current table; a file made before tiers (version
+// schema is the current table; a file made before tiers (version
 // 0, without tier, project, provider and cluster) is migrated in place by
-// migrateLedger, keeping its rows.
-const ledgerSchema = `
+// migrate, keeping its rows.
+const schema = `
 CREATE TABLE IF NOT EXISTS meter_events (
 	idempotency TEXT    NOT NULL UNIQUE,
 	meter_id    TEXT    NOT NULL, -- visor.node-hours or visor.management-plane.pool-hours
@@ -49,13 +53,13 @@ CREATE INDEX IF NOT EXISTS meter_events_org_pool_hour ON meter_events (org, pool
 CREATE INDEX IF NOT EXISTS meter_events_hour ON meter_events (hour);
 `
 
-// ledgerVersion is PRAGMA user_version of a current ledger file.
-const ledgerVersion = 1
+// schemaVersion is PRAGMA user_version of a current ledger file.
+const schemaVersion = 1
 
-// migrateLedger brings a version-0 file up to date in one transaction:
+// migrate brings a version-0 file up to date in one transaction:
 // the columns added since, filled from each row's dimensions (every row
 // then was a managed node-hours row).
-func migrateLedger(db *sql.DB) error {
+func migrate(db *sql.DB) error {
 	// Inside one immediate transaction, so two processes opening an old
 	// file at once migrate it once.
 	tx, err := db.Begin()
@@ -67,7 +71,7 @@ func migrateLedger(db *sql.DB) error {
 	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil {
 		return err
 	}
-	if version >= ledgerVersion {
+	if version >= schemaVersion {
 		return nil
 	}
 	have := map[string]bool{}
@@ -105,14 +109,14 @@ func migrateLedger(db *sql.DB) error {
 			return fmt.Errorf("fill column %s: %w", col.name, err)
 		}
 	}
-	if _, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, ledgerVersion)); err != nil {
+	if _, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {
 		return err
 	}
 	return tx.Commit()
 }
 
-// OpenLedger opens (creating if needed) the ledger file at path.
-func OpenLedger(path string) (*Ledger, error) {
+// Open opens (creating if needed) the ledger file at path.
+func Open(path string) (*Ledger, error) {
 	if path == "" {
 		return nil, fmt.Errorf("ledger path is empty")
 	}
@@ -133,13 +137,13 @@ func OpenLedger(path string) (*Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open ledger %s: %w", path, err)
 	}
-	if _, err := db.Exec(ledgerSchema); err != nil {
+	if _, err := db.Exec(schema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open ledger %s: create schema: %w", path, err)
 	}
-	if err := migrateLedger(db); err != nil {
+	if err := migrate(db); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open ledger %s: migrate to version %d: %w", path, ledgerVersion, err)
+		return nil, fmt.Errorf("open ledger %s: migrate to version %d: %w", path, schemaVersion, err)
 	}
 	return &Ledger{db: db, path: path}, nil
 }
@@ -152,26 +156,26 @@ func (l *Ledger) Path() string { return l.path }
 
 // Report inserts the batch in one transaction; keys already present are
 // skipped. Invalid events fail the whole batch as Permanent, inserting none.
-func (l *Ledger) Report(ctx context.Context, events []Event) error {
+func (l *Ledger) Report(ctx context.Context, events []metering.Event) error {
 	_, err := l.Insert(ctx, events)
 	return err
 }
 
 // Insert is Report that also says how many events were new.
-func (l *Ledger) Insert(ctx context.Context, events []Event) (inserted int, err error) {
+func (l *Ledger) Insert(ctx context.Context, events []metering.Event) (inserted int, err error) {
 	if len(events) == 0 {
 		return 0, nil
 	}
-	fail := func(class connectors.ErrorClass, err error) (int, error) {
-		return 0, connectors.NewError(class, "ledger", "report to "+l.path, err)
+	fail := func(class errclass.Class, err error) (int, error) {
+		return 0, errclass.New(class, "ledger", "report to "+l.path, err)
 	}
-	events, err = checkEvents(events)
+	events, err = metering.CheckEvents(events)
 	if err != nil {
-		return fail(connectors.Permanent, err)
+		return fail(errclass.Permanent, err)
 	}
 	tx, err := l.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fail(connectors.Retryable, err)
+		return fail(errclass.Retryable, err)
 	}
 	defer tx.Rollback() // no-op after Commit
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO meter_events
@@ -179,28 +183,28 @@ func (l *Ledger) Insert(ctx context.Context, events []Event) (inserted int, err 
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (idempotency) DO NOTHING`)
 	if err != nil {
-		return fail(connectors.Retryable, err)
+		return fail(errclass.Retryable, err)
 	}
 	defer stmt.Close()
 	now := time.Now().UnixNano()
 	for _, e := range events {
 		dims, err := json.Marshal(e.Dimensions)
 		if err != nil {
-			return fail(connectors.Permanent, fmt.Errorf("meter event %s: dimensions: %w", e.Idempotency, err))
+			return fail(errclass.Permanent, fmt.Errorf("meter event %s: dimensions: %w", e.Idempotency, err))
 		}
 		res, err := stmt.ExecContext(ctx, e.Idempotency, e.MeterID, e.UserID, e.PoolID,
 			e.Size, e.Hour.Unix(), e.Value, string(dims), now, string(e.Tier), e.Project, e.Provider, e.Cluster)
 		if err != nil {
-			return fail(connectors.Retryable, fmt.Errorf("insert %s: %w", e.Idempotency, err))
+			return fail(errclass.Retryable, fmt.Errorf("insert %s: %w", e.Idempotency, err))
 		}
 		n, err := res.RowsAffected()
 		if err != nil {
-			return fail(connectors.Retryable, err)
+			return fail(errclass.Retryable, err)
 		}
 		inserted += int(n)
 	}
 	if err := tx.Commit(); err != nil {
-		return fail(connectors.Retryable, fmt.Errorf("commit: %w", err))
+		return fail(errclass.Retryable, fmt.Errorf("commit: %w", err))
 	}
 	return inserted, nil
 }

@@ -1,4 +1,4 @@
-package metering
+package httpsink
 
 import (
 	"context"
@@ -10,12 +10,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
 // send retries post until it succeeds, fails permanently, or the next wait
 // would overrun the budget.
-func (s *HTTPSink) send(ctx context.Context, token, key string, body []byte) error {
+func (s *Sink) send(ctx context.Context, token, key string, body []byte) error {
 	deadline := time.Now().Add(s.cfg.RetryBudget)
 	backoff := s.cfg.Backoff
 	var answered attempt // the last attempt that ended on its own, not by the budget
@@ -25,10 +25,10 @@ func (s *HTTPSink) send(ctx context.Context, token, key string, body []byte) err
 			return nil
 		}
 		if a.permanent {
-			return s.fail(connectors.Permanent, a.err)
+			return s.fail(errclass.Permanent, a.err)
 		}
 		if ctx.Err() != nil {
-			return s.fail(connectors.Retryable, fmt.Errorf("attempt %d: %w (cancelled: %w)", n, a.err, ctx.Err()))
+			return s.fail(errclass.Retryable, fmt.Errorf("attempt %d: %w (cancelled: %w)", n, a.err, ctx.Err()))
 		}
 		cut := !time.Now().Before(deadline)
 		if !cut || answered.err == nil {
@@ -42,7 +42,7 @@ func (s *HTTPSink) send(ctx context.Context, token, key string, body []byte) err
 		}
 		if cut || time.Now().Add(wait).After(deadline) {
 			// Name the server's last real answer, not just "deadline exceeded".
-			e := s.fail(connectors.Retryable, fmt.Errorf("gave up after %d attempts within the %s budget: %w", n, s.cfg.RetryBudget, answered.err))
+			e := s.fail(errclass.Retryable, fmt.Errorf("gave up after %d attempts within the %s budget: %w", n, s.cfg.RetryBudget, answered.err))
 			e.RetryAfter = answered.retryAfter
 			return e
 		}
@@ -50,7 +50,7 @@ func (s *HTTPSink) send(ctx context.Context, token, key string, body []byte) err
 		select {
 		case <-ctx.Done():
 			timer.Stop()
-			return s.fail(connectors.Retryable, fmt.Errorf("attempt %d: %w (cancelled: %w)", n, a.err, ctx.Err()))
+			return s.fail(errclass.Retryable, fmt.Errorf("attempt %d: %w (cancelled: %w)", n, a.err, ctx.Err()))
 		case <-timer.C:
 		}
 	}

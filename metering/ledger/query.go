@@ -1,4 +1,4 @@
-package metering
+package ledger
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/metering"
 )
 
 // Filter narrows List and Totals. Empty fields match everything; From is
@@ -26,7 +27,7 @@ type Filter struct {
 
 // Row is one ledger entry.
 type Row struct {
-	Event
+	metering.Event
 	RecordedAt time.Time
 }
 

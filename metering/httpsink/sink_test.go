@@ -1,4 +1,4 @@
-package metering
+package httpsink
 
 import (
 	"context"
@@ -12,7 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
+	"github.com/hanzoai/visor-fleet/metering"
+	"github.com/hanzoai/visor-fleet/metering/meteringtest"
 )
 
 const testToken = "tok-9f3c2a7e-never-print-me"
@@ -56,7 +58,7 @@ func status(code int) func(http.ResponseWriter, *http.Request) {
 
 // newTestSink starts a server with the scripted replies and a sink reading
 // the token from an environment reference.
-func newTestSink(t *testing.T, cfg HTTPConfig, replies ...func(http.ResponseWriter, *http.Request)) (*HTTPSink, *recorder, string) {
+func newTestSink(t *testing.T, cfg Config, replies ...func(http.ResponseWriter, *http.Request)) (*Sink, *recorder, string) {
 	t.Helper()
 	rec := &recorder{replies: replies}
 	srv := httptest.NewServer(rec)
@@ -70,14 +72,14 @@ func newTestSink(t *testing.T, cfg HTTPConfig, replies ...func(http.ResponseWrit
 	if cfg.RetryBudget == 0 {
 		cfg.RetryBudget = 5 * time.Second
 	}
-	s, err := NewHTTPSink(cfg, nil)
+	s, err := New(cfg, nil)
 	require.NoError(t, err)
 	return s, rec, cfg.Endpoint
 }
 
 func TestHTTPSinkRetries500ThenSucceeds(t *testing.T) {
-	s, rec, _ := newTestSink(t, HTTPConfig{}, status(500), status(503), status(200))
-	events := dayOfEvents(t, testPool, 2)
+	s, rec, _ := newTestSink(t, Config{}, status(500), status(503), status(200))
+	events := meteringtest.DayOfEvents(t, meteringtest.Pool, 2)
 	require.NoError(t, s.Report(context.Background(), events))
 	seen := rec.seen()
 	require.Len(t, seen, 3)
@@ -97,9 +99,9 @@ func TestHTTPSinkRetriesATimeout(t *testing.T) {
 		}
 		w.WriteHeader(200)
 	}
-	s, rec, _ := newTestSink(t, HTTPConfig{Timeout: 100 * time.Millisecond}, slow, status(204))
+	s, rec, _ := newTestSink(t, Config{Timeout: 100 * time.Millisecond}, slow, status(204))
 	start := time.Now()
-	require.NoError(t, s.Report(context.Background(), dayOfEvents(t, testPool, 1)))
+	require.NoError(t, s.Report(context.Background(), meteringtest.DayOfEvents(t, meteringtest.Pool, 1)))
 	require.Len(t, rec.seen(), 2)
 	require.Less(t, time.Since(start), time.Second, "the first attempt was cut at the client timeout")
 }
@@ -109,8 +111,8 @@ func TestHTTPSinkHonours429RetryAfter(t *testing.T) {
 		w.Header().Set("Retry-After", "1")
 		w.WriteHeader(http.StatusTooManyRequests)
 	}
-	s, rec, _ := newTestSink(t, HTTPConfig{}, limited, status(200))
-	require.NoError(t, s.Report(context.Background(), dayOfEvents(t, testPool, 1)))
+	s, rec, _ := newTestSink(t, Config{}, limited, status(200))
+	require.NoError(t, s.Report(context.Background(), meteringtest.DayOfEvents(t, meteringtest.Pool, 1)))
 	seen := rec.seen()
 	require.Len(t, seen, 2)
 	gap := seen[1].at.Sub(seen[0].at)
@@ -123,13 +125,13 @@ func TestHTTPSink429BeyondBudgetIsRetryableLater(t *testing.T) {
 		w.Header().Set("Retry-After", "120")
 		w.WriteHeader(http.StatusTooManyRequests)
 	}
-	s, rec, _ := newTestSink(t, HTTPConfig{RetryBudget: time.Second}, limited)
+	s, rec, _ := newTestSink(t, Config{RetryBudget: time.Second}, limited)
 	start := time.Now()
-	err := s.Report(context.Background(), dayOfEvents(t, testPool, 1))
+	err := s.Report(context.Background(), meteringtest.DayOfEvents(t, meteringtest.Pool, 1))
 	require.Less(t, time.Since(start), 500*time.Millisecond, "no point sleeping past the budget")
 	require.Len(t, rec.seen(), 1)
-	require.Equal(t, connectors.Retryable, connectors.ClassOf(err))
-	require.Equal(t, 120*time.Second, connectors.RetryAfterOf(err), "the hint reaches Temporal's retry")
+	require.Equal(t, errclass.Retryable, errclass.Of(err))
+	require.Equal(t, 120*time.Second, errclass.RetryAfterOf(err), "the hint reaches Temporal's retry")
 }
 
 func TestHTTPSink400IsPermanentAndNotRetried(t *testing.T) {
@@ -138,12 +140,12 @@ func TestHTTPSink400IsPermanentAndNotRetried(t *testing.T) {
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = io.WriteString(w, "bad batch; you sent "+r.Header.Get("Authorization"))
 	}
-	s, rec, endpoint := newTestSink(t, HTTPConfig{}, echo)
-	err := s.Report(context.Background(), dayOfEvents(t, testPool, 1))
+	s, rec, endpoint := newTestSink(t, Config{}, echo)
+	err := s.Report(context.Background(), meteringtest.DayOfEvents(t, meteringtest.Pool, 1))
 	require.Len(t, rec.seen(), 1)
-	var ce *connectors.Error
+	var ce *errclass.Error
 	require.ErrorAs(t, err, &ce)
-	require.Equal(t, connectors.Permanent, ce.Class)
+	require.Equal(t, errclass.Permanent, ce.Class)
 	require.Contains(t, err.Error(), "400")
 	require.Contains(t, err.Error(), endpoint)
 	require.Contains(t, err.Error(), "bad batch")
@@ -151,22 +153,22 @@ func TestHTTPSink400IsPermanentAndNotRetried(t *testing.T) {
 }
 
 func TestHTTPSinkGivesUpAfterBudgetAsRetryable(t *testing.T) {
-	s, rec, _ := newTestSink(t, HTTPConfig{RetryBudget: 300 * time.Millisecond}, status(502))
+	s, rec, _ := newTestSink(t, Config{RetryBudget: 300 * time.Millisecond}, status(502))
 	start := time.Now()
-	err := s.Report(context.Background(), dayOfEvents(t, testPool, 1))
+	err := s.Report(context.Background(), meteringtest.DayOfEvents(t, meteringtest.Pool, 1))
 	require.Less(t, time.Since(start), time.Second)
 	require.Greater(t, len(rec.seen()), 2)
-	require.Equal(t, connectors.Retryable, connectors.ClassOf(err))
+	require.Equal(t, errclass.Retryable, errclass.Of(err))
 	require.ErrorContains(t, err, "502")
 	require.ErrorContains(t, err, "budget")
 	require.NotContains(t, err.Error(), testToken)
 }
 
 func TestHTTPSinkMissingTokenIsPermanentWithoutSending(t *testing.T) {
-	s, rec, _ := newTestSink(t, HTTPConfig{}, status(200))
+	s, rec, _ := newTestSink(t, Config{}, status(200))
 	s.cfg.Token = "env:VISOR_TEST_METER_TOKEN_UNSET"
-	err := s.Report(context.Background(), dayOfEvents(t, testPool, 1))
-	require.True(t, connectors.IsPermanent(err))
+	err := s.Report(context.Background(), meteringtest.DayOfEvents(t, meteringtest.Pool, 1))
+	require.True(t, errclass.IsPermanent(err))
 	require.ErrorContains(t, err, "VISOR_TEST_METER_TOKEN_UNSET")
 	require.Empty(t, rec.seen())
 	require.NoError(t, s.Report(context.Background(), nil), "nothing to send sends nothing")
@@ -174,8 +176,8 @@ func TestHTTPSinkMissingTokenIsPermanentWithoutSending(t *testing.T) {
 }
 
 func TestBatchKeyIgnoresOrder(t *testing.T) {
-	events := dayOfEvents(t, testPool, 3)
-	reversed := append([]Event(nil), events...)
+	events := meteringtest.DayOfEvents(t, meteringtest.Pool, 3)
+	reversed := append([]metering.Event(nil), events...)
 	for i, j := 0, len(reversed)-1; i < j; i, j = i+1, j-1 {
 		reversed[i], reversed[j] = reversed[j], reversed[i]
 	}
@@ -184,31 +186,31 @@ func TestBatchKeyIgnoresOrder(t *testing.T) {
 }
 
 func TestNewHTTPSinkRejectsBadConfig(t *testing.T) {
-	ok := HTTPConfig{Endpoint: "https://meter.example.internal/v1", Token: "env:T"}
+	ok := Config{Endpoint: "https://meter.example.internal/v1", Token: "env:T"}
 	for name, tc := range map[string]struct {
-		edit func(*HTTPConfig)
+		edit func(*Config)
 		want string
 	}{
-		"empty endpoint":   {func(c *HTTPConfig) { c.Endpoint = "" }, "endpoint is empty"},
-		"scheme":           {func(c *HTTPConfig) { c.Endpoint = "ftp://x/y" }, "must be http:// or https://"},
-		"no host":          {func(c *HTTPConfig) { c.Endpoint = "https:///v1" }, "has no host"},
-		"userinfo":         {func(c *HTTPConfig) { c.Endpoint = "https://u:p@x/v1" }, "must not carry credentials"},
-		"literal token":    {func(c *HTTPConfig) { c.Token = "sk_live_abc" }, "must be a reference"},
-		"user only":        {func(c *HTTPConfig) { c.Endpoint = "https://sk_live_abc@x/v1" }, "must not carry credentials"},
-		"query token":      {func(c *HTTPConfig) { c.Endpoint = "https://x/v1?access_token=sk_live_abc" }, `query parameter "access_token" looks like one`},
-		"query api key":    {func(c *HTTPConfig) { c.Endpoint = "https://x/v1?tenant=a&API_KEY=sk_live_abc" }, `query parameter "API_KEY" looks like one`},
-		"query signature":  {func(c *HTTPConfig) { c.Endpoint = "https://x/v1?X-Amz-Signature=sk_live_abc" }, "must not carry credentials"},
-		"negative":         {func(c *HTTPConfig) { c.Timeout = -time.Second }, "timeout -1s is negative"},
-		"backoff order":    {func(c *HTTPConfig) { c.Backoff, c.MaxBackoff = time.Second, time.Millisecond }, "below backoff"},
-		"unknown ref kind": {func(c *HTTPConfig) { c.Token = "vault:x" }, "must be a reference"},
+		"empty endpoint":   {func(c *Config) { c.Endpoint = "" }, "endpoint is empty"},
+		"scheme":           {func(c *Config) { c.Endpoint = "ftp://x/y" }, "must be http:// or https://"},
+		"no host":          {func(c *Config) { c.Endpoint = "https:///v1" }, "has no host"},
+		"userinfo":         {func(c *Config) { c.Endpoint = "https://u:p@x/v1" }, "must not carry credentials"},
+		"literal token":    {func(c *Config) { c.Token = "sk_live_abc" }, "must be a reference"},
+		"user only":        {func(c *Config) { c.Endpoint = "https://sk_live_abc@x/v1" }, "must not carry credentials"},
+		"query token":      {func(c *Config) { c.Endpoint = "https://x/v1?access_token=sk_live_abc" }, `query parameter "access_token" looks like one`},
+		"query api key":    {func(c *Config) { c.Endpoint = "https://x/v1?tenant=a&API_KEY=sk_live_abc" }, `query parameter "API_KEY" looks like one`},
+		"query signature":  {func(c *Config) { c.Endpoint = "https://x/v1?X-Amz-Signature=sk_live_abc" }, "must not carry credentials"},
+		"negative":         {func(c *Config) { c.Timeout = -time.Second }, "timeout -1s is negative"},
+		"backoff order":    {func(c *Config) { c.Backoff, c.MaxBackoff = time.Second, time.Millisecond }, "below backoff"},
+		"unknown ref kind": {func(c *Config) { c.Token = "vault:x" }, "must be a reference"},
 	} {
 		cfg := ok
 		tc.edit(&cfg)
-		_, err := NewHTTPSink(cfg, nil)
+		_, err := New(cfg, nil)
 		require.ErrorContains(t, err, tc.want, name)
 		require.NotContains(t, err.Error(), "sk_live_abc", name)
 	}
-	_, err := NewHTTPSink(ok, nil)
+	_, err := New(ok, nil)
 	require.NoError(t, err)
 }
 
@@ -218,11 +220,11 @@ func TestHTTPSinkBudgetCutsAHangingAttempt(t *testing.T) {
 	hang := func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
 	}
-	s, rec, _ := newTestSink(t, HTTPConfig{RetryBudget: 300 * time.Millisecond, Timeout: 10 * time.Second}, status(502), hang)
+	s, rec, _ := newTestSink(t, Config{RetryBudget: 300 * time.Millisecond, Timeout: 10 * time.Second}, status(502), hang)
 	start := time.Now()
-	err := s.Report(context.Background(), dayOfEvents(t, testPool, 1))
+	err := s.Report(context.Background(), meteringtest.DayOfEvents(t, meteringtest.Pool, 1))
 	require.Less(t, time.Since(start), time.Second)
 	require.Len(t, rec.seen(), 2)
-	require.Equal(t, connectors.Retryable, connectors.ClassOf(err))
+	require.Equal(t, errclass.Retryable, errclass.Of(err))
 	require.ErrorContains(t, err, "502")
 }

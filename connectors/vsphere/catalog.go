@@ -1,16 +1,17 @@
-package sizing
+package vsphere
 
 import (
 	"errors"
 	"fmt"
 	"math"
 
+	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
-// VSphereTemplate is one VM template an operator offers as a node size, as
-// written in the vSphere connector's configuration.
-type VSphereTemplate struct {
+// Shape is the hardware and price of one VM template an operator offers
+// as a node size, as written in the connector's configuration.
+type Shape struct {
 	Name      string `json:"name"`
 	CPUs      int64  `json:"cpus"`
 	MemoryMiB int64  `json:"memoryMiB"`
@@ -35,11 +36,11 @@ const (
 )
 
 // vsphereDaemons: CNI, kube-proxy and the vSphere CSI node plugin.
-var vsphereDaemons = daemonAllowance{milliCPU: 150, memory: 250 * types.MiB, pods: 3}
+var vsphereDaemons = sizing.DaemonAllowance{MilliCPU: 150, Memory: 250 * types.MiB, Pods: 3}
 
-// VSphereCatalog validates the configured templates and returns them as a
+// ShapeCatalog validates the configured shapes and returns them as a
 // catalog. Every problem is reported, each naming the template and field.
-func VSphereCatalog(templates []VSphereTemplate) ([]types.InstanceType, error) {
+func ShapeCatalog(templates []Shape) ([]types.InstanceType, error) {
 	var errs []error
 	seen := make(map[string]int, len(templates))
 	out := make([]types.InstanceType, 0, len(templates))
@@ -79,9 +80,8 @@ func VSphereCatalog(templates []VSphereTemplate) ([]types.InstanceType, error) {
 		if maxPods == 0 {
 			maxPods = defaultMaxPods
 		}
-		it := row{t.Name, "vsphere", t.CPUs, t.MemoryMiB, t.GPUs, t.GPUModel, maxPods, t.HourlyPrice}.
-			instanceType(func(cpu, mem, _ int64) types.Resources { return standardOverhead(cpu, mem, vsphereDaemons) })
-		it.PriceDate = t.PriceDate
+		it := sizing.CatalogRow{Name: t.Name, Family: "vsphere", VCPU: t.CPUs, MemoryMiB: t.MemoryMiB, GPUs: t.GPUs, GPUModel: t.GPUModel, MaxPods: maxPods, Hourly: t.HourlyPrice}.
+			InstanceType(t.PriceDate, func(cpu, mem, _ int64) types.Resources { return sizing.StandardOverhead(cpu, mem, vsphereDaemons) })
 		if a := it.Allocatable(); a.MilliCPU <= 0 || a.Memory <= 0 || a.Pods <= 0 {
 			bad("too small to run pods: node overhead %s leaves %s", it.Overhead, a)
 		}

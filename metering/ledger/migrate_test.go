@@ -1,4 +1,4 @@
-package metering
+package ledger
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/metering"
+	"github.com/hanzoai/visor-fleet/metering/meteringtest"
 )
 
 // ledgerSchemaV0 is the table as files written before tiers have it.
@@ -41,7 +43,7 @@ func TestLedgerMigratesAnOldFileInPlace(t *testing.T) {
 	require.NoError(t, db.Close())
 
 	for range 2 {
-		l, err := OpenLedger(path)
+		l, err := Open(path)
 		require.NoError(t, err)
 		rows, err := l.List(context.Background(), Filter{})
 		require.NoError(t, err)
@@ -53,12 +55,12 @@ func TestLedgerMigratesAnOldFileInPlace(t *testing.T) {
 		require.Equal(t, "sfo3", r.Cluster)
 		require.Equal(t, "s-2", r.Size)
 		require.Equal(t, 2.5, r.Value)
-		require.Equal(t, at(10, 0), r.Hour)
+		require.Equal(t, meteringtest.At(10, 0), r.Hour)
 		var version int
 		require.NoError(t, l.db.QueryRow(`PRAGMA user_version`).Scan(&version))
-		require.Equal(t, ledgerVersion, version)
+		require.Equal(t, version, version)
 
-		again := EventsForHour(testPool, timelineOf(t, change{"s-2", 3, at(9, 0)}), at(10, 0))
+		again := metering.EventsForHour(meteringtest.Pool, meteringtest.TimelineOf(t, meteringtest.Step("s-2", 3, meteringtest.At(9, 0))), meteringtest.At(10, 0))
 		n, err := l.Insert(context.Background(), again)
 		require.NoError(t, err)
 		require.Zero(t, n, "the migrated row's key still dedupes")
@@ -71,27 +73,27 @@ func TestLedgerMigratesAnOldFileInPlace(t *testing.T) {
 func TestLedgerOrgTotalsPerTierAndMeter(t *testing.T) {
 	ctx := context.Background()
 	l := openTestLedger(t, filepath.Join(t.TempDir(), "meter.db"))
-	tl := timelineOf(t, change{"s-2", 2, at(0, 0)})
-	byoPool := testPool
+	tl := meteringtest.TimelineOf(t, meteringtest.Step("s-2", 2, meteringtest.At(0, 0)))
+	byoPool := meteringtest.Pool
 	byoPool.Cluster = "tenant"
-	byo := Tiers{Start: at(0, 30), Changes: []TierChange{{contract.TierBYO, at(0, 30)}}}
-	var events []Event
-	for _, h := range HoursToMeter(at(0, 0), at(3, 0)) {
-		events = append(events, EventsForTieredHour(testPool, tl, Tiers{Start: at(0, 0)}, h)...)
-		events = append(events, EventsForTieredHour(byoPool, tl, byo, h)...)
+	byo := metering.Tiers{Start: meteringtest.At(0, 30), Changes: []metering.TierChange{{Tier: contract.TierBYO, From: meteringtest.At(0, 30)}}}
+	var events []metering.Event
+	for _, h := range metering.HoursToMeter(meteringtest.At(0, 0), meteringtest.At(3, 0)) {
+		events = append(events, metering.EventsForTieredHour(meteringtest.Pool, tl, metering.Tiers{Start: meteringtest.At(0, 0)}, h)...)
+		events = append(events, metering.EventsForTieredHour(byoPool, tl, byo, h)...)
 	}
 	require.NoError(t, l.Report(ctx, events))
 	totals, err := l.OrgTotals(ctx, Filter{})
 	require.NoError(t, err)
 	require.Equal(t, []OrgTotal{
-		{Org: "acme", Tier: "byo", MeterID: MeterPoolHours, Pools: 1, Hours: 3, Value: 2.5},
-		{Org: "acme", Tier: "managed", MeterID: MeterNodeHours, Pools: 1, Hours: 3, Value: 6},
+		{Org: "acme", Tier: "byo", MeterID: metering.MeterPoolHours, Pools: 1, Hours: 3, Value: 2.5},
+		{Org: "acme", Tier: "managed", MeterID: metering.MeterNodeHours, Pools: 1, Hours: 3, Value: 6},
 	}, totals)
 	byoRows, err := l.List(ctx, Filter{Tier: "byo"})
 	require.NoError(t, err)
 	require.Len(t, byoRows, 3)
-	require.Equal(t, "2", byoRows[1].Dimensions[DimNodeHours], "the nodes that ran are told, not billed")
-	managedOnly, err := l.Totals(ctx, Filter{Meter: MeterNodeHours})
+	require.Equal(t, "2", byoRows[1].Dimensions[metering.DimNodeHours], "the nodes that ran are told, not billed")
+	managedOnly, err := l.Totals(ctx, Filter{Meter: metering.MeterNodeHours})
 	require.NoError(t, err)
 	require.Len(t, managedOnly, 1)
 }

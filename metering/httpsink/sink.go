@@ -1,4 +1,8 @@
-package metering
+// Package httpsink delivers meter events to a commerce metering endpoint
+// over HTTP, with a bearer token read from a credential reference on the
+// worker and retries within a budget. The events come from package
+// metering.
+package httpsink
 
 import (
 	"bytes"
@@ -15,9 +19,11 @@ import (
 	"time"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
+	"github.com/hanzoai/visor-fleet/metering"
 )
 
-// HTTPSink posts events to a commerce metering endpoint.
+// Sink posts events to a commerce metering endpoint.
 //
 // Wire format, one request per batch:
 //
@@ -47,16 +53,16 @@ import (
 // identical resend). 429, 408, 5xx and transport errors are retried with
 // backoff inside RetryBudget, honouring Retry-After; any other status is
 // a Permanent error.
-type HTTPSink struct {
-	cfg      HTTPConfig
+type Sink struct {
+	cfg      Config
 	endpoint string
 	secrets  connectors.SecretReader
 }
 
-var _ Sink = (*HTTPSink)(nil)
+var _ metering.Sink = (*Sink)(nil)
 
-// HTTPConfig configures an HTTPSink. Zero durations take the defaults.
-type HTTPConfig struct {
+// Config configures an Sink. Zero durations take the defaults.
+type Config struct {
 	Endpoint string
 	// Token references the bearer token; it is resolved on each Report,
 	// inside the activity, and never logged or put in an error.
@@ -82,9 +88,9 @@ const (
 	defaultMaxBackoff  = 5 * time.Second
 )
 
-// NewHTTPSink checks cfg and fills its defaults. secrets reads secret:
+// New checks cfg and fills its defaults. secrets reads secret:
 // references and may be nil when the token comes from env: or file:.
-func NewHTTPSink(cfg HTTPConfig, secrets connectors.SecretReader) (*HTTPSink, error) {
+func New(cfg Config, secrets connectors.SecretReader) (*Sink, error) {
 	u, err := url.Parse(cfg.Endpoint)
 	switch {
 	case cfg.Endpoint == "":
@@ -128,12 +134,12 @@ func NewHTTPSink(cfg HTTPConfig, secrets connectors.SecretReader) (*HTTPSink, er
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{}
 	}
-	return &HTTPSink{cfg: cfg, endpoint: u.String(), secrets: secrets}, nil
+	return &Sink{cfg: cfg, endpoint: u.String(), secrets: secrets}, nil
 }
 
 // BatchKey is the Idempotency-Key of a batch: the same events in any order
 // give the same key.
-func BatchKey(events []Event) string {
+func BatchKey(events []metering.Event) string {
 	keys := make([]string, len(events))
 	for i, e := range events {
 		keys[i] = e.Idempotency
@@ -145,36 +151,36 @@ func BatchKey(events []Event) string {
 
 // wireBatch is the request body.
 type wireBatch struct {
-	Events []Event `json:"events"`
+	Events []metering.Event `json:"events"`
 }
 
 // Report posts the batch, retrying transient failures within the budget.
-func (s *HTTPSink) Report(ctx context.Context, events []Event) error {
+func (s *Sink) Report(ctx context.Context, events []metering.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	events, err := checkEvents(events)
+	events, err := metering.CheckEvents(events)
 	if err != nil {
-		return s.fail(connectors.Permanent, err)
+		return s.fail(errclass.Permanent, err)
 	}
 	token, err := s.cfg.Token.Resolve(ctx, s.secrets)
 	if err != nil {
 		return err // Permanent, names the reference only
 	}
-	batch := wireBatch{Events: make([]Event, len(events))}
+	batch := wireBatch{Events: make([]metering.Event, len(events))}
 	for i, e := range events {
 		e.Hour = e.Hour.UTC()
 		batch.Events[i] = e
 	}
 	body, err := json.Marshal(batch)
 	if err != nil {
-		return s.fail(connectors.Permanent, fmt.Errorf("encode events: %w", err))
+		return s.fail(errclass.Permanent, fmt.Errorf("encode events: %w", err))
 	}
 	return s.send(ctx, token, BatchKey(events), body)
 }
 
-func (s *HTTPSink) fail(class connectors.ErrorClass, err error) *connectors.Error {
-	return connectors.NewError(class, "metering", "POST "+s.endpoint, err)
+func (s *Sink) fail(class errclass.Class, err error) *errclass.Error {
+	return errclass.New(class, "metering", "POST "+s.endpoint, err)
 }
 
 // attempt is one request's outcome.
@@ -185,7 +191,7 @@ type attempt struct {
 }
 
 // post makes one request, bounded by the attempt timeout and the budget.
-func (s *HTTPSink) post(ctx context.Context, token, key string, body []byte, deadline time.Time) attempt {
+func (s *Sink) post(ctx context.Context, token, key string, body []byte, deadline time.Time) attempt {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	ctx, cancelBudget := context.WithDeadline(ctx, deadline)

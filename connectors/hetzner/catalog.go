@@ -1,0 +1,48 @@
+package hetzner
+
+import (
+	"github.com/hanzoai/visor-fleet/sizing"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// priceDate is when the list prices below were taken.
+const priceDate = "2026-11"
+
+// Hetzner lists prices in euros; the catalog is in US dollars like every
+// other, converted at this rate on priceDate.
+const eurToUSD = 1.08
+
+func eur(hourly float64) float64 { return hourly * eurToUSD }
+
+// hetznerDaemons: the hcloud CCM's CSI node plugin, the CNI and kube-proxy
+// on a self-managed (k3s/kubeadm) cluster.
+var hetznerDaemons = sizing.DaemonAllowance{MilliCPU: 150, Memory: 250 * types.MiB, Pods: 3}
+
+// Catalog lists Hetzner Cloud server types: shared Intel (cx), shared
+// AMD (cpx) and dedicated vCPU (ccx), at hourly list prices.
+func Catalog() []types.InstanceType {
+	const gib = 1024
+	row := sizing.Row
+	rows := []sizing.CatalogRow{
+		row("cx22", "cx", 2, 4*gib, 0, "", 110, eur(0.0060)),
+		row("cx32", "cx", 4, 8*gib, 0, "", 110, eur(0.0104)),
+		row("cx42", "cx", 8, 16*gib, 0, "", 110, eur(0.0264)),
+		row("cx52", "cx", 16, 32*gib, 0, "", 110, eur(0.0527)),
+
+		row("cpx11", "cpx", 2, 2*gib, 0, "", 110, eur(0.0070)),
+		row("cpx21", "cpx", 3, 4*gib, 0, "", 110, eur(0.0130)),
+		row("cpx31", "cpx", 4, 8*gib, 0, "", 110, eur(0.0232)),
+		row("cpx41", "cpx", 8, 16*gib, 0, "", 110, eur(0.0426)),
+		row("cpx51", "cpx", 16, 32*gib, 0, "", 110, eur(0.0897)),
+
+		row("ccx13", "ccx", 2, 8*gib, 0, "", 110, eur(0.0238)),
+		row("ccx23", "ccx", 4, 16*gib, 0, "", 110, eur(0.0475)),
+		row("ccx33", "ccx", 8, 32*gib, 0, "", 110, eur(0.0950)),
+		row("ccx43", "ccx", 16, 64*gib, 0, "", 110, eur(0.1900)),
+		row("ccx53", "ccx", 32, 128*gib, 0, "", 110, eur(0.3800)),
+		row("ccx63", "ccx", 48, 192*gib, 0, "", 110, eur(0.5700)),
+	}
+	return sizing.BuildCatalog(priceDate, rows, func(cpu, mem, _ int64) types.Resources {
+		return sizing.StandardOverhead(cpu, mem, hetznerDaemons)
+	})
+}

@@ -1,0 +1,42 @@
+package clusterconfig_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/sizing"
+	"github.com/hanzoai/visor-fleet/workers/clusterconfig"
+)
+
+// Every built-in kind's catalog comes through the registry, is one the
+// planner can use, and is a fresh copy each time (editing one must not
+// leak into the next plan). vSphere's sizes come from its configuration.
+func TestBuiltinCatalogsAreSane(t *testing.T) {
+	for _, name := range clusterconfig.Providers {
+		t.Run(name, func(t *testing.T) {
+			catalog, err := connectors.CatalogOf(name)
+			if name == clusterconfig.VSphere {
+				require.ErrorContains(t, err, "configuration")
+				return
+			}
+			require.NoError(t, err)
+			require.NotEmpty(t, catalog)
+			require.NoError(t, sizing.CheckCatalog(catalog))
+			for _, it := range catalog {
+				a := it.Allocatable()
+				assert.True(t, it.HourlyPrice > 0 && it.PriceDate != "", "%s: price %v dated %q", it.Name, it.HourlyPrice, it.PriceDate)
+				// Overhead is real but never most of a node.
+				assert.True(t, a.MilliCPU > 0 && a.Memory > 0 && a.Pods > 0, "%s: allocatable %s", it.Name, a)
+				assert.True(t, it.Overhead.MilliCPU > 0 && it.Overhead.Memory > 0 && it.Overhead.MilliCPU*2 <= it.MilliCPU && it.Overhead.Memory*2 <= it.Memory,
+					"%s: overhead %s", it.Name, it.Overhead)
+			}
+			catalog[0].HourlyPrice = 999
+			again, err := connectors.CatalogOf(name)
+			require.NoError(t, err)
+			assert.NotEqual(t, 999.0, again[0].HourlyPrice, "catalog shares its backing array between calls")
+		})
+	}
+}
