@@ -31,9 +31,9 @@ func TestCountedEntriesPlanLikeTheirPods(t *testing.T) {
 		catalog       []types.InstanceType
 		maxNew, wantU int
 	}{
-		{"5 shapes sim", 5000, 5, SimCatalog(), 0, 0},
-		{"40 shapes aws", 3000, 40, AWSCatalog(), 0, 0},
-		{"ceiling cuts", 5000, 5, SimCatalog(), 10, -1},
+		{"5 shapes sim", 5000, 5, flatCatalog(), 0, 0},
+		{"40 shapes aws", 3000, 40, fixtureCatalog("aws"), 0, 0},
+		{"ceiling cuts", 5000, 5, flatCatalog(), 10, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			counted, expanded := shapedPending(tc.n, tc.shapes)
@@ -74,7 +74,7 @@ func TestCountedEntriesPlanLikeTheirPods(t *testing.T) {
 // A counted entry that only partly fits existing room spreads over the
 // existing node and new ones.
 func TestCountedEntrySplitsAcrossNodes(t *testing.T) {
-	cat := SimCatalog()
+	cat := flatCatalog()
 	existing := []types.NodeObservation{{
 		Name: "n1", Size: "sim-2c4g", State: types.NodeReady,
 		Allocatable: types.Resources{MilliCPU: 1800, Memory: 3584 * types.MiB, Pods: 109},
@@ -118,7 +118,7 @@ func benchShapes(b *testing.B, shapes int, catalog []types.InstanceType) {
 	}
 }
 
-func BenchmarkPlan50kPods5ShapesSim(b *testing.B)   { benchShapes(b, 5, SimCatalog()) }
-func BenchmarkPlan50kPods500ShapesSim(b *testing.B) { benchShapes(b, 500, SimCatalog()) }
-func BenchmarkPlan50kPods5ShapesAWS(b *testing.B)   { benchShapes(b, 5, AWSCatalog()) }
-func BenchmarkPlan50kPods500ShapesAWS(b *testing.B) { benchShapes(b, 500, AWSCatalog()) }
+func BenchmarkPlan50kPods5ShapesSim(b *testing.B)   { benchShapes(b, 5, flatCatalog()) }
+func BenchmarkPlan50kPods500ShapesSim(b *testing.B) { benchShapes(b, 500, flatCatalog()) }
+func BenchmarkPlan50kPods5ShapesAWS(b *testing.B)   { benchShapes(b, 5, fixtureCatalog("aws")) }
+func BenchmarkPlan50kPods500ShapesAWS(b *testing.B) { benchShapes(b, 500, fixtureCatalog("aws")) }
