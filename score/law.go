@@ -24,6 +24,8 @@ type Law struct {
 	plan    func(sizing.Request) sizing.Plan
 	// consolidation: decide as a run recorded with versionConsolidation.
 	consolidation bool
+	// fewerNodes, acrossSizes: plan and consolidate as a run recorded with versionNodeHours does.
+	fewerNodes, acrossSizes bool
 
 	// The pool's durable state, as PoolState holds it.
 	obs         *types.PoolObservation
@@ -45,6 +47,7 @@ type Law struct {
 func NewLaw(name string, policy types.Policy, catalog []types.InstanceType) *Law {
 	l := newLaw(name, policy, catalog, sizing.PlanScaleUp)
 	l.consolidation = true
+	l.fewerNodes, l.acrossSizes = true, true
 	return l
 }
 
@@ -115,6 +118,7 @@ func (l *Law) decide(now time.Time) workflows.Decision {
 		Gate:           workflows.OpenGate(),
 		Consolidation:  l.consolidation,
 		UnderusedSince: l.underused,
+		AcrossSizes:    l.acrossSizes,
 	})
 }
 
@@ -150,7 +154,7 @@ func (l *Law) grow(c *Cluster, d workflows.Decision) error {
 			booting = append(booting, n)
 		}
 	}
-	plan := l.plan(sizing.Request{Pending: d.Pods, Existing: booting, Catalog: l.catalog, MaxNewNodes: d.MaxNewNodes})
+	plan := l.plan(sizing.Request{Pending: d.Pods, Existing: booting, Catalog: l.catalog, MaxNewNodes: d.MaxNewNodes, FewerNodes: l.fewerNodes})
 	// As the workflow parks them: only pods no size can hold wait for a
 	// change; one that missed this plan's size is sized next.
 	for _, u := range plan.Unplaceable {

@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
+
+	"github.com/hanzoai/visor-fleet/score"
 )
 
 type report struct {
@@ -141,6 +144,7 @@ waiting longer than pending threshold + provisioning delay + one sample interval
 		}
 		fmt.Fprintf(b, "\nvisor law: %.2f× the lower bound's node-hours and %.2f× its cost; %.2f× the offline packing's node-hours; longest wait %s against a target of %s (%s).\n\n",
 			law.NodeHoursRatio, law.CostRatio, law.PackingNodeHoursRatio, law.MaxPending.Round(time.Second), c.PendingLimit(), verdict)
+		writeSpend(b, c)
 		fmt.Fprintf(b, "![nodes and demand over time](%s/%s-nodes.svg)\n![pending time distribution](%s/%s-pending.svg)\n\n", r.plotDir, c.Trace, r.plotDir, c.Trace)
 	}
 	b.WriteString("### Policy variants of the law\n\nThe law alone with one policy field changed from the pool's policy, on the same traces and bounds. The HIP's numbers were a 10m cooldown after scale-down and one idle node per decision; the defaults now are 2m and every idle node.\n\n")
@@ -154,4 +158,26 @@ waiting longer than pending threshold + provisioning delay + one sample interval
 			v.s.BeyondP99.Round(time.Second), v.s.MaxPending.Round(time.Second), ok, v.s.ScaleOps, v.s.BusyRemovals)
 	}
 	b.WriteString("\n")
+}
+
+// writeSpend says where the law's and the cluster-autoscaler-like rule's
+// node-hours went.
+func writeSpend(b *bytes.Buffer, c score.Comparison) {
+	for _, r := range c.Runs {
+		if r.Policy == "seed rule" || r.NodeHours == 0 {
+			continue
+		}
+		sp := r.Spend
+		sizes := make([]string, 0, len(sp.BySize))
+		for name := range sp.BySize {
+			sizes = append(sizes, name)
+		}
+		sort.Slice(sizes, func(i, j int) bool { return sp.BySize[sizes[i]] > sp.BySize[sizes[j]] })
+		var parts []string
+		for _, name := range sizes {
+			parts = append(parts, fmt.Sprintf("%s %.0f", name, sp.BySize[name]))
+		}
+		fmt.Fprintf(b, "%s node-hours: %.0f%% booting, %.0f%% on Ready nodes under 50%% used (%.0f%% kept by the floor); by size: %s.\n\n",
+			r.Policy, 100*sp.Booting/r.NodeHours, 100*sp.Underused/r.NodeHours, 100*sp.Floor/r.NodeHours, strings.Join(parts, ", "))
+	}
 }
