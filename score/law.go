@@ -43,11 +43,28 @@ type Law struct {
 	decisionCount int
 }
 
-// NewLaw is the pool's control law with the real planner.
+// NewLaw is the pool's control law with the real planner, as a run
+// recorded with every rule decides.
 func NewLaw(name string, policy types.Policy, catalog []types.InstanceType) *Law {
+	return NewLawWith(name, policy, catalog, AllRules())
+}
+
+// Rules are the law's rules that workflow versions turn on, for scoring
+// the law as runs recorded before them decide.
+type Rules struct {
+	// FewerNodes and AcrossSizes are versionNodeHours's rules.
+	FewerNodes, AcrossSizes bool
+}
+
+// AllRules is what a new run decides with.
+func AllRules() Rules { return Rules{FewerNodes: true, AcrossSizes: true} }
+
+// NewLawWith is the pool's control law with only the given version rules
+// (consolidation is always on).
+func NewLawWith(name string, policy types.Policy, catalog []types.InstanceType, rules Rules) *Law {
 	l := newLaw(name, policy, catalog, sizing.PlanScaleUp)
 	l.consolidation = true
-	l.fewerNodes, l.acrossSizes = true, true
+	l.fewerNodes, l.acrossSizes = rules.FewerNodes, rules.AcrossSizes
 	return l
 }
 
