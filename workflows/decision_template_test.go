@@ -3,6 +3,9 @@ package workflows
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -97,4 +100,20 @@ func TestSameTemplate(t *testing.T) {
 	if sameTemplate(gpuPods, big) {
 		t.Error("GPU pods stay on their size")
 	}
+}
+
+func TestNewRunsAskThePlannerForFewerNodes(t *testing.T) {
+	p := types.DefaultPolicy()
+	env, w := newTestPool(t, p, busyNodes())
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		w.pods = []types.PendingPod{pending("a", env.Now().Add(-time.Hour))}
+		w.mu.Unlock()
+		w.signal()
+	}, time.Second)
+	finish(env, time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+	require.NotEmpty(t, w.plans)
+	require.True(t, w.plans[0].FewerNodes, "a run recorded with versionNodeHours plans with FewerNodes")
 }
