@@ -48,6 +48,8 @@ type PlanInput struct {
 	OrgBudgetRoom float64 `json:"orgBudgetRoom,omitempty"`
 	// OrgBudget is set when OrgBudgetRoom applies (zero room is a room).
 	OrgBudget bool `json:"orgBudget,omitempty"`
+	// FewerNodes asks the planner for sizing.Request.FewerNodes.
+	FewerNodes bool `json:"fewerNodes,omitempty"`
 }
 
 // UnplaceablePod is a pod the plan leaves out, with why. Code is one of
@@ -109,6 +111,7 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 	template := sizing.TemplateOptions{Labels: in.NodeLabels, Taints: in.NodeTaints, Region: in.Region, PoolLabels: in.Key.NodeLabels()}
 	req := sizing.Request{
 		Pending: in.Pods, Existing: withCatalogRoom(in.Existing, catalog), Catalog: catalog, Template: template, MaxNewNodes: in.MaxNewNodes,
+		FewerNodes: in.FewerNodes,
 	}
 	plan := sizing.PlanScaleUpExcluding(req, in.ExcludeSizes)
 	plan, budgetNote := withinBudget(plan, req, in.ExcludeSizes, in.MaxHourlyCost, spendOf(in.Machines, catalog))

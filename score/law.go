@@ -24,6 +24,8 @@ type Law struct {
 	plan    func(sizing.Request) sizing.Plan
 	// consolidation: decide as a run recorded with versionConsolidation.
 	consolidation bool
+	// fewerNodes, acrossSizes: plan and consolidate as a run recorded with versionNodeHours does.
+	fewerNodes, acrossSizes bool
 
 	// The pool's durable state, as PoolState holds it.
 	obs         *types.PoolObservation
@@ -41,10 +43,28 @@ type Law struct {
 	decisionCount int
 }
 
-// NewLaw is the pool's control law with the real planner.
+// NewLaw is the pool's control law with the real planner, as a run
+// recorded with every rule decides.
 func NewLaw(name string, policy types.Policy, catalog []types.InstanceType) *Law {
+	return NewLawWith(name, policy, catalog, AllRules())
+}
+
+// Rules are the law's rules that workflow versions turn on, for scoring
+// the law as runs recorded before them decide.
+type Rules struct {
+	// FewerNodes and AcrossSizes are versionNodeHours's rules.
+	FewerNodes, AcrossSizes bool
+}
+
+// AllRules is what a new run decides with.
+func AllRules() Rules { return Rules{FewerNodes: true, AcrossSizes: true} }
+
+// NewLawWith is the pool's control law with only the given version rules
+// (consolidation is always on).
+func NewLawWith(name string, policy types.Policy, catalog []types.InstanceType, rules Rules) *Law {
 	l := newLaw(name, policy, catalog, sizing.PlanScaleUp)
 	l.consolidation = true
+	l.fewerNodes, l.acrossSizes = rules.FewerNodes, rules.AcrossSizes
 	return l
 }
 
@@ -115,6 +135,7 @@ func (l *Law) decide(now time.Time) workflows.Decision {
 		Gate:           workflows.OpenGate(),
 		Consolidation:  l.consolidation,
 		UnderusedSince: l.underused,
+		AcrossSizes:    l.acrossSizes,
 	})
 }
 
@@ -150,7 +171,7 @@ func (l *Law) grow(c *Cluster, d workflows.Decision) error {
 			booting = append(booting, n)
 		}
 	}
-	plan := l.plan(sizing.Request{Pending: d.Pods, Existing: booting, Catalog: l.catalog, MaxNewNodes: d.MaxNewNodes})
+	plan := l.plan(sizing.Request{Pending: d.Pods, Existing: booting, Catalog: l.catalog, MaxNewNodes: d.MaxNewNodes, FewerNodes: l.fewerNodes})
 	// As the workflow parks them: only pods no size can hold wait for a
 	// change; one that missed this plan's size is sized next.
 	for _, u := range plan.Unplaceable {

@@ -76,7 +76,9 @@ type Run struct {
 	Unfit        int
 	StillPending int
 	Series       []Sample
-	Elapsed      time.Duration
+	// Spend is where the node-hours went (simulated runs only).
+	Spend   Spend
+	Elapsed time.Duration
 }
 
 // Simulate replays tr against ctl on a cluster that starts with floor ready
@@ -126,6 +128,9 @@ func Simulate(tr Trace, catalog []types.InstanceType, pool types.Policy, ctl Con
 			return Run{}, fmt.Errorf("%s at %s: %w", ctl.Name(), c.now, err)
 		}
 		c.schedule()
+		if c.now < span {
+			c.account(&run.Spend, min(opt.Tick, span-c.now), pool.MinNodes)
+		}
 		if c.now >= nextSample {
 			run.Series = append(run.Series, c.sample())
 			nextSample += opt.SeriesEvery

@@ -159,10 +159,15 @@ func (c Comparison) Law() Score {
 // ScoreLaw runs only the pool's law with policy, scored against bounds
 // already computed for the same trace: for sweeping policy variants.
 func ScoreLaw(tr Trace, catalog []types.InstanceType, policy types.Policy, bound, packing Run, opt Options) (Score, error) {
+	return ScoreLawWith(tr, catalog, policy, AllRules(), bound, packing, opt)
+}
+
+// ScoreLawWith is ScoreLaw with only the given version rules.
+func ScoreLawWith(tr Trace, catalog []types.InstanceType, policy types.Policy, rules Rules, bound, packing Run, opt Options) (Score, error) {
 	if err := policy.Validate(); err != nil {
 		return Score{}, err
 	}
-	run, err := Simulate(tr, catalog, policy, NewLaw("visor law", policy, catalog), opt.withDefaults())
+	run, err := Simulate(tr, catalog, policy, NewLawWith("visor law", policy, catalog, rules), opt.withDefaults())
 	if err != nil {
 		return Score{}, err
 	}

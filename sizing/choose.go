@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/hanzoai/visor-fleet/types"
 )
 
 func plan(req Request, excluded []string) Plan {
@@ -24,9 +26,13 @@ func plan(req Request, excluded []string) Plan {
 	// (see bound.go); small inputs pack every size exactly.
 	order, bounds := in.packOrder(remaining)
 	var best *Alternative
+	var bestSize types.InstanceType
 	for _, i := range order {
 		z := in.sizes[i]
-		if b := bounds; b != nil && best != nil && b[i].loses(*best, z.t.HourlyPrice) {
+		// A size at the best one's rate may win on node count under
+		// FewerNodes whatever its cost, so it is always packed.
+		keep := req.FewerNodes && best != nil && sameRate(z.t, bestSize)
+		if b := bounds; b != nil && best != nil && !keep && b[i].loses(*best, z.t.HourlyPrice) {
 			alts[i] = b[i].alternative(z)
 			continue
 		}
@@ -41,11 +47,14 @@ func plan(req Request, excluded []string) Plan {
 			Placed: int(o.placed), Left: int(o.unfit + o.ceiling),
 		}
 		if best == nil || compareAlternatives(alts[i], *best) < 0 {
-			best = &alts[i]
+			best, bestSize = &alts[i], z.t
 		}
 	}
 	// Names are unique among usable sizes, so this order is total.
 	slices.SortFunc(alts, compareAlternatives)
+	if req.FewerNodes {
+		in.preferFewerNodes(alts)
+	}
 	alts = append(alts, in.skipped...)
 
 	out := Plan{Alternatives: alts}
@@ -71,6 +80,48 @@ func compareAlternatives(a, b Alternative) int {
 		return cmp.Compare(a.HourlyCost, b.HourlyCost)
 	}
 	return cmp.Or(cmp.Compare(a.NewNodes, b.NewNodes), strings.Compare(a.Size, b.Size))
+}
+
+// preferFewerNodes moves to the front the alternative that, at the rate
+// of the cheapest (alts[0]), leaves as few pods out on the fewest nodes.
+func (in *input) preferFewerNodes(alts []Alternative) {
+	if len(alts) == 0 || alts[0].NewNodes <= 1 {
+		return
+	}
+	first := in.sizeNamed(alts[0].Size)
+	pick := 0
+	for k := 1; k < len(alts); k++ {
+		a := alts[k]
+		if a.Skipped != "" || a.Estimated || a.NewNodes == 0 || a.Left != alts[0].Left || a.NewNodes >= alts[pick].NewNodes {
+			continue
+		}
+		if z := in.sizeNamed(a.Size); z != nil && first != nil && sameRate(z.t, first.t) {
+			pick = k
+		}
+	}
+	if pick > 0 {
+		chosen := alts[pick]
+		copy(alts[1:pick+1], alts[:pick])
+		alts[0] = chosen
+	}
+}
+
+// sameRate says two sizes cost the same per vCPU, per byte of memory and
+// per GPU (within 1%): one is the other scaled, price and all.
+func sameRate(a, b types.InstanceType) bool {
+	if a.HourlyPrice <= 0 || b.HourlyPrice <= 0 || (a.GPUs == 0) != (b.GPUs == 0) || a.GPUModel != b.GPUModel {
+		return false
+	}
+	for _, d := range [][2]int64{{a.MilliCPU, b.MilliCPU}, {a.Memory, b.Memory}, {a.GPUs, b.GPUs}} {
+		if d[0] == 0 && d[1] == 0 {
+			continue
+		}
+		x, y := float64(d[0])*b.HourlyPrice, float64(d[1])*a.HourlyPrice
+		if math.Abs(x-y) > 0.01*max(x, y) {
+			return false
+		}
+	}
+	return true
 }
 
 // sameCost treats costs within float rounding of each other as a tie, so

@@ -31,6 +31,14 @@ type Request struct {
 	// number caps the new nodes, and a negative number means none may be
 	// added (the pool is at its ceiling; 0 cannot say that).
 	MaxNewNodes int
+	// FewerNodes: among sizes priced at the same rate per vCPU, GiB and
+	// GPU as the cheapest plan's, buy the one that holds the pending pods
+	// on the fewest nodes (then the cheapest of those), though it costs
+	// more today. On a catalog whose prices are linear in size this buys
+	// one node the batch fills instead of several small ones: the same
+	// price per unit of capacity, fewer node-hours and less per-node
+	// overhead once later pods fill it. Off, the cheapest plan wins.
+	FewerNodes bool
 }
 
 // Plan is one decision: grow the pool by NewNodes nodes of Size.

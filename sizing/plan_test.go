@@ -399,3 +399,51 @@ func priceOf(catalog []types.InstanceType, name string) float64 {
 	t, _ := catalogEntry(catalog, name)
 	return t.HourlyPrice
 }
+
+// linearCatalog prices three sizes at one rate per vCPU and GiB, and a
+// fourth (big memory) above it.
+func linearCatalog() []types.InstanceType {
+	gi := types.GiB
+	return []types.InstanceType{
+		{Name: "s2", MilliCPU: 2000, Memory: 4 * gi, MaxPods: 110, HourlyPrice: 0.02},
+		{Name: "s4", MilliCPU: 4000, Memory: 8 * gi, MaxPods: 110, HourlyPrice: 0.04},
+		{Name: "s8", MilliCPU: 8000, Memory: 16 * gi, MaxPods: 110, HourlyPrice: 0.08},
+		{Name: "m16", MilliCPU: 16000, Memory: 64 * gi, MaxPods: 110, HourlyPrice: 0.20},
+	}
+}
+
+func TestFewerNodesBuysTheSameRateSizeOnFewestNodes(t *testing.T) {
+	batch := pods("web", 3, 1500, 3*types.GiB) // one per s2, three on one s8
+	req := Request{Pending: batch, Catalog: linearCatalog()}
+	if p := PlanScaleUp(req); p.Size != "s2" || p.NewNodes != 3 {
+		t.Fatalf("default: %d × %s, want the cheapest plan 3 × s2", p.NewNodes, p.Size)
+	}
+	req.FewerNodes = true
+	p := PlanScaleUp(req)
+	if p.Size != "s8" || p.NewNodes != 1 || len(p.Unplaceable) != 0 {
+		t.Fatalf("FewerNodes: %d × %s (unplaced %v), want 1 × s8", p.NewNodes, p.Size, p.Unplaceable)
+	}
+	if p.Alternatives[0].Size != "s8" || !sameCost(p.HourlyCost, 0.08) {
+		t.Errorf("alternatives %v cost %v: the chosen size should come first at its own cost", p.Alternatives, p.HourlyCost)
+	}
+	for _, pl := range p.Placements {
+		if pl.Node != NewNodePrefix+"0" {
+			t.Errorf("placement %v, want every pod on new:0", pl)
+		}
+	}
+}
+
+func TestFewerNodesKeepsTheCheapestWhenRatesDiffer(t *testing.T) {
+	// Only m16 holds the batch on one node, at a higher rate: no change.
+	all := linearCatalog()
+	cat := []types.InstanceType{all[0], all[3]}
+	req := Request{Pending: pods("web", 3, 1500, 3*types.GiB), Catalog: cat, FewerNodes: true}
+	if p := PlanScaleUp(req); p.Size != "s2" || p.NewNodes != 3 {
+		t.Fatalf("FewerNodes with no same-rate size: %d × %s, want 3 × s2", p.NewNodes, p.Size)
+	}
+	// One node already: nothing to save.
+	req = Request{Pending: pods("one", 1, 1500, 3*types.GiB), Catalog: linearCatalog(), FewerNodes: true}
+	if p := PlanScaleUp(req); p.Size != "s2" || p.NewNodes != 1 {
+		t.Fatalf("FewerNodes for one pod: %d × %s, want 1 × s2", p.NewNodes, p.Size)
+	}
+}

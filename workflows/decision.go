@@ -84,6 +84,11 @@ type DecisionInput struct {
 	// (UpdateUnderusedSince). Never with LegacyRules.
 	Consolidation  bool
 	UnderusedSince map[string]time.Time
+	// AcrossSizes turns on versionNodeHours's consolidation rule: an
+	// underused node's pods may move to Ready nodes of any size whose
+	// placement they surely admit (sameTemplate), not only its own size.
+	// Only with Consolidation.
+	AcrossSizes bool
 	// LegacyRules reproduces the law as it was before provider truth,
 	// machine clocks, GPU-aware idleness and the runaway guard, for runs
 	// recorded before them (workflow.GetVersion).

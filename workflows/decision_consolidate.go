@@ -150,7 +150,7 @@ func consolidate(in DecisionInput, p types.Policy, current int, d *Decision, wak
 		d.Blocked = append(d.Blocked, fmt.Sprintf("%s to consolidate; the disruption budget allows no more nodes draining at once", plural(len(cands), "node")))
 		return
 	}
-	remove := packElsewhere(obs, cands, limit, d)
+	remove := packElsewhere(obs, cands, limit, in.AcrossSizes, d)
 	if in.KeepsHeadroom != nil {
 		remove = keepHeadroom(remove, in.KeepsHeadroom, d)
 	}
@@ -165,11 +165,12 @@ func consolidate(in DecisionInput, p types.Policy, current int, d *Decision, wak
 
 // packElsewhere keeps, in order, up to limit candidates whose pods surely
 // fit on the other Ready nodes of the same size (same template: labels,
-// taints, GPU model): each of its pods is taken to be as large as its
-// largest, and that many slots must fit the free room left, which holds
-// whatever the pods really are. Room a removal takes is gone for the
-// next, and a node that receives pods is not removed in the same decision.
-func packElsewhere(obs *types.PoolObservation, cands []types.NodeObservation, limit int, d *Decision) []string {
+// taints, GPU model), or with acrossSizes of any size sameTemplate
+// admits: each of its pods is taken to be as large as its largest, and
+// that many slots must fit the free room left, which holds whatever the
+// pods really are. Room a removal takes is gone for the next, and a node
+// that receives pods is not removed in the same decision.
+func packElsewhere(obs *types.PoolObservation, cands []types.NodeObservation, limit int, acrossSizes bool, d *Decision) []string {
 	free := map[string]types.Resources{}
 	for _, n := range obs.Nodes {
 		if n.State == types.NodeReady {
@@ -203,7 +204,10 @@ func packElsewhere(obs *types.PoolObservation, cands []types.NodeObservation, li
 			if left == 0 {
 				break
 			}
-			if n.Name == c.Name || removing[n.Name] || n.State != types.NodeReady || n.Size != c.Size {
+			if n.Name == c.Name || removing[n.Name] || n.State != types.NodeReady {
+				continue
+			}
+			if n.Size != c.Size && !(acrossSizes && n.Allocatable.MilliCPU >= c.Allocatable.MilliCPU && sameTemplate(c, n)) {
 				continue
 			}
 			k := min(slotsIn(free[n.Name], slot, n.Allocatable.Pods > 0), left)
@@ -213,7 +217,11 @@ func packElsewhere(obs *types.PoolObservation, cands []types.NodeObservation, li
 			}
 		}
 		if left > 0 {
-			d.Skipped = append(d.Skipped, fmt.Sprintf("%s: not consolidated, its %s do not surely fit on the other %s nodes", c.Name, plural(int(count), "pod"), c.Size))
+			where := "the other " + c.Size + " nodes"
+			if acrossSizes {
+				where = "the other nodes that admit them"
+			}
+			d.Skipped = append(d.Skipped, fmt.Sprintf("%s: not consolidated, its %s do not surely fit on %s", c.Name, plural(int(count), "pod"), where))
 			continue
 		}
 		for name, k := range take {

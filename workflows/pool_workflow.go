@@ -62,6 +62,8 @@ type pool struct {
 	resyncOnce bool
 	// consolidation: the law's consolidation rules (versionConsolidation).
 	consolidation bool
+	// nodeHours: the law's node-hours rules (versionNodeHours).
+	nodeHours bool
 	// shapes: the run decides from the observation's pending shapes, so
 	// pods past its list are sized too (versionPendingShapes).
 	shapes  bool
@@ -105,6 +107,7 @@ func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 	p.resyncOnce = p.truth && workflow.GetVersion(ctx, versionResyncOnce, workflow.DefaultVersion, 1) >= 1
 	p.consolidation = p.truth && workflow.GetVersion(ctx, versionConsolidation, workflow.DefaultVersion, 1) >= 1
 	p.shapes = p.truth && workflow.GetVersion(ctx, versionPendingShapes, workflow.DefaultVersion, 1) >= 1
+	p.nodeHours = p.consolidation && workflow.GetVersion(ctx, versionNodeHours, workflow.DefaultVersion, 1) >= 1
 	if p.authOn {
 		p.loadTrust(ctx)
 	}
@@ -176,6 +179,7 @@ func (p *pool) decide(now time.Time) Decision {
 		AddedWithoutProgress: p.addedWithoutProgress,
 		LegacyRules:          !p.truth,
 		Consolidation:        p.consolidation,
+		AcrossSizes:          p.nodeHours,
 		UnderusedSince:       s.UnderusedSince,
 	}
 	if p.truth && len(s.Policy.Headroom) > 0 {

@@ -47,6 +47,14 @@ const (
 	// and the planner size, parked and bought for under the shape's key.
 	// Runs without it ignore the shapes and decide from the list.
 	versionPendingShapes = "pending-shapes"
+	// versionNodeHours: the law's node-hours rules: consolidation moves an
+	// underused node's pods onto Ready nodes of other sizes no smaller
+	// whose labels and taints surely admit them
+	// (DecisionInput.AcrossSizes), and the planner buys, among sizes
+	// priced at the cheapest plan's rate, the one needing fewest nodes
+	// (PlanInput.FewerNodes). Checked once per run, in runs with
+	// versionConsolidation.
+	versionNodeHours = "node-hours"
 )
 
 // versionBillingTier: the pool bills each hour under the tier its cluster

@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
+
+	"github.com/hanzoai/visor-fleet/score"
 )
 
 type report struct {
@@ -105,8 +108,9 @@ without GPUs holds them); scale-down drains (evicted pods are pending again and
 placed at once where there is room) and deletes.
 
 - **visor law**: ` + "`workflows.Decide`" + ` (the pool workflow's own pure law) fed as the workflow
-  feeds it in a run recorded with its consolidation rules, sampling every ` + "`sampleInterval`" + `,
-  and ` + "`sizing.PlanScaleUp`" + ` for each scale-up.
+  feeds it in a run recorded with its consolidation and node-hours rules
+  (` + "`versionNodeHours`" + `: consolidation across sizes, the planner's ` + "`FewerNodes`" + `), sampling
+  every ` + "`sampleInterval`" + `, and ` + "`sizing.PlanScaleUp`" + ` for each scale-up.
 - **seed rule**: the same law without consolidation, with the HIP's numbers
   (` + "`types.HIPPolicy`" + `) and the seed's sizing
   (` + "`sizing.Baseline`" + `: sum of requests, smallest size that fits the largest pod, raw capacity).
@@ -128,6 +132,12 @@ the nodes that stayed (neither idle nor unneeded; must be 0 for the law);
 *evictions (stranded)* counts evicted pods, and in brackets those that found no room
 and waited for a new node; the target is no pod
 waiting longer than pending threshold + provisioning delay + one sample interval.
+Under each table, where the law's and the cluster-autoscaler-like rule's node-hours
+went: booting, on Ready nodes under 50 % used (the highest of CPU, memory and GPU
+requests over allocatable), kept by the floor, and by size. The lower bound counts
+each pod's share of the size that gives the most of what it needs, so on catalogs
+whose larger sizes cost more per unit (the sim's sim-16c64g, AWS's multi-GPU g5)
+node-hours and cost pull apart: the cheapest packing buys more, smaller nodes.
 
 `)
 	fmt.Fprintf(b, "The whole suite (5 traces × 5 policies, plus the variant sweep) took %s.\n\n", r.scoreTime.Round(100*time.Millisecond))
@@ -141,9 +151,10 @@ waiting longer than pending threshold + provisioning delay + one sample interval
 		}
 		fmt.Fprintf(b, "\nvisor law: %.2f× the lower bound's node-hours and %.2f× its cost; %.2f× the offline packing's node-hours; longest wait %s against a target of %s (%s).\n\n",
 			law.NodeHoursRatio, law.CostRatio, law.PackingNodeHoursRatio, law.MaxPending.Round(time.Second), c.PendingLimit(), verdict)
+		writeSpend(b, c)
 		fmt.Fprintf(b, "![nodes and demand over time](%s/%s-nodes.svg)\n![pending time distribution](%s/%s-pending.svg)\n\n", r.plotDir, c.Trace, r.plotDir, c.Trace)
 	}
-	b.WriteString("### Policy variants of the law\n\nThe law alone with one policy field changed from the pool's policy, on the same traces and bounds. The HIP's numbers were a 10m cooldown after scale-down and one idle node per decision; the defaults now are 2m and every idle node.\n\n")
+	b.WriteString("### Policy variants of the law\n\nThe law alone with one policy field changed from the pool's policy, on the same traces and bounds. The HIP's numbers were a 10m cooldown after scale-down and one idle node per decision; the defaults now are 2m and every idle node. The node-hours rows score the law as a run recorded before `versionNodeHours` decides, and with each of its two rules alone.\n\n")
 	b.WriteString("| trace | variant | node-hours × bound | cost × bound | p99 beyond threshold | max pending | target | scale ops | busy removals |\n|---|---|---:|---:|---:|---:|---|---:|---:|\n")
 	for _, v := range r.suite.variants {
 		ok := "met"
@@ -154,4 +165,26 @@ waiting longer than pending threshold + provisioning delay + one sample interval
 			v.s.BeyondP99.Round(time.Second), v.s.MaxPending.Round(time.Second), ok, v.s.ScaleOps, v.s.BusyRemovals)
 	}
 	b.WriteString("\n")
+}
+
+// writeSpend says where the law's and the cluster-autoscaler-like rule's
+// node-hours went.
+func writeSpend(b *bytes.Buffer, c score.Comparison) {
+	for _, r := range c.Runs {
+		if r.Policy == "seed rule" || r.NodeHours == 0 {
+			continue
+		}
+		sp := r.Spend
+		sizes := make([]string, 0, len(sp.BySize))
+		for name := range sp.BySize {
+			sizes = append(sizes, name)
+		}
+		sort.Slice(sizes, func(i, j int) bool { return sp.BySize[sizes[i]] > sp.BySize[sizes[j]] })
+		var parts []string
+		for _, name := range sizes {
+			parts = append(parts, fmt.Sprintf("%s %.0f", name, sp.BySize[name]))
+		}
+		fmt.Fprintf(b, "%s node-hours: %.0f%% booting, %.0f%% on Ready nodes under 50%% used (%.0f%% kept by the floor); by size: %s.\n\n",
+			r.Policy, 100*sp.Booting/r.NodeHours, 100*sp.Underused/r.NodeHours, 100*sp.Floor/r.NodeHours, strings.Join(parts, ", "))
+	}
 }

@@ -21,28 +21,33 @@ type variantRow struct {
 	limit   time.Duration
 }
 
-// variants are the policy changes the sweep tries, each from the pool's policy.
+// variants are the policy changes the sweep tries, each from the pool's
+// policy; rules, when set, are the law's version rules instead of all.
 var variants = []struct {
 	name  string
 	apply func(*types.Policy)
+	rules *score.Rules
 }{
-	{"pool policy as given", func(*types.Policy) {}},
-	{"disableConsolidation: true", func(p *types.Policy) { p.DisableConsolidation = true }},
-	{"consolidationThreshold: 0.5", func(p *types.Policy) { p.ConsolidationThreshold = 0.5 }},
+	{"pool policy as given", func(*types.Policy) {}, nil},
+	{"without the node-hours rules (versionNodeHours)", func(*types.Policy) {}, &score.Rules{}},
+	{"node-hours rules: FewerNodes only", func(*types.Policy) {}, &score.Rules{FewerNodes: true}},
+	{"node-hours rules: AcrossSizes only", func(*types.Policy) {}, &score.Rules{AcrossSizes: true}},
+	{"disableConsolidation: true", func(p *types.Policy) { p.DisableConsolidation = true }, nil},
+	{"consolidationThreshold: 0.5", func(p *types.Policy) { p.ConsolidationThreshold = 0.5 }, nil},
 	{"consolidationThreshold: 1 + consolidateAfter: 2m", func(p *types.Policy) {
 		p.ConsolidationThreshold = 1
 		p.ConsolidateAfter = types.Duration(2 * time.Minute)
-	}},
-	{"consolidateAfter: 10m", func(p *types.Policy) { p.ConsolidateAfter = types.Duration(10 * time.Minute) }},
+	}, nil},
+	{"consolidateAfter: 10m", func(p *types.Policy) { p.ConsolidateAfter = types.Duration(10 * time.Minute) }, nil},
 	{"HIP scale-down: 10m cooldown, 1 node per decision", func(p *types.Policy) {
 		p.ScaleDownCooldown = types.Duration(10 * time.Minute)
 		p.MaxScaleDownPerDecision = 1
-	}},
+	}, nil},
 	{"scaleDownCooldown: 1m + idle window 5m", func(p *types.Policy) {
 		p.ScaleDownCooldown = types.Duration(time.Minute)
 		p.IdleWindow = types.Duration(5 * time.Minute)
-	}},
-	{"scaleUpCooldown: 0", func(p *types.Policy) { p.ScaleUpCooldown = 0 }},
+	}, nil},
+	{"scaleUpCooldown: 0", func(p *types.Policy) { p.ScaleUpCooldown = 0 }, nil},
 }
 
 func scoreSuite(openbPath, specPath string) (suite, error) {
@@ -77,7 +82,11 @@ func scoreSuite(openbPath, specPath string) (suite, error) {
 		for _, v := range variants {
 			p := j.policy
 			v.apply(&p)
-			s, err := score.ScoreLaw(j.tr, j.catalog, p, cmp.Bound, cmp.Packing, score.Options{})
+			rules := score.AllRules()
+			if v.rules != nil {
+				rules = *v.rules
+			}
+			s, err := score.ScoreLawWith(j.tr, j.catalog, p, rules, cmp.Bound, cmp.Packing, score.Options{})
 			if err != nil {
 				return out, err
 			}
