@@ -83,7 +83,7 @@ func (in *input) holds(z *size, s *shape) int64 {
 // them.
 func admits(s *shape, nodeGPUs int64, nodeModel string) bool {
 	if s.req.GPUs > 0 {
-		return s.model == "" || s.model == nodeModel
+		return sameGPUModel(s.model, nodeModel)
 	}
 	return !(s.offGPU && nodeGPUs > 0)
 }
@@ -379,8 +379,12 @@ func (in *input) eligibleNodes(nodes []types.NodeObservation, catalog []types.In
 		if n.Allocatable.Pods == 0 {
 			free.Pods = unlimitedSlots
 		}
+		model := models[n.Size]
+		if product := n.Labels[LabelGPUProduct]; product != "" {
+			model = product // what GFD found on the node beats what its size promised
+		}
 		in.existing[i] = existingNode{
-			target: ExistingNodePrefix + n.Name, free: free, gpus: n.Allocatable.GPUs, model: models[n.Size],
+			target: ExistingNodePrefix + n.Name, free: free, gpus: n.Allocatable.GPUs, model: model,
 			node: existingNodeObject(n, catalog, opts),
 		}
 	}

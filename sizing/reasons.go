@@ -94,7 +94,7 @@ func noFitReason(s shape, sizes []size) string {
 		for _, z := range sizes {
 			if z.alloc.GPUs > 0 {
 				models = append(models, cmp.Or(z.t.GPUModel, "unnamed"))
-				if s.model == "" || s.model == z.t.GPUModel {
+				if sameGPUModel(s.model, z.t.GPUModel) {
 					candidates = append(candidates, z)
 				}
 			}
