@@ -47,7 +47,7 @@ func AWSCatalog() []types.InstanceType {
 		{"p4d.24xlarge", "p4d", 96, 1152 * gib, 8, "A100", 737, 32.773},
 		{"p5.48xlarge", "p5", 192, 2048 * gib, 8, "H100", 100, 98.32},
 	}
-	return buildCatalog(rows, func(cpu, _, maxPods int64) types.Resources {
+	return withRootDisks(buildCatalog(rows, func(cpu, _, maxPods int64) types.Resources {
 		return eksOverhead(cpu, maxPods, eksDaemons)
-	})
+	}), eksRootDisk)
 }

@@ -57,7 +57,7 @@ func DigitalOceanCatalog() []types.InstanceType {
 		{"gpu-h100x1-80gb", "gpu", 20, 240 * gib, 1, "H100", doksMaxPods, 3.39},
 		{"gpu-h100x8-640gb", "gpu", 160, 1920 * gib, 8, "H100", doksMaxPods, 23.92},
 	}
-	return buildCatalog(rows, func(cpu, mem, _ int64) types.Resources {
+	return withRootDisks(buildCatalog(rows, func(cpu, mem, _ int64) types.Resources {
 		return standardOverhead(cpu, mem, doksDaemons)
-	})
+	}), doRootDisk)
 }

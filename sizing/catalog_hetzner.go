@@ -35,7 +35,7 @@ func HetznerCatalog() []types.InstanceType {
 		{"ccx53", "ccx", 32, 128 * gib, 0, "", 110, eur(0.3800)},
 		{"ccx63", "ccx", 48, 192 * gib, 0, "", 110, eur(0.5700)},
 	}
-	return buildCatalog(rows, func(cpu, mem, _ int64) types.Resources {
+	return withRootDisks(buildCatalog(rows, func(cpu, mem, _ int64) types.Resources {
 		return standardOverhead(cpu, mem, hetznerDaemons)
-	})
+	}), hetznerRootDisk)
 }

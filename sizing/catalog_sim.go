@@ -18,5 +18,5 @@ func SimCatalog() []types.InstanceType {
 		{"sim-16c64g", "sim", 16, 64 * gib, 0, "", 110, 0.20},
 		{"sim-gpu-8c32g-1xa10", "sim-gpu", 8, 32 * gib, 1, "A10", 110, 0.60},
 	}
-	return buildCatalog(rows, func(_, _, _ int64) types.Resources { return simOverhead })
+	return withRootDisks(buildCatalog(rows, func(_, _, _ int64) types.Resources { return simOverhead }), simRootDisk)
 }

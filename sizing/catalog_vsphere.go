@@ -1,6 +1,7 @@
 package sizing
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -18,6 +19,9 @@ type VSphereTemplate struct {
 	GPUModel  string `json:"gpuModel,omitempty"`
 	// MaxPods defaults to the kubelet's 110.
 	MaxPods int64 `json:"maxPods,omitempty"`
+	// DiskGiB is the template's root disk, the nodes' ephemeral storage;
+	// 0 means defaultVSphereDiskGiB.
+	DiskGiB int64 `json:"diskGiB,omitempty"`
 	// HourlyPrice is the internal chargeback rate in US dollars; zero is
 	// allowed for hardware nobody is billed for.
 	HourlyPrice float64 `json:"hourlyPrice"`
@@ -32,6 +36,7 @@ const defaultMaxPods = 110
 const (
 	maxTemplateCPUs      = 768
 	maxTemplateMemoryMiB = 24 << 20 // 24 TiB
+	maxTemplateDiskGiB   = 64 << 10 // 64 TiB, vSphere's largest virtual disk
 )
 
 // vsphereDaemons: CNI, kube-proxy and the vSphere CSI node plugin.
@@ -69,6 +74,9 @@ func VSphereCatalog(templates []VSphereTemplate) ([]types.InstanceType, error) {
 		if t.MaxPods < 0 {
 			bad("maxPods must be >= 0, got %d", t.MaxPods)
 		}
+		if t.DiskGiB < 0 || t.DiskGiB > maxTemplateDiskGiB {
+			bad("diskGiB must be within [0, %d], got %d", maxTemplateDiskGiB, t.DiskGiB)
+		}
 		if t.HourlyPrice < 0 || math.IsNaN(t.HourlyPrice) || math.IsInf(t.HourlyPrice, 0) {
 			bad("hourlyPrice must be finite and >= 0, got %v", t.HourlyPrice)
 		}
@@ -82,6 +90,8 @@ func VSphereCatalog(templates []VSphereTemplate) ([]types.InstanceType, error) {
 		it := row{t.Name, "vsphere", t.CPUs, t.MemoryMiB, t.GPUs, t.GPUModel, maxPods, t.HourlyPrice}.
 			instanceType(func(cpu, mem, _ int64) types.Resources { return standardOverhead(cpu, mem, vsphereDaemons) })
 		it.PriceDate = t.PriceDate
+		disk := cmp.Or(max(t.DiskGiB, 0), defaultVSphereDiskGiB) * types.GiB
+		it.EphemeralStorage, it.Overhead.EphemeralStorage = disk, ephemeralReserve(disk)
 		if a := it.Allocatable(); a.MilliCPU <= 0 || a.Memory <= 0 || a.Pods <= 0 {
 			bad("too small to run pods: node overhead %s leaves %s", it.Overhead, a)
 		}

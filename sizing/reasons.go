@@ -79,6 +79,7 @@ var dimensions = []dimension{
 	{"memory", func(r types.Resources) int64 { return r.Memory }, formatBytes},
 	{"GPUs", func(r types.Resources) int64 { return r.GPUs }, func(v int64) string { return strconv.FormatInt(v, 10) }},
 	{"pod slots", func(r types.Resources) int64 { return r.Pods }, func(v int64) string { return strconv.FormatInt(v, 10) }},
+	{"ephemeral-storage", func(r types.Resources) int64 { return r.EphemeralStorage }, formatBytes},
 }
 
 // noFitReason names the dimension that no allowed size can satisfy, e.g.
@@ -123,7 +124,8 @@ func noFitReason(s shape, sizes []size) string {
 }
 
 func invalidReason(r types.Resources) string {
-	return fmt.Sprintf("requests must not be negative: cpu=%dm memory=%dB gpus=%d pods=%d", r.MilliCPU, r.Memory, r.GPUs, r.Pods)
+	return fmt.Sprintf("requests must not be negative: cpu=%dm memory=%dB gpus=%d pods=%d ephemeral-storage=%dB",
+		r.MilliCPU, r.Memory, r.GPUs, r.Pods, r.EphemeralStorage)
 }
 
 // formatBytes renders memory the way people write it: 63.5Gi, 512Mi.
