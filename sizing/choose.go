@@ -240,5 +240,10 @@ func (in *input) lookOf(z size) string {
 	for f := range in.filters {
 		b = binary.AppendUvarint(b, uint64(in.zonesAdmitting(int32(f), &z)))
 	}
+	for s := range in.shapes {
+		if in.shapes[s].allowedZones != nil {
+			b = binary.AppendUvarint(b, uint64(in.allowedZonesAdmitting(&in.shapes[s], &z)))
+		}
+	}
 	return string(b)
 }

@@ -39,6 +39,11 @@ type shape struct {
 	cap        int64
 	isolated   bool
 	zoneSpread bool
+	// zoneCounts are its zone spread constraints' counts of pods already
+	// running; allowedZones, when not nil, the zones the scheduler would
+	// let its pods into given them (spread_zones.go).
+	zoneCounts   []zoneCount
+	allowedZones map[string]bool
 }
 
 func (s shape) count() int64 { return s.n }
@@ -65,6 +70,9 @@ func (in *input) holds(z *size, s *shape) int64 {
 		return 0
 	}
 	zones := in.zonesAdmitting(s.filter, z)
+	if s.allowedZones != nil && zones > 0 {
+		zones = in.allowedZonesAdmitting(s, z)
+	}
 	if zones == 0 {
 		return 0
 	}
@@ -138,6 +146,7 @@ func prepare(req Request, excluded []string) *input {
 	in.prepareTemplates(req.Template)
 	in.markOffGPU()
 	in.eligibleNodes(req.Existing, req.Catalog, req.Template)
+	in.allowSpreadZones()
 	return in
 }
 

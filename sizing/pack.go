@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -28,7 +30,8 @@ func (in *input) fillExisting() (remaining []int64, fills []fill) {
 				break
 			}
 			n := &in.existing[i]
-			if !admits(&sh, n.gpus, n.model) || n.closed || (sh.isolated && n.used) || !in.existingAdmits(sh.filter, i) {
+			if !admits(&sh, n.gpus, n.model) || n.closed || (sh.isolated && n.used) || !in.existingAdmits(sh.filter, i) ||
+				!sh.takesZone(n.node.named.Labels[corev1.LabelTopologyZone]) {
 				continue
 			}
 			k := min(fitCount(n.free, sh.req), r)

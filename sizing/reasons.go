@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -22,6 +24,14 @@ func (in *input) whyUnplaced(s shape, winner *size, out *Plan) *Unplaceable {
 		admitting := in.admittingSizes(s.filter)
 		if len(admitting) == 0 && len(in.sizes) > 0 {
 			return &Unplaceable{Code: CodeNoFit, Reason: in.filterReason(s.filter)}
+		}
+		if s.allowedZones != nil {
+			anyZone := s
+			anyZone.allowedZones = nil
+			if len(in.fittingSizes(in.sizes, anyZone)) > 0 {
+				return &Unplaceable{Code: CodeNoFit, Reason: "topology spread on " + corev1.LabelTopologyZone +
+					": every zone a new node could join already holds more matching pods than maxSkew allows over the emptiest zone"}
+			}
 		}
 		return &Unplaceable{Code: CodeNoFit, Reason: noFitReason(s, admitting)}
 	case in.limit < 0:
