@@ -53,7 +53,7 @@ func Baseline(req Request) Plan {
 		largest.req.Memory = max(largest.req.Memory, s.req.Memory)
 		largest.req.GPUs = max(largest.req.GPUs, s.req.GPUs)
 		if s.req.GPUs > 0 && s.model != "" {
-			models[s.model] = true
+			models[GPUProduct(s.model)] = true
 		}
 	}
 	chosen := sizes[len(sizes)-1]
@@ -88,8 +88,13 @@ func Baseline(req Request) Plan {
 // rawFits is the seed's test: capacity before overhead, and the GPU model
 // when the pods name exactly one.
 func rawFits(z size, r types.Resources, models map[string]bool) bool {
-	if r.GPUs > 0 && (len(models) > 1 || (len(models) == 1 && !models[z.t.GPUModel])) {
+	if r.GPUs > 0 && len(models) > 1 {
 		return false
+	}
+	for m := range models {
+		if r.GPUs > 0 && !sameGPUModel(m, z.t.GPUModel) {
+			return false
+		}
 	}
 	return r.MilliCPU <= z.t.MilliCPU && r.Memory <= z.t.Memory && r.GPUs <= z.t.GPUs
 }

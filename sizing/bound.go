@@ -24,7 +24,7 @@ type bound struct {
 // and their own nodes for isolated shapes.
 func (in *input) boundOf(remaining []int64, z size) bound {
 	var b bound
-	var sum [4]int64
+	var sum [5]int64
 	var isolated int64
 	for s := range in.shapes {
 		sh := &in.shapes[s]
@@ -43,12 +43,12 @@ func (in *input) boundOf(remaining []int64, z size) bound {
 		if sh.isolated {
 			isolated = addSat(isolated, need)
 		}
-		for d, v := range [4]int64{sh.req.MilliCPU, sh.req.Memory, sh.req.GPUs, sh.req.Pods} {
+		for d, v := range [5]int64{sh.req.MilliCPU, sh.req.Memory, sh.req.GPUs, sh.req.Pods, sh.req.EphemeralStorage} {
 			sum[d] = addSat(sum[d], mulSat(v, r))
 		}
 	}
 	b.nodes = max(b.nodes, isolated)
-	for d, a := range [4]int64{z.alloc.MilliCPU, z.alloc.Memory, z.alloc.GPUs, z.alloc.Pods} {
+	for d, a := range [5]int64{z.alloc.MilliCPU, z.alloc.Memory, z.alloc.GPUs, z.alloc.Pods, z.alloc.EphemeralStorage} {
 		if sum[d] > 0 && a > 0 {
 			b.nodes = max(b.nodes, ceilDiv(sum[d], a))
 		}

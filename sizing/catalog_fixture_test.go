@@ -2,6 +2,7 @@ package sizing
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"sync"
@@ -36,3 +37,16 @@ func fixtureCatalog(name string) []types.InstanceType {
 }
 
 func flatCatalog() []types.InstanceType { return fixtureCatalog("flat") }
+
+// catalogFor is the snapshot of a built-in kind's catalog ("sim" is the
+// flat one).
+func catalogFor(provider string) ([]types.InstanceType, error) {
+	if provider == "sim" {
+		provider = "flat"
+	}
+	c, ok := fixtureCatalogs()[provider]
+	if !ok {
+		return nil, fmt.Errorf("no fixture catalog %s", provider)
+	}
+	return slices.Clone(c), nil
+}

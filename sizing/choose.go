@@ -283,13 +283,18 @@ func nodeNames(n int) []string {
 // model, and how many of its zone templates each node filter admits.
 func (in *input) lookOf(z size) string {
 	b := make([]byte, 0, 48+len(z.t.GPUModel)+2*len(in.filters))
-	for _, v := range [5]int64{z.alloc.MilliCPU, z.alloc.Memory, z.alloc.GPUs, z.alloc.Pods, z.t.GPUs} {
+	for _, v := range [6]int64{z.alloc.MilliCPU, z.alloc.Memory, z.alloc.GPUs, z.alloc.Pods, z.t.GPUs, z.alloc.EphemeralStorage} {
 		b = binary.AppendVarint(b, v)
 	}
 	b = append(b, z.t.GPUModel...)
 	b = append(b, 0)
 	for f := range in.filters {
 		b = binary.AppendUvarint(b, uint64(in.zonesAdmitting(int32(f), &z)))
+	}
+	for s := range in.shapes {
+		if in.shapes[s].allowedZones != nil {
+			b = binary.AppendUvarint(b, uint64(in.allowedZonesAdmitting(&in.shapes[s], &z)))
+		}
 	}
 	return string(b)
 }

@@ -16,7 +16,7 @@ import (
 // constraintCatalog: a zonal amd64 size, an arm64 size without zones and a
 // 4-GPU size, all with the flat catalog's overhead.
 func constraintCatalog() []types.InstanceType {
-	over := func(_, _, _ int64) types.Resources { return flatCatalog()[0].Overhead }
+	over := func(_, _, _ int64) types.Resources { o := flatCatalog()[0].Overhead; o.EphemeralStorage = 0; return o }
 	zonal := CatalogRow{"c4", "c", 4, 8 * 1024, 0, "", 20, 0.10}.InstanceType("2026-11", over)
 	zonal.Zones = []string{"us-east-1a", "us-east-1b"}
 	arm := CatalogRow{"a4", "a", 4, 8 * 1024, 0, "", 20, 0.12}.InstanceType("2026-11", over)
@@ -75,7 +75,10 @@ func TestNodeFiltersAgainstTemplates(t *testing.T) {
 		{name: "nodeSelector on an architecture nobody offers", pods: constrained("p", 1, &types.PodScheduling{NodeSelector: map[string]string{corev1.LabelArchStable: "s390x"}}),
 			wantReason: "nodeSelector kubernetes.io/arch=s390x: no size in this pool has that label"},
 		{name: "nodeSelector on the GPU product", pods: []types.PendingPod{{Namespace: "app", Name: "g", Requests: types.Resources{MilliCPU: 1000, Memory: types.GiB, GPUs: 1},
-			Scheduling: &types.PodScheduling{NodeSelector: map[string]string{LabelGPUProduct: "A10G"}}}}, wantSize: "g4"},
+			Scheduling: &types.PodScheduling{NodeSelector: map[string]string{LabelGPUProduct: "NVIDIA-A10G"}}}}, wantSize: "g4"},
+		{name: "nodeSelector on the GPU's short model, which GFD never labels", pods: []types.PendingPod{{Namespace: "app", Name: "g", Requests: types.Resources{MilliCPU: 1000, Memory: types.GiB, GPUs: 1},
+			Scheduling: &types.PodScheduling{NodeSelector: map[string]string{LabelGPUProduct: "A10G"}}}},
+			wantReason: "nodeSelector nvidia.com/gpu.product=A10G: no size in this pool has that label (GPU feature discovery labels g4 nodes nvidia.com/gpu.product=NVIDIA-A10G)"},
 		{name: "affinity In a zone", pods: constrained("p", 1, affinity(requirement(zone, corev1.NodeSelectorOpIn, "us-east-1b"))), wantSize: "c4"},
 		{name: "affinity In a zone nobody offers", pods: constrained("p", 1, affinity(requirement(zone, corev1.NodeSelectorOpIn, "eu-west-1a"))),
 			wantReason: "required node affinity topology.kubernetes.io/zone In [eu-west-1a]: no size in this pool matches it"},

@@ -32,7 +32,8 @@ func (in *input) filterReason(f int32) string {
 		for _, k := range sortedKeys(s.NodeSelector) {
 			pair := map[string]string{k: s.NodeSelector[k]}
 			if !slices.ContainsFunc(nodes, matchesAffinity(nodeaffinity.NewRequiredNodeAffinity(pair, nil))) {
-				return fmt.Sprintf("nodeSelector %s=%s: no size in this pool has that label", k, s.NodeSelector[k])
+				return fmt.Sprintf("nodeSelector %s=%s: no size in this pool has that label", k, s.NodeSelector[k]) +
+					in.gpuProductHint(k, s.NodeSelector[k])
 			}
 		}
 		if s.NodeAffinity != nil {
@@ -89,4 +90,24 @@ func describeNodeSelector(ns *corev1.NodeSelector) string {
 		terms = append(terms, strings.Join(reqs, " and "))
 	}
 	return strings.Join(terms, " or ")
+}
+
+// gpuProductHint points a pod that selects a GPU by the catalog's short
+// model ("A10G") at the value GPU feature discovery really labels such
+// nodes with ("NVIDIA-A10G"): the scheduler compares label values exactly,
+// so a node bought for the short form would never take the pod.
+func (in *input) gpuProductHint(key, value string) string {
+	if key != LabelGPUProduct || GPUProduct(value) == value {
+		return ""
+	}
+	var sizes []size
+	for _, z := range in.sizes {
+		if z.t.GPUs > 0 && z.t.GPUModel == value {
+			sizes = append(sizes, z)
+		}
+	}
+	if len(sizes) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (GPU feature discovery labels %s nodes %s=%s)", sizeList(sizes), LabelGPUProduct, GPUProduct(value))
 }

@@ -19,7 +19,7 @@ type fitTree struct {
 }
 
 // emptySlot fits no request: every request takes at least one pod slot.
-var emptySlot = types.Resources{MilliCPU: -1, Memory: -1, GPUs: -1, Pods: -1}
+var emptySlot = types.Resources{MilliCPU: -1, Memory: -1, GPUs: -1, Pods: -1, EphemeralStorage: -1}
 
 // reset empties the tree, keeping room for about n slots.
 func (t *fitTree) reset(n int) {
@@ -94,6 +94,6 @@ func (t *fitTree) search(n, from, to, lo int, req types.Resources) int {
 func maxResources(a, b types.Resources) types.Resources {
 	return types.Resources{
 		MilliCPU: max(a.MilliCPU, b.MilliCPU), Memory: max(a.Memory, b.Memory),
-		GPUs: max(a.GPUs, b.GPUs), Pods: max(a.Pods, b.Pods),
+		GPUs: max(a.GPUs, b.GPUs), Pods: max(a.Pods, b.Pods), EphemeralStorage: max(a.EphemeralStorage, b.EphemeralStorage),
 	}
 }

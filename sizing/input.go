@@ -39,14 +39,19 @@ type shape struct {
 	cap        int64
 	isolated   bool
 	zoneSpread bool
+	// zoneCounts are its zone spread constraints' counts of pods already
+	// running; allowedZones, when not nil, the zones the scheduler would
+	// let its pods into given them (spread_zones.go).
+	zoneCounts   []zoneCount
+	allowedZones map[string]bool
 }
 
 func (s shape) count() int64 { return s.n }
 
 type shapeKey struct {
-	cpu, mem, gpus, slots int64
-	model                 string
-	filterSig, podSig     string
+	cpu, mem, gpus, slots, disk int64
+	model                       string
+	filterSig, podSig           string
 }
 
 // size is a catalog entry that can hold pods.
@@ -65,6 +70,9 @@ func (in *input) holds(z *size, s *shape) int64 {
 		return 0
 	}
 	zones := in.zonesAdmitting(s.filter, z)
+	if s.allowedZones != nil && zones > 0 {
+		zones = in.allowedZonesAdmitting(s, z)
+	}
 	if zones == 0 {
 		return 0
 	}
@@ -83,7 +91,7 @@ func (in *input) holds(z *size, s *shape) int64 {
 // them.
 func admits(s *shape, nodeGPUs int64, nodeModel string) bool {
 	if s.req.GPUs > 0 {
-		return s.model == "" || s.model == nodeModel
+		return sameGPUModel(s.model, nodeModel)
 	}
 	return !(s.offGPU && nodeGPUs > 0)
 }
@@ -138,6 +146,7 @@ func prepare(req Request, excluded []string) *input {
 	in.prepareTemplates(req.Template)
 	in.markOffGPU()
 	in.eligibleNodes(req.Existing, req.Catalog, req.Template)
+	in.allowSpreadZones()
 	return in
 }
 
@@ -188,11 +197,13 @@ type keyedPod struct {
 func compareRequests(a, b types.PendingPod) int {
 	ra, rb := a.Requests, b.Requests
 	return cmp.Or(cmp.Compare(ra.MilliCPU, rb.MilliCPU), cmp.Compare(ra.Memory, rb.Memory),
-		cmp.Compare(ra.GPUs, rb.GPUs), cmp.Compare(ra.Pods, rb.Pods), strings.Compare(a.GPUModel, b.GPUModel))
+		cmp.Compare(ra.GPUs, rb.GPUs), cmp.Compare(ra.Pods, rb.Pods), cmp.Compare(ra.EphemeralStorage, rb.EphemeralStorage),
+		strings.Compare(a.GPUModel, b.GPUModel))
 }
 
 func podShapeKey(p *types.PendingPod, withLabels bool) shapeKey {
-	k := shapeKey{cpu: p.Requests.MilliCPU, mem: p.Requests.Memory, gpus: p.Requests.GPUs, slots: max(p.Requests.Pods, 1)}
+	k := shapeKey{cpu: p.Requests.MilliCPU, mem: p.Requests.Memory, gpus: p.Requests.GPUs, slots: max(p.Requests.Pods, 1),
+		disk: p.Requests.EphemeralStorage}
 	if k.gpus > 0 {
 		k.model = p.GPUModel
 	}
@@ -232,7 +243,7 @@ func (in *input) groupShapes() {
 			id = int32(len(in.shapes))
 			ids[k] = id
 			sh := shape{
-				req:   types.Resources{MilliCPU: k.cpu, Memory: k.mem, GPUs: k.gpus, Pods: k.slots},
+				req:   types.Resources{MilliCPU: k.cpu, Memory: k.mem, GPUs: k.gpus, Pods: k.slots, EphemeralStorage: k.disk},
 				model: k.model, filterSig: k.filterSig, podSig: k.podSig, namespace: p.Namespace,
 				tenant: [3]string{p.Org, p.Project, p.Service},
 			}
@@ -280,10 +291,12 @@ func (in *input) groupShapes() {
 }
 
 // compareShapes is the canonical order: bigger first on GPUs, CPU, memory,
-// slots, then GPU model by name, then constraints by their text.
+// slots, ephemeral storage, then GPU model by name, then constraints by
+// their text.
 func compareShapes(a, b shape) int {
 	return cmp.Or(cmp.Compare(b.req.GPUs, a.req.GPUs), cmp.Compare(b.req.MilliCPU, a.req.MilliCPU),
-		cmp.Compare(b.req.Memory, a.req.Memory), cmp.Compare(b.req.Pods, a.req.Pods), strings.Compare(a.model, b.model),
+		cmp.Compare(b.req.Memory, a.req.Memory), cmp.Compare(b.req.Pods, a.req.Pods),
+		cmp.Compare(b.req.EphemeralStorage, a.req.EphemeralStorage), strings.Compare(a.model, b.model),
 		strings.Compare(a.filterSig, b.filterSig), strings.Compare(a.podSig, b.podSig))
 }
 
@@ -334,7 +347,7 @@ func (in *input) markOffGPU() {
 
 // unusable says what is wrong with a catalog entry, or "" when it can hold pods.
 func unusable(t types.InstanceType) string {
-	capacity := types.Resources{MilliCPU: t.MilliCPU, Memory: t.Memory, GPUs: t.GPUs, Pods: t.MaxPods}
+	capacity := t.Capacity()
 	switch {
 	case t.Name == "":
 		return "has no name"
@@ -379,8 +392,12 @@ func (in *input) eligibleNodes(nodes []types.NodeObservation, catalog []types.In
 		if n.Allocatable.Pods == 0 {
 			free.Pods = unlimitedSlots
 		}
+		model := models[n.Size]
+		if product := n.Labels[LabelGPUProduct]; product != "" {
+			model = product // what GFD found on the node beats what its size promised
+		}
 		in.existing[i] = existingNode{
-			target: ExistingNodePrefix + n.Name, free: free, gpus: n.Allocatable.GPUs, model: models[n.Size],
+			target: ExistingNodePrefix + n.Name, free: free, gpus: n.Allocatable.GPUs, model: model,
 			node: existingNodeObject(n, catalog, opts),
 		}
 	}
@@ -400,11 +417,15 @@ func fitCount(free, req types.Resources) int64 {
 	if req.GPUs > 0 {
 		n = min(n, free.GPUs/req.GPUs)
 	}
+	if req.EphemeralStorage > 0 {
+		n = min(n, free.EphemeralStorage/req.EphemeralStorage)
+	}
 	return max(n, 0)
 }
 
 // times is req taken k times; callers guarantee k*req fits in an int64
 // because k came from fitCount against real free room.
 func times(req types.Resources, k int64) types.Resources {
-	return types.Resources{MilliCPU: req.MilliCPU * k, Memory: req.Memory * k, GPUs: req.GPUs * k, Pods: req.Pods * k}
+	return types.Resources{MilliCPU: req.MilliCPU * k, Memory: req.Memory * k, GPUs: req.GPUs * k, Pods: req.Pods * k,
+		EphemeralStorage: req.EphemeralStorage * k}
 }

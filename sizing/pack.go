@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -28,7 +30,8 @@ func (in *input) fillExisting() (remaining []int64, fills []fill) {
 				break
 			}
 			n := &in.existing[i]
-			if !admits(&sh, n.gpus, n.model) || n.closed || (sh.isolated && n.used) || !in.existingAdmits(sh.filter, i) {
+			if !admits(&sh, n.gpus, n.model) || n.closed || (sh.isolated && n.used) || !in.existingAdmits(sh.filter, i) ||
+				!sh.takesZone(n.node.named.Labels[corev1.LabelTopologyZone]) {
 				continue
 			}
 			k := min(fitCount(n.free, sh.req), r)
@@ -215,9 +218,9 @@ func (p *packer) note(s int32, first, n int, perNode int64) {
 // takes in any dimension.
 func dominantShare(req, alloc types.Resources) float64 {
 	share := 0.0
-	for _, d := range [4][2]int64{
+	for _, d := range [5][2]int64{
 		{req.MilliCPU, alloc.MilliCPU}, {req.Memory, alloc.Memory},
-		{req.GPUs, alloc.GPUs}, {req.Pods, alloc.Pods},
+		{req.GPUs, alloc.GPUs}, {req.Pods, alloc.Pods}, {req.EphemeralStorage, alloc.EphemeralStorage},
 	} {
 		if d[0] > 0 && d[1] > 0 {
 			share = max(share, float64(d[0])/float64(d[1]))

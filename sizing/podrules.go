@@ -49,6 +49,7 @@ func podSignature(p *types.PendingPod, withLabels bool) string {
 		P []types.HostPort                  `json:"p,omitempty"`
 		A []corev1.PodAffinityTerm          `json:"a,omitempty"`
 		T []corev1.TopologySpreadConstraint `json:"t,omitempty"`
+		Z []map[string]int32                `json:"z,omitempty"`
 	}
 	if selectors || withLabels {
 		sig.N = p.Namespace
@@ -56,7 +57,7 @@ func podSignature(p *types.PendingPod, withLabels bool) string {
 	if withLabels {
 		sig.O, sig.L = [3]string{p.Org, p.Project, p.Service}, s.Labels
 	}
-	sig.P, sig.A, sig.T = s.HostPorts, s.AntiAffinity, s.TopologySpread
+	sig.P, sig.A, sig.T, sig.Z = s.HostPorts, s.AntiAffinity, s.TopologySpread, s.ZoneSpreadPods
 	b, _ := json.Marshal(sig)
 	return string(b)
 }
@@ -201,7 +202,7 @@ func (in *input) applySelectors() {
 			}
 			sh.isolated = sh.isolated || others
 		}
-		for _, c := range sh.sched.TopologySpread {
+		for j, c := range sh.sched.TopologySpread {
 			if c.WhenUnsatisfiable != corev1.DoNotSchedule {
 				continue
 			}
@@ -216,6 +217,9 @@ func (in *input) applySelectors() {
 				sh.isolated = sh.isolated || others
 			case corev1.LabelTopologyZone:
 				sh.zoneSpread = sh.zoneSpread || self
+				if j < len(sh.sched.ZoneSpreadPods) && sh.sched.ZoneSpreadPods[j] != nil {
+					sh.zoneCounts = append(sh.zoneCounts, zoneCount{pods: sh.sched.ZoneSpreadPods[j], maxSkew: max(c.MaxSkew, 1), self: self})
+				}
 			}
 		}
 	}

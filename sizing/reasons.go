@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -22,6 +24,14 @@ func (in *input) whyUnplaced(s shape, winner *size, out *Plan) *Unplaceable {
 		admitting := in.admittingSizes(s.filter)
 		if len(admitting) == 0 && len(in.sizes) > 0 {
 			return &Unplaceable{Code: CodeNoFit, Reason: in.filterReason(s.filter)}
+		}
+		if s.allowedZones != nil {
+			anyZone := s
+			anyZone.allowedZones = nil
+			if len(in.fittingSizes(in.sizes, anyZone)) > 0 {
+				return &Unplaceable{Code: CodeNoFit, Reason: "topology spread on " + corev1.LabelTopologyZone +
+					": every zone a new node could join already holds more matching pods than maxSkew allows over the emptiest zone"}
+			}
 		}
 		return &Unplaceable{Code: CodeNoFit, Reason: noFitReason(s, admitting)}
 	case in.limit < 0:
@@ -79,6 +89,7 @@ var dimensions = []dimension{
 	{"memory", func(r types.Resources) int64 { return r.Memory }, formatBytes},
 	{"GPUs", func(r types.Resources) int64 { return r.GPUs }, func(v int64) string { return strconv.FormatInt(v, 10) }},
 	{"pod slots", func(r types.Resources) int64 { return r.Pods }, func(v int64) string { return strconv.FormatInt(v, 10) }},
+	{"ephemeral-storage", func(r types.Resources) int64 { return r.EphemeralStorage }, formatBytes},
 }
 
 // noFitReason names the dimension that no allowed size can satisfy, e.g.
@@ -94,7 +105,7 @@ func noFitReason(s shape, sizes []size) string {
 		for _, z := range sizes {
 			if z.alloc.GPUs > 0 {
 				models = append(models, cmp.Or(z.t.GPUModel, "unnamed"))
-				if s.model == "" || s.model == z.t.GPUModel {
+				if sameGPUModel(s.model, z.t.GPUModel) {
 					candidates = append(candidates, z)
 				}
 			}
@@ -123,7 +134,8 @@ func noFitReason(s shape, sizes []size) string {
 }
 
 func invalidReason(r types.Resources) string {
-	return fmt.Sprintf("requests must not be negative: cpu=%dm memory=%dB gpus=%d pods=%d", r.MilliCPU, r.Memory, r.GPUs, r.Pods)
+	return fmt.Sprintf("requests must not be negative: cpu=%dm memory=%dB gpus=%d pods=%d ephemeral-storage=%dB",
+		r.MilliCPU, r.Memory, r.GPUs, r.Pods, r.EphemeralStorage)
 }
 
 // formatBytes renders memory the way people write it: 63.5Gi, 512Mi.

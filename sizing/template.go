@@ -10,7 +10,7 @@ import (
 )
 
 // LabelGPUProduct is the label NVIDIA's GPU feature discovery puts on GPU
-// nodes, naming the model.
+// nodes, naming the model as GPUProduct spells it.
 const LabelGPUProduct = "nvidia.com/gpu.product"
 
 // TemplateOptions say what the pool adds to every node it buys.
@@ -68,7 +68,7 @@ func templateLabels(t types.InstanceType, zone string, opts TemplateOptions) map
 		l[corev1.LabelTopologyZone] = zone
 	}
 	if t.GPUs > 0 && t.GPUModel != "" {
-		l[LabelGPUProduct] = t.GPUModel
+		l[LabelGPUProduct] = GPUProduct(t.GPUModel)
 	}
 	maps.Copy(l, opts.PoolLabels)
 	return l

@@ -24,7 +24,7 @@ func TestTemplatesCarryWellKnownAndDeclaredLabels(t *testing.T) {
 	want := map[string]string{
 		"disktype": "nvme", corev1.LabelArchStable: "arm64", corev1.LabelOSStable: "linux",
 		corev1.LabelInstanceTypeStable: "g4", corev1.LabelTopologyRegion: "us-east-1",
-		corev1.LabelTopologyZone: "us-east-1b", LabelGPUProduct: "A10G",
+		corev1.LabelTopologyZone: "us-east-1b", LabelGPUProduct: "NVIDIA-A10G",
 		types.LabelPool: "acme.shop.api.aws", types.LabelOrg: "acme", types.LabelProject: "shop", types.LabelService: "api",
 	}
 	for k, v := range want {

@@ -113,6 +113,9 @@ func (n NodeObservation) FreeRoom() Resources {
 	if f.Pods < 0 {
 		f.Pods = 0
 	}
+	if f.EphemeralStorage < 0 {
+		f.EphemeralStorage = 0
+	}
 	return f
 }
 

@@ -202,6 +202,10 @@ func writeShapeText(b *strings.Builder, p *PendingPod, withLabels bool) {
 		b.WriteByte(',')
 		b.WriteString(strconv.FormatInt(v, 10))
 	}
+	if r.EphemeralStorage != 0 { // only then, so shapes without it keep their text
+		b.WriteString(",e")
+		b.WriteString(strconv.FormatInt(r.EphemeralStorage, 10))
+	}
 	// Most pods carry labels only; without selectors about those do not
 	// matter, and there is nothing to encode.
 	if s := p.Scheduling; s != nil && (s.ConstrainsPlacement() || (withLabels && len(s.Labels) > 0)) {

@@ -10,33 +10,43 @@ import (
 // ResourceGPU is the extended resource GPU nodes advertise.
 const ResourceGPU corev1.ResourceName = "nvidia.com/gpu"
 
-// Resources is an amount of the four things a pod asks a node for. CPU is
-// in millicores and memory in bytes so that arithmetic stays exact.
+// Resources is an amount of the things a pod asks a node for. CPU is in
+// millicores, memory and ephemeral storage in bytes, so that arithmetic
+// stays exact.
 type Resources struct {
 	MilliCPU int64 `json:"milliCPU"`
 	Memory   int64 `json:"memoryBytes"`
 	GPUs     int64 `json:"gpus,omitempty"`
 	Pods     int64 `json:"pods,omitempty"`
+	// EphemeralStorage is local disk (emptyDir, logs, writable layers) as
+	// the scheduler counts it: requested by pods, allocatable on nodes.
+	// Omitted when zero, so observations recorded before it decode alike.
+	EphemeralStorage int64 `json:"ephemeralStorageBytes,omitempty"`
 }
 
 // Add returns r + o.
 func (r Resources) Add(o Resources) Resources {
-	return Resources{r.MilliCPU + o.MilliCPU, r.Memory + o.Memory, r.GPUs + o.GPUs, r.Pods + o.Pods}
+	return Resources{MilliCPU: r.MilliCPU + o.MilliCPU, Memory: r.Memory + o.Memory, GPUs: r.GPUs + o.GPUs,
+		Pods: r.Pods + o.Pods, EphemeralStorage: r.EphemeralStorage + o.EphemeralStorage}
 }
 
 // Sub returns r - o.
 func (r Resources) Sub(o Resources) Resources {
-	return Resources{r.MilliCPU - o.MilliCPU, r.Memory - o.Memory, r.GPUs - o.GPUs, r.Pods - o.Pods}
+	return Resources{MilliCPU: r.MilliCPU - o.MilliCPU, Memory: r.Memory - o.Memory, GPUs: r.GPUs - o.GPUs,
+		Pods: r.Pods - o.Pods, EphemeralStorage: r.EphemeralStorage - o.EphemeralStorage}
 }
 
-// Fits reports whether r fits inside capacity c on every dimension.
+// Fits reports whether r fits inside capacity c on every dimension. Like
+// the scheduler, a node that reports no ephemeral storage holds no pod
+// that requests some.
 func (r Resources) Fits(c Resources) bool {
-	return r.MilliCPU <= c.MilliCPU && r.Memory <= c.Memory && r.GPUs <= c.GPUs && r.Pods <= c.Pods
+	return r.MilliCPU <= c.MilliCPU && r.Memory <= c.Memory && r.GPUs <= c.GPUs && r.Pods <= c.Pods &&
+		r.EphemeralStorage <= c.EphemeralStorage
 }
 
 // IsNegative reports whether any dimension is below zero.
 func (r Resources) IsNegative() bool {
-	return r.MilliCPU < 0 || r.Memory < 0 || r.GPUs < 0 || r.Pods < 0
+	return r.MilliCPU < 0 || r.Memory < 0 || r.GPUs < 0 || r.Pods < 0 || r.EphemeralStorage < 0
 }
 
 // ResourceList renders r as a Kubernetes node capacity or allocatable
@@ -50,6 +60,9 @@ func (r Resources) ResourceList() corev1.ResourceList {
 	if r.GPUs > 0 {
 		l[ResourceGPU] = *resource.NewQuantity(r.GPUs, resource.DecimalSI)
 	}
+	if r.EphemeralStorage > 0 {
+		l[corev1.ResourceEphemeralStorage] = *resource.NewQuantity(r.EphemeralStorage, resource.BinarySI)
+	}
 	return l
 }
 
@@ -60,6 +73,9 @@ func (r Resources) String() string {
 	}
 	if r.Pods > 0 {
 		s += fmt.Sprintf(" pods=%d", r.Pods)
+	}
+	if r.EphemeralStorage > 0 {
+		s += fmt.Sprintf(" ephemeral-storage=%dMi", r.EphemeralStorage>>20)
 	}
 	return s
 }
@@ -78,6 +94,10 @@ type InstanceType struct {
 	GPUs     int64  `json:"gpus,omitempty"`
 	GPUModel string `json:"gpuModel,omitempty"`
 	MaxPods  int64  `json:"maxPods"`
+	// EphemeralStorage is the root disk a node of this size boots with, in
+	// bytes (0: the catalog does not say, and pods requesting ephemeral
+	// storage fit none of it, as on a node reporting none).
+	EphemeralStorage int64 `json:"ephemeralStorageBytes,omitempty"`
 	// Arch is the CPU architecture as kubernetes.io/arch spells it; empty
 	// means amd64 (see Architecture).
 	Arch string `json:"arch,omitempty"`
@@ -94,7 +114,12 @@ type InstanceType struct {
 
 // Allocatable is the capacity pods can use on one node of this size.
 func (t InstanceType) Allocatable() Resources {
-	return Resources{MilliCPU: t.MilliCPU, Memory: t.Memory, GPUs: t.GPUs, Pods: t.MaxPods}.Sub(t.Overhead)
+	return t.Capacity().Sub(t.Overhead)
+}
+
+// Capacity is one node of this size before any overhead.
+func (t InstanceType) Capacity() Resources {
+	return Resources{MilliCPU: t.MilliCPU, Memory: t.Memory, GPUs: t.GPUs, Pods: t.MaxPods, EphemeralStorage: t.EphemeralStorage}
 }
 
 // DefaultArch is the architecture of a catalog entry that names none.

@@ -24,6 +24,12 @@ type PodScheduling struct {
 	// TopologySpread are the constraints with whenUnsatisfiable
 	// DoNotSchedule on kubernetes.io/hostname or topology.kubernetes.io/zone.
 	TopologySpread []corev1.TopologySpreadConstraint `json:"topologySpread,omitempty"`
+	// ZoneSpreadPods are, for each TopologySpread entry in order, how many
+	// pods its selector matches in each zone among the pods already bound
+	// to nodes the observer sees (nil for hostname entries and when not
+	// counted): the zone spread filter counts them, so a zone already
+	// holding more than its share takes no more.
+	ZoneSpreadPods []map[string]int32 `json:"zoneSpreadPods,omitempty"`
 }
 
 // HostPort is one port a pod binds on its node. Two pods conflict on a node

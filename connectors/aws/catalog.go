@@ -54,10 +54,15 @@ func Catalog() []types.InstanceType {
 		row("p4d.24xlarge", "p4d", 96, 1152*gib, 8, "A100", 737, 32.773),
 		row("p5.48xlarge", "p5", 192, 2048*gib, 8, "H100", 100, 98.32),
 	}
-	return sizing.BuildCatalog(priceDate, rows, func(cpu, _, maxPods int64) types.Resources {
+	return sizing.WithRootDisks(sizing.BuildCatalog(priceDate, rows, func(cpu, _, maxPods int64) types.Resources {
 		return eksOverhead(cpu, maxPods, eksDaemons)
-	})
+	}), eksRootDisk)
 }
+
+// eksRootDisk: an EKS managed node group's nodes boot with the launch
+// template's default 20 GiB gp3 volume unless the group sets diskSize;
+// every size alike.
+func eksRootDisk(string) int64 { return 20 * types.GiB }
 
 // eksOverhead follows the EKS-optimized AMI: CPU as sizing.StandardOverhead,
 // but memory reserved as 11 MiB per possible pod plus 255 MiB, because the

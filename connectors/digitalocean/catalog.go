@@ -64,7 +64,36 @@ func Catalog() []types.InstanceType {
 		row("gpu-h100x1-80gb", "gpu", 20, 240*gib, 1, "H100", doksMaxPods, 3.39),
 		row("gpu-h100x8-640gb", "gpu", 160, 1920*gib, 8, "H100", doksMaxPods, 23.92),
 	}
-	return sizing.BuildCatalog(priceDate, rows, func(cpu, mem, _ int64) types.Resources {
+	return sizing.WithRootDisks(sizing.BuildCatalog(priceDate, rows, func(cpu, mem, _ int64) types.Resources {
 		return sizing.StandardOverhead(cpu, mem, doksDaemons)
-	})
+	}), doRootDisk)
+}
+
+// doRootDisks are the droplets' local SSDs as DigitalOcean lists them per
+// slug (GPU droplets: their boot disk; the scratch disk is not the root
+// filesystem).
+var doRootDisks = map[string]int64{
+	"s-1vcpu-2gb": 50 * sizing.GB, "s-2vcpu-2gb": 60 * sizing.GB, "s-2vcpu-4gb": 80 * sizing.GB, "s-4vcpu-8gb": 160 * sizing.GB,
+	"s-6vcpu-16gb": 320 * sizing.GB, "s-8vcpu-16gb": 320 * sizing.GB, "s-8vcpu-32gb": 640 * sizing.GB, "s-12vcpu-48gb": 960 * sizing.GB,
+	"s-16vcpu-64gb": 1280 * sizing.GB, "s-20vcpu-96gb": 1920 * sizing.GB, "s-24vcpu-128gb": 2560 * sizing.GB, "s-32vcpu-192gb": 3840 * sizing.GB,
+
+	"g-2vcpu-8gb": 25 * sizing.GB, "g-4vcpu-16gb": 50 * sizing.GB, "g-8vcpu-32gb": 100 * sizing.GB, "g-16vcpu-64gb": 200 * sizing.GB,
+	"g-32vcpu-128gb": 400 * sizing.GB, "g-40vcpu-160gb": 500 * sizing.GB,
+
+	"c-2": 25 * sizing.GB, "c-4": 50 * sizing.GB, "c-8": 100 * sizing.GB, "c-16": 200 * sizing.GB, "c-32": 400 * sizing.GB, "c-48": 600 * sizing.GB,
+
+	"m-2vcpu-16gb": 50 * sizing.GB, "m-4vcpu-32gb": 100 * sizing.GB, "m-8vcpu-64gb": 200 * sizing.GB, "m-16vcpu-128gb": 400 * sizing.GB,
+	"m-24vcpu-192gb": 600 * sizing.GB, "m-32vcpu-256gb": 800 * sizing.GB,
+
+	"gpu-l40sx1-48gb": 500 * sizing.GB, "gpu-h100x1-80gb": 720 * sizing.GB, "gpu-h100x8-640gb": 2046 * sizing.GB,
+}
+
+// doRootDisk is the slug's listed disk; a slug missing from the list gets
+// the smallest DOKS node's 25 GB, so disk-hungry pods are never bought a
+// node on a guess.
+func doRootDisk(name string) int64 {
+	if d, ok := doRootDisks[name]; ok {
+		return d
+	}
+	return 25 * sizing.GB
 }

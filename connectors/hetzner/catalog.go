@@ -42,7 +42,22 @@ func Catalog() []types.InstanceType {
 		row("ccx53", "ccx", 32, 128*gib, 0, "", 110, eur(0.3800)),
 		row("ccx63", "ccx", 48, 192*gib, 0, "", 110, eur(0.5700)),
 	}
-	return sizing.BuildCatalog(priceDate, rows, func(cpu, mem, _ int64) types.Resources {
+	return sizing.WithRootDisks(sizing.BuildCatalog(priceDate, rows, func(cpu, mem, _ int64) types.Resources {
 		return sizing.StandardOverhead(cpu, mem, hetznerDaemons)
-	})
+	}), hetznerRootDisk)
+}
+
+// hetznerRootDisks are the server types' local disks as Hetzner lists them.
+var hetznerRootDisks = map[string]int64{
+	"cx22": 40 * sizing.GB, "cx32": 80 * sizing.GB, "cx42": 160 * sizing.GB, "cx52": 320 * sizing.GB,
+	"cpx11": 40 * sizing.GB, "cpx21": 80 * sizing.GB, "cpx31": 160 * sizing.GB, "cpx41": 240 * sizing.GB, "cpx51": 360 * sizing.GB,
+	"ccx13": 80 * sizing.GB, "ccx23": 160 * sizing.GB, "ccx33": 240 * sizing.GB, "ccx43": 360 * sizing.GB, "ccx53": 600 * sizing.GB, "ccx63": 960 * sizing.GB,
+}
+
+// hetznerRootDisk is the type's listed disk, or the smallest type's 40 GB.
+func hetznerRootDisk(name string) int64 {
+	if d, ok := hetznerRootDisks[name]; ok {
+		return d
+	}
+	return 40 * sizing.GB
 }

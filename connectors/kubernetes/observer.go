@@ -131,6 +131,7 @@ func (o *Observer) group(nodes []corev1.Node, pods []corev1.Pod, usage map[strin
 	}
 
 	requested := map[string]types.Resources{}
+	var spread *zoneSpreadCounter // built at the first pending pod that spreads over zones
 	for i := range pods {
 		pod := &pods[i]
 		if isTerminal(pod) {
@@ -145,6 +146,12 @@ func (o *Observer) group(nodes []corev1.Node, pods []corev1.Pod, usage map[strin
 		pending, ok := pendingPod(pod)
 		if !ok {
 			continue
+		}
+		if pending.Scheduling != nil && len(pending.Scheduling.TopologySpread) > 0 {
+			if spread == nil {
+				spread = newZoneSpreadCounter(nodes, pods)
+			}
+			spread.annotate(pod.Namespace, pending.Scheduling)
 		}
 		key, ok := podPoolKey(pod.Labels, o.cfg.Provider, o.cfg.Cluster)
 		if !ok {

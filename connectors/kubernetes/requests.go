@@ -1,6 +1,8 @@
 package kubernetes
 
 import (
+	"maps"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/hanzoai/visor-fleet/types"
@@ -22,7 +24,23 @@ func resourcesOf(list corev1.ResourceList) types.Resources {
 	if q, ok := list[ResourceGPU]; ok {
 		r.GPUs = q.Value()
 	}
+	if q, ok := list[corev1.ResourceEphemeralStorage]; ok {
+		r.EphemeralStorage = q.Value()
+	}
 	return r
+}
+
+// containerRequests is what the scheduler counts for one container: its
+// requests, and for a resource with a limit but no request the limit, as
+// the API server defaults it (objects built without admission, such as a
+// fake client's, count the same).
+func containerRequests(c *corev1.Container) types.Resources {
+	if len(c.Resources.Limits) == 0 {
+		return resourcesOf(c.Resources.Requests)
+	}
+	req := maps.Clone(c.Resources.Limits)
+	maps.Copy(req, c.Resources.Requests)
+	return resourcesOf(req)
 }
 
 // NodeAllocatable is what pods may use on the node, pod slots included.
@@ -42,11 +60,11 @@ func NodeAllocatable(node *corev1.Node) types.Resources {
 func PodRequests(pod *corev1.Pod) types.Resources {
 	var running, sidecars, initPeak types.Resources
 	for i := range pod.Spec.Containers {
-		running = running.Add(resourcesOf(pod.Spec.Containers[i].Resources.Requests))
+		running = running.Add(containerRequests(&pod.Spec.Containers[i]))
 	}
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		req := resourcesOf(c.Resources.Requests)
+		req := containerRequests(c)
 		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
 			sidecars = sidecars.Add(req)
 			initPeak = maxResources(initPeak, sidecars)
@@ -75,5 +93,7 @@ func maxResources(a, b types.Resources) types.Resources {
 		Memory:   max(a.Memory, b.Memory),
 		GPUs:     max(a.GPUs, b.GPUs),
 		Pods:     max(a.Pods, b.Pods),
+
+		EphemeralStorage: max(a.EphemeralStorage, b.EphemeralStorage),
 	}
 }

@@ -13,6 +13,7 @@ import (
 	apitypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/hanzoai/visor-fleet/connectors/kubernetes"
+	"github.com/hanzoai/visor-fleet/sizing"
 )
 
 // providerIDPrefix marks nodes this fleet's cloud owns, as "aws://" does.
@@ -37,7 +38,7 @@ func (f *Fleet) nodeObject(g *nodeGroup, m *machine) *corev1.Node {
 	// size can bind to its nodes.
 	labels[corev1.LabelArchStable] = t.Architecture()
 	if t.GPUs > 0 && t.GPUModel != "" {
-		labels[kubernetes.LabelGPUProduct] = t.GPUModel
+		labels[kubernetes.LabelGPUProduct] = sizing.GPUProduct(t.GPUModel)
 	}
 	capacity := t.Allocatable().Add(t.Overhead)
 	return &corev1.Node{

@@ -1,6 +1,7 @@
 package vsphere
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -19,6 +20,9 @@ type Shape struct {
 	GPUModel  string `json:"gpuModel,omitempty"`
 	// MaxPods defaults to the kubelet's 110.
 	MaxPods int64 `json:"maxPods,omitempty"`
+	// DiskGiB is the template's root disk, the nodes' ephemeral storage;
+	// 0 means defaultDiskGiB.
+	DiskGiB int64 `json:"diskGiB,omitempty"`
 	// HourlyPrice is the internal chargeback rate in US dollars; zero is
 	// allowed for hardware nobody is billed for.
 	HourlyPrice float64 `json:"hourlyPrice"`
@@ -28,11 +32,17 @@ type Shape struct {
 
 const defaultMaxPods = 110
 
+// defaultDiskGiB is a template's root disk when its configuration does not
+// say (diskGiB): vSphere has no standard size, so a modest 40 GiB, which
+// under-promises disk rather than over-promising it.
+const defaultDiskGiB = 40
+
 // Bounds well above any VM vSphere can run; they catch unit mistakes
 // (memory in bytes instead of MiB) before the arithmetic can overflow.
 const (
 	maxTemplateCPUs      = 768
 	maxTemplateMemoryMiB = 24 << 20 // 24 TiB
+	maxTemplateDiskGiB   = 64 << 10 // 64 TiB, vSphere's largest virtual disk
 )
 
 // vsphereDaemons: CNI, kube-proxy and the vSphere CSI node plugin.
@@ -70,6 +80,9 @@ func ShapeCatalog(templates []Shape) ([]types.InstanceType, error) {
 		if t.MaxPods < 0 {
 			bad("maxPods must be >= 0, got %d", t.MaxPods)
 		}
+		if t.DiskGiB < 0 || t.DiskGiB > maxTemplateDiskGiB {
+			bad("diskGiB must be within [0, %d], got %d", maxTemplateDiskGiB, t.DiskGiB)
+		}
 		if t.HourlyPrice < 0 || math.IsNaN(t.HourlyPrice) || math.IsInf(t.HourlyPrice, 0) {
 			bad("hourlyPrice must be finite and >= 0, got %v", t.HourlyPrice)
 		}
@@ -82,6 +95,8 @@ func ShapeCatalog(templates []Shape) ([]types.InstanceType, error) {
 		}
 		it := sizing.CatalogRow{Name: t.Name, Family: "vsphere", VCPU: t.CPUs, MemoryMiB: t.MemoryMiB, GPUs: t.GPUs, GPUModel: t.GPUModel, MaxPods: maxPods, Hourly: t.HourlyPrice}.
 			InstanceType(t.PriceDate, func(cpu, mem, _ int64) types.Resources { return sizing.StandardOverhead(cpu, mem, vsphereDaemons) })
+		disk := cmp.Or(max(t.DiskGiB, 0), defaultDiskGiB) * types.GiB
+		it.EphemeralStorage, it.Overhead.EphemeralStorage = disk, sizing.EphemeralReserve(disk)
 		if a := it.Allocatable(); a.MilliCPU <= 0 || a.Memory <= 0 || a.Pods <= 0 {
 			bad("too small to run pods: node overhead %s leaves %s", it.Overhead, a)
 		}

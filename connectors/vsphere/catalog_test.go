@@ -46,3 +46,22 @@ func TestShapeCatalog(t *testing.T) {
 		t.Fatalf("duplicate names: %v", err)
 	}
 }
+
+// A template's root disk is its nodes' ephemeral storage: the 40 GiB
+// default when not configured, and a bad diskGiB names the template.
+func TestShapeDisks(t *testing.T) {
+	vs, err := ShapeCatalog([]Shape{{Name: "a", CPUs: 4, MemoryMiB: 8192}, {Name: "b", CPUs: 4, MemoryMiB: 8192, DiskGiB: 200}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs[0].EphemeralStorage != 40*types.GiB || vs[1].EphemeralStorage != 200*types.GiB {
+		t.Errorf("vSphere disks %d, %d; want the 40GiB default and the configured 200GiB", vs[0].EphemeralStorage, vs[1].EphemeralStorage)
+	}
+	if got := vs[1].Allocatable().EphemeralStorage; got != 180*types.GiB {
+		t.Errorf("allocatable disk %d, want 180GiB (the kubelet's 10%% eviction reserve kept back)", got)
+	}
+	if _, err := ShapeCatalog([]Shape{{Name: "neg", CPUs: 4, MemoryMiB: 8192, DiskGiB: -1}}); err == nil ||
+		!strings.Contains(err.Error(), `"neg": diskGiB must be within`) {
+		t.Errorf("a negative diskGiB: got %v, want an error naming the template and field", err)
+	}
+}

@@ -1,6 +1,9 @@
 package clusterconfig_test
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -8,6 +11,7 @@ import (
 
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/sizing"
+	"github.com/hanzoai/visor-fleet/types"
 	"github.com/hanzoai/visor-fleet/workers/clusterconfig"
 )
 
@@ -39,4 +43,28 @@ func TestBuiltinCatalogsAreSane(t *testing.T) {
 			assert.NotEqual(t, 999.0, again[0].HourlyPrice, "catalog shares its backing array between calls")
 		})
 	}
+}
+
+// sizing's own tests plan against a snapshot of the built-in catalogs
+// (sizing cannot import the connectors that own them). The snapshot must
+// be the catalogs as they are: regenerate it with
+// VISOR_UPDATE_CATALOG_FIXTURE=1 go test -run SizingFixture ./workers/clusterconfig/
+func TestSizingFixtureIsTheConnectorsCatalogs(t *testing.T) {
+	path := filepath.Join("..", "..", "sizing", "testdata", "catalogs.json")
+	want := map[string][]types.InstanceType{}
+	for fixture, kind := range map[string]string{"aws": clusterconfig.AWS, "digitalocean": clusterconfig.DigitalOcean, "hetzner": clusterconfig.Hetzner, "flat": clusterconfig.Sim} {
+		c, err := connectors.CatalogOf(kind)
+		require.NoError(t, err)
+		want[fixture] = c
+	}
+	if os.Getenv("VISOR_UPDATE_CATALOG_FIXTURE") == "1" {
+		b, err := json.MarshalIndent(want, "", " ")
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o644))
+	}
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var got map[string][]types.InstanceType
+	require.NoError(t, json.Unmarshal(b, &got))
+	require.Equal(t, want, got, "sizing/testdata/catalogs.json is stale: regenerate it (see this test's comment)")
 }
