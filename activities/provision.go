@@ -18,11 +18,14 @@ import (
 
 // PlanInput asks for a scale-up plan.
 type PlanInput struct {
-	Key            types.PoolKey           `json:"key"`
-	Pods           []types.PendingPod      `json:"pods"`
-	Existing       []types.NodeObservation `json:"existing"`
-	AllowedSizes   []string                `json:"allowedSizes,omitempty"`
-	PriceOverrides map[string]float64      `json:"priceOverrides,omitempty"`
+	Key      types.PoolKey           `json:"key"`
+	Pods     []types.PendingPod      `json:"pods"`
+	Existing []types.NodeObservation `json:"existing"`
+	// Promised are the pods nodes were bought for that still wait for
+	// them: they take booting room first and buy nothing.
+	Promised       []types.PendingPod `json:"promised,omitempty"`
+	AllowedSizes   []string           `json:"allowedSizes,omitempty"`
+	PriceOverrides map[string]float64 `json:"priceOverrides,omitempty"`
 	// MinNewNodes forces at least this many (the floor, a manual target).
 	MinNewNodes int `json:"minNewNodes,omitempty"`
 	// MaxNewNodes is the ceiling's headroom.
@@ -110,7 +113,7 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 	catalog = withDaemonOverhead(catalog, in.DaemonOverhead)
 	template := sizing.TemplateOptions{Labels: in.NodeLabels, Taints: in.NodeTaints, Region: in.Region, PoolLabels: in.Key.NodeLabels()}
 	req := sizing.Request{
-		Pending: in.Pods, Existing: withCatalogRoom(in.Existing, catalog), Catalog: catalog, Template: template, MaxNewNodes: in.MaxNewNodes,
+		Pending: in.Pods, Existing: withCatalogRoom(in.Existing, catalog), Promised: in.Promised, Catalog: catalog, Template: template, MaxNewNodes: in.MaxNewNodes,
 		FewerNodes: in.FewerNodes,
 	}
 	plan := sizing.PlanScaleUpExcluding(req, in.ExcludeSizes)

@@ -12,6 +12,9 @@ import (
 )
 
 func plan(req Request, excluded []string) Plan {
+	if len(req.Promised) > 0 {
+		req.Existing, req.Promised = reserve(req, excluded), nil
+	}
 	in := prepare(req, excluded)
 	remaining, existingFills := in.fillExisting()
 

@@ -22,6 +22,12 @@ type Request struct {
 	// free room: callers that cannot rule that out should pass only
 	// booting nodes.
 	Existing []types.NodeObservation
+	// Promised are pods nodes were already bought for and that wait for
+	// them: they take room on Existing nodes first, as far as it holds
+	// them, and never buy. Without them a booting node's room would look
+	// free to the next pod, which would then buy nothing and find the
+	// node taken when it comes up.
+	Promised []types.PendingPod
 	// Catalog is the sizes the pool may buy (already restricted and priced).
 	Catalog []types.InstanceType
 	// Template is what the pool adds to every new node: declared labels

@@ -310,6 +310,21 @@ func (s *PoolState) awaiting() map[string]bool {
 	return out
 }
 
+// awaitingPods are the listed pending pods nodes were bought for: the plan
+// keeps the room of those nodes for them.
+func (s *PoolState) awaitingPods() []types.PendingPod {
+	if s.Observation == nil || len(s.BoughtFor) == 0 {
+		return nil
+	}
+	var out []types.PendingPod
+	for _, pod := range s.Observation.PendingPods {
+		if _, bought := s.BoughtFor[pod.Key()]; bought {
+			out = append(out, pod)
+		}
+	}
+	return out
+}
+
 // forgetPurchasesOf releases the pods a size's machines were bought for:
 // those machines are gone, so the pods may buy again (another size).
 func (s *PoolState) forgetPurchasesOf(size string) {

@@ -1,0 +1,59 @@
+package workflows
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hanzoai/visor-fleet/activities"
+	"github.com/hanzoai/visor-fleet/connectors/sim"
+	"github.com/hanzoai/visor-fleet/sizing"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// A pod that goes pending while the node bought for another still boots
+// buys its own node at once: the booting node's room is promised to the
+// pod it was bought for (PlanInput.Promised), not free for the next one.
+func TestAPodDoesNotCountOnRoomPromisedToAnother(t *testing.T) {
+	env, w := newTestPool(t, types.DefaultPolicy(), busyNodes())
+	catalog, err := sizing.Restrict(sim.DefaultCatalog(), []string{"sim-4c8g"})
+	require.NoError(t, err)
+	room := map[string]types.Resources{"sim-4c8g": catalog[0].Allocatable()}
+	// The real planner; a sim-4c8g (the world's group size) holds one of these pods.
+	w.planner = func(in activities.PlanInput) activities.PlanResult {
+		plan := sizing.PlanScaleUp(sizing.Request{Pending: in.Pods, Promised: in.Promised, Existing: in.Existing, Catalog: catalog, MaxNewNodes: in.MaxNewNodes})
+		return activities.PlanResult{GroupID: "g1", GroupTarget: w.target, Size: plan.Size, NewNodes: plan.NewNodes, SizeRoom: room}
+	}
+	big := func(name string, since time.Time) types.PendingPod {
+		p := pending(name, since)
+		p.Requests.MilliCPU = 3000
+		return p
+	}
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		w.pods = []types.PendingPod{big("a", env.Now().Add(-2*time.Minute))}
+		w.mu.Unlock()
+		w.signal()
+	}, time.Second)
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		require.Len(t, w.provisions, 1, "a bought its node")
+		// a still waits for its booting node; b goes pending.
+		w.pods = append(w.pods, big("b", env.Now().Add(-2*time.Minute)))
+		w.mu.Unlock()
+		w.signal()
+	}, 40*time.Second)
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		require.Len(t, w.provisions, 2, "b bought its own node while a's booted")
+		last := w.plans[len(w.plans)-1]
+		require.Len(t, last.Promised, 1)
+		require.Equal(t, "default/a", last.Promised[0].Key())
+		require.Equal(t, w.provisions[0].Target+1, w.provisions[1].Target)
+	}, 80*time.Second)
+	finish(env, 2*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(types.DefaultPolicy())})
+	require.NoError(t, env.GetWorkflowError())
+}
