@@ -51,7 +51,11 @@ func BenchmarkDecisionLatency(b *testing.B) {
 	ctx := context.Background()
 	key := types.PoolKey{Org: "bench", Project: "latency", Service: "api", Provider: "sim", Cluster: "bench"}
 	p := types.DefaultPolicy()
-	p.MinNodes, p.MaxNodes = 0, 100000
+	// Every pod buys a node: no ceiling, no runaway guard in the way, and
+	// each pod larger than the booting machines' size (the instant cloud's
+	// groups report sim-2c4g), so booting room never holds it.
+	p.MinNodes, p.MaxNodes = 0, types.MaxPolicyNodes
+	p.MaxNodesWithoutProgress = types.MaxPolicyNodes
 	p.ScaleUpCooldown = 0
 	p.PendingThreshold = types.Duration(time.Second)
 	if _, _, err := starter.EnrollCluster(ctx, c, contract.ClusterDeclared{ID: "bench", Provider: "sim", Phase: contract.PhaseActive}, ""); err != nil {
@@ -65,7 +69,7 @@ func BenchmarkDecisionLatency(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		pod := types.PendingPod{Namespace: "bench", Name: fmt.Sprintf("p%d", i), Org: key.Org, Project: key.Project, Service: key.Service,
-			Requests: types.Resources{MilliCPU: 500, Memory: types.GiB, Pods: 1}, UnschedulableSince: time.Now().Add(-time.Minute)}
+			Requests: types.Resources{MilliCPU: 3000, Memory: types.GiB, Pods: 1}, UnschedulableSince: time.Now().Add(-time.Minute)}
 		obs := types.PoolObservation{Pool: key, ObservedAt: time.Now(), Nodes: []types.NodeObservation{}, PendingPods: []types.PendingPod{pod}}
 		sent := time.Now()
 		if err := c.SignalWorkflow(ctx, key.WorkflowID(), "", contract.SignalObserve, obs); err != nil {
