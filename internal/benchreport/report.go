@@ -29,9 +29,8 @@ var areas = []struct {
 }{
 	{"Sizing throughput (sizing.PlanScaleUp, sizing.Baseline)", []string{"BenchmarkPlanScaleUp", "BenchmarkBaseline"}},
 	{"Decision latency (observe signal to decision, embedded server)", []string{"BenchmarkDecisionLatency"}},
-	{"Idle-pool cost (CPU of idle pools on the embedded server)", []string{"BenchmarkIdlePools"}},
-	{"Registration rate", []string{"Registration", "Register"}},
-	{"History per pool-day", []string{"History"}},
+	{"Idle-pool cost and history per pool-day (CPU of 1,000 idle pools on the embedded server; history growth of 20 of them)", []string{"BenchmarkIdlePools"}},
+	{"Registration rate (`pool apply` of new pools: check once per cluster, bounded concurrency)", []string{"BenchmarkApplyPools"}},
 	{"Metering", []string{"BenchmarkNodeHours"}},
 	{"Observing a cluster", []string{"BenchmarkObserve"}},
 	{"Scoring simulator (one policy over the compressed openb day)", []string{"BenchmarkSimulate"}},

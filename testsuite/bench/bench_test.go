@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/contract"
@@ -96,7 +98,8 @@ func BenchmarkDecisionLatency(b *testing.B) {
 }
 
 // BenchmarkIdlePools: CPU of the in-process server and worker with N idle
-// pools registered, over one full safety-resync interval.
+// pools registered, over one full safety-resync interval, and how fast an
+// idle pool's history grows (events and bytes, per pool-day).
 func BenchmarkIdlePools(b *testing.B) {
 	n := 1000
 	window := 6 * time.Minute
@@ -124,14 +127,47 @@ func BenchmarkIdlePools(b *testing.B) {
 	}
 	b.Logf("registered %d pools in %s", n, time.Since(started).Round(time.Millisecond))
 	time.Sleep(time.Minute) // let start-up work drain
+	// History growth is sampled on a few pools (reading 1,000 histories
+	// would itself cost CPU inside the window).
+	var sample []string
+	for i := 0; i < n; i += n / historySample {
+		sample = append(sample, types.PoolKey{Org: fmt.Sprintf("org%d", i%50), Project: "idle", Service: fmt.Sprintf("svc%d", i), Provider: "sim", Cluster: "bench"}.WorkflowID())
+	}
 	b.ResetTimer()
 	for range b.N {
+		events0, bytes0 := historyOf(ctx, b, c, sample)
 		before := cpuTime()
 		t0 := time.Now()
 		time.Sleep(window)
 		used := cpuTime() - before
-		b.ReportMetric(100*used.Seconds()/time.Since(t0).Seconds(), "%core")
+		elapsed := time.Since(t0)
+		b.ReportMetric(100*used.Seconds()/elapsed.Seconds(), "%core")
+		b.StopTimer()
+		events1, bytes1 := historyOf(ctx, b, c, sample)
+		perDay := float64(24*time.Hour) / float64(elapsed) / float64(len(sample))
+		b.ReportMetric(float64(events1-events0)*perDay, "history-events/pool-day")
+		b.ReportMetric(float64(bytes1-bytes0)*perDay/1024, "history-KiB/pool-day")
+		b.StartTimer()
 	}
+}
+
+// historySample is how many idle pools' histories the benchmark reads.
+const historySample = 20
+
+// historyOf sums the events and encoded bytes of the pools' current runs.
+func historyOf(ctx context.Context, b *testing.B, c client.Client, ids []string) (events, bytes int) {
+	for _, id := range ids {
+		it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			e, err := it.Next()
+			if err != nil {
+				b.Fatal(err)
+			}
+			events++
+			bytes += proto.Size(e)
+		}
+	}
+	return events, bytes
 }
 
 func cpuTime() time.Duration {
