@@ -85,12 +85,41 @@ func TenantMay(method string, req any, orgs []string) error {
 			}
 		}
 		return nil
-	case *workflowservice.PollActivityTaskQueueRequest, *workflowservice.RecordActivityTaskHeartbeatRequest,
-		*workflowservice.RespondActivityTaskCompletedRequest, *workflowservice.RespondActivityTaskFailedRequest,
-		*workflowservice.RespondActivityTaskCanceledRequest:
+	case *workflowservice.PollActivityTaskQueueRequest:
 		// A tenant's BYO-cloud worker runs the provider activities of its
-		// own task queue; the task token names the activity it answers.
+		// own queue, never the platform's: a poller on another queue could
+		// answer other pools' provider reads and provisioning with lies.
+		return tenantQueue(refuse, r.GetTaskQueue().GetName(), orgs)
+	case *workflowservice.RecordActivityTaskHeartbeatRequest, *workflowservice.RespondActivityTaskCompletedRequest,
+		*workflowservice.RespondActivityTaskFailedRequest, *workflowservice.RespondActivityTaskCanceledRequest,
+		*workflowservice.RecordWorkerHeartbeatRequest, *workflowservice.ShutdownWorkerRequest:
+		// The task token names the activity, handed out by a poll of the
+		// tenant's own queue.
 		return nil
+	case *workflowservice.RecordActivityTaskHeartbeatByIdRequest:
+		return pool(r.GetWorkflowId())
+	case *workflowservice.RespondActivityTaskCompletedByIdRequest:
+		return pool(r.GetWorkflowId())
+	case *workflowservice.RespondActivityTaskFailedByIdRequest:
+		return pool(r.GetWorkflowId())
+	case *workflowservice.RespondActivityTaskCanceledByIdRequest:
+		return pool(r.GetWorkflowId())
 	}
 	return refuse("not a call a tenant may make (only platform administrators terminate, cancel, reset or delete workflows, run batch operations or schedules)")
+}
+
+// TenantQueuePrefix names a tenant's own provider task queues:
+// tenant-<org>, or tenant-<org>-<anything>, for a pool's providerTaskQueue
+// and the BYO worker that polls it.
+const TenantQueuePrefix = "tenant-"
+
+// tenantQueue allows a queue named for one of the caller's orgs.
+func tenantQueue(refuse func(string) error, queue string, orgs []string) error {
+	for _, org := range orgs {
+		own := TenantQueuePrefix + org
+		if queue == own || strings.HasPrefix(queue, own+"-") {
+			return nil
+		}
+	}
+	return refuse(fmt.Sprintf("task queue %q is not one of the caller's (%s<org> or %s<org>-…, for org %s)", queue, TenantQueuePrefix, TenantQueuePrefix, strings.Join(orgs, ", ")))
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	commonpb "go.temporal.io/api/common/v1"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	updatepb "go.temporal.io/api/update/v1"
 	"go.temporal.io/api/workflowservice/v1"
 )
@@ -45,7 +46,14 @@ func TestTenantMay(t *testing.T) {
 		{"RequestCancelWorkflowExecution", &workflowservice.RequestCancelWorkflowExecutionRequest{WorkflowExecution: exec(own)}, false, "not a call a tenant may make"},
 		{"DeleteWorkflowExecution", &workflowservice.DeleteWorkflowExecutionRequest{WorkflowExecution: exec(own)}, false, "not a call a tenant may make"},
 		{"StartBatchOperation", &workflowservice.StartBatchOperationRequest{}, false, "not a call a tenant may make"},
-		{"PollActivityTaskQueue", &workflowservice.PollActivityTaskQueueRequest{}, true, ""},
+		{"PollActivityTaskQueue", &workflowservice.PollActivityTaskQueueRequest{TaskQueue: &taskqueuepb.TaskQueue{Name: "tenant-acme"}}, true, ""},
+		{"PollActivityTaskQueue", &workflowservice.PollActivityTaskQueueRequest{TaskQueue: &taskqueuepb.TaskQueue{Name: "tenant-acme-eu"}}, true, ""},
+		{"PollActivityTaskQueue", &workflowservice.PollActivityTaskQueueRequest{TaskQueue: &taskqueuepb.TaskQueue{Name: "visor-fleet"}}, false, `task queue "visor-fleet" is not one of the caller's`},
+		{"PollActivityTaskQueue", &workflowservice.PollActivityTaskQueueRequest{TaskQueue: &taskqueuepb.TaskQueue{Name: "tenant-acmecorp"}}, false, "is not one of the caller's"},
+		{"PollActivityTaskQueue", &workflowservice.PollActivityTaskQueueRequest{TaskQueue: &taskqueuepb.TaskQueue{Name: "tenant-globex"}}, false, "is not one of the caller's"},
+		{"RespondActivityTaskCompletedById", &workflowservice.RespondActivityTaskCompletedByIdRequest{WorkflowId: other}, false, "belongs to org globex"},
+		{"RespondActivityTaskFailedById", &workflowservice.RespondActivityTaskFailedByIdRequest{WorkflowId: own}, true, ""},
+		{"RecordActivityTaskHeartbeatById", &workflowservice.RecordActivityTaskHeartbeatByIdRequest{WorkflowId: "cluster/east"}, false, "is not a pool"},
 		{"PollWorkflowTaskQueue", &workflowservice.PollWorkflowTaskQueueRequest{}, false, "not a call a tenant may make"},
 	}
 	for _, c := range cases {

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	commonpb "go.temporal.io/api/common/v1"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 
 	"github.com/hanzoai/visor-fleet/auth"
 	"github.com/hanzoai/visor-fleet/codec"
@@ -101,6 +102,21 @@ func TestFrontendRequiresBearerToken(t *testing.T) {
 	}
 	if err := tenantClient.SignalWorkflow(ctx, "cluster/sim-east", "", "pool-registered", nil); !errors.As(err, &denied) {
 		t.Fatalf("tenant signalling a cluster: err = %v, want PermissionDenied", err)
+	}
+	// A tenant's worker polls only its own tenant-<org> queue, never the
+	// platform's (it could answer other pools' activities with lies).
+	poll := func(queue string, wait time.Duration) error {
+		pctx, stop := context.WithTimeout(ctx, wait)
+		defer stop()
+		_, err := tenantClient.WorkflowService().PollActivityTaskQueue(pctx, &workflowservice.PollActivityTaskQueueRequest{
+			Namespace: srv.Namespace(), TaskQueue: &taskqueuepb.TaskQueue{Name: queue}, Identity: "tenant-worker"})
+		return err
+	}
+	if err := poll("visor-fleet", 10*time.Second); !errors.As(err, &denied) {
+		t.Fatalf("tenant polling the platform's queue: err = %v, want PermissionDenied", err)
+	}
+	if err := poll("tenant-acme", time.Second); errors.As(err, &denied) {
+		t.Fatalf("tenant polling its own queue was refused: %v", err)
 	}
 	var notFound *serviceerror.NotFound
 	if _, err := tenantClient.DescribeWorkflowExecution(ctx, "pool/acme/shop/api/sim/sim-east", ""); !errors.As(err, &notFound) {
