@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 
@@ -285,4 +286,20 @@ func TestLeakedMachineIsCollectedAfterTheGracePeriod(t *testing.T) {
 	finish(env, 22*time.Minute)
 	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
 	require.NoError(t, env.GetWorkflowError())
+}
+
+// A pool workflow started under one pool's ID with another pool's spec (a
+// tenant may start only its own org's pool IDs, but chooses the input)
+// fails at once and never touches the other pool's provider.
+func TestPoolRunsOnlyUnderItsOwnID(t *testing.T) {
+	env, w := newTestPool(t, types.DefaultPolicy(), busyNodes())
+	other := key()
+	other.Org = "globex"
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "pool/acme/web/api/sim/east-decoy"})
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: contract.PoolSpec{Key: other, Policy: types.DefaultPolicy()}})
+	require.True(t, env.IsWorkflowCompleted())
+	err := env.GetWorkflowError()
+	require.ErrorContains(t, err, "pool spec is for pool/globex/web/api/sim/east, but this workflow is pool/acme/web/api/sim/east-decoy")
+	require.Zero(t, w.reads, "the provider was read for another pool")
+	require.Empty(t, w.provisions)
 }

@@ -2,8 +2,10 @@ package workflows
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hanzoai/visor-fleet/capacity"
@@ -82,6 +84,13 @@ const maxFutureSkew = 2 * time.Minute
 func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 	if err := in.Spec.Validate(); err != nil {
 		return fmt.Errorf("invalid pool spec: %w", err)
+	}
+	// A pool acts only under its own ID: the frontend lets a tenant start
+	// only its own org's pool IDs, and this keeps such a start from
+	// carrying another pool's spec (and so moving that pool's nodes).
+	if id := workflow.GetInfo(ctx).WorkflowExecution.ID; strings.HasPrefix(id, "pool/") && id != in.Spec.Key.WorkflowID() &&
+		workflow.GetVersion(ctx, versionStartIdentity, workflow.DefaultVersion, 1) >= 1 {
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pool spec is for %s, but this workflow is %s: a pool runs only under its own ID", in.Spec.Key.WorkflowID(), id), "InvalidPoolSpec", nil)
 	}
 	p := &pool{
 		spec:    in.Spec,

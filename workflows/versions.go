@@ -34,6 +34,10 @@ const (
 	// of all at once (Temporal's 2,000 pending signals). Asked only when
 	// the cluster has that many pools.
 	versionGateFanout = "gate-fanout"
+	// versionStartIdentity: a pool workflow whose ID names one pool and
+	// whose spec another fails at once. Asked only on a mismatch, so a
+	// pool started as the starter starts it records nothing.
+	versionStartIdentity = "start-identity"
 	// versionConsolidation: the law's consolidation rules
 	// (DecisionInput.Consolidation): the scale-up cooldown holds back only
 	// pods booting nodes have room for, a scale-up no longer holds

@@ -13,6 +13,7 @@ import (
 
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -46,15 +47,23 @@ func TenantMay(method string, req any, orgs []string) error {
 		}
 		return pool(id)
 	}
+	// A tenant starts only pool workflows, under its own pools' IDs (the
+	// pool workflow checks that its spec is the pool its ID names).
+	start := func(id, workflowType string) error {
+		if workflowType != contract.PoolWorkflow {
+			return refuse(fmt.Sprintf("workflow type %q: a tenant starts only %s", workflowType, contract.PoolWorkflow))
+		}
+		return pool(id)
+	}
 	switch r := req.(type) {
 	case *workflowservice.GetSystemInfoRequest, *workflowservice.DescribeNamespaceRequest,
 		*workflowservice.GetClusterInfoRequest, *workflowservice.GetSearchAttributesRequest,
 		*workflowservice.ListWorkflowExecutionsRequest, *workflowservice.CountWorkflowExecutionsRequest:
 		return nil
 	case *workflowservice.StartWorkflowExecutionRequest:
-		return pool(r.GetWorkflowId())
+		return start(r.GetWorkflowId(), r.GetWorkflowType().GetName())
 	case *workflowservice.SignalWithStartWorkflowExecutionRequest:
-		return pool(r.GetWorkflowId())
+		return start(r.GetWorkflowId(), r.GetWorkflowType().GetName())
 	case *workflowservice.SignalWorkflowExecutionRequest:
 		return pool(r.GetWorkflowExecution().GetWorkflowId())
 	case *workflowservice.GetWorkflowExecutionHistoryRequest:
@@ -74,7 +83,7 @@ func TenantMay(method string, req any, orgs []string) error {
 		// the same pool.
 		for _, op := range r.GetOperations() {
 			if s := op.GetStartWorkflow(); s != nil {
-				if err := pool(s.GetWorkflowId()); err != nil {
+				if err := start(s.GetWorkflowId(), s.GetWorkflowType().GetName()); err != nil {
 					return err
 				}
 			}

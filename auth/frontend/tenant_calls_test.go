@@ -12,6 +12,8 @@ import (
 
 const svc = "/temporal.api.workflowservice.v1.WorkflowService/"
 
+var poolType = &commonpb.WorkflowType{Name: "PoolWorkflow"}
+
 func exec(id string) *commonpb.WorkflowExecution { return &commonpb.WorkflowExecution{WorkflowId: id} }
 
 func TestTenantMay(t *testing.T) {
@@ -24,9 +26,11 @@ func TestTenantMay(t *testing.T) {
 		says   string
 	}{
 		{"ListWorkflowExecutions", &workflowservice.ListWorkflowExecutionsRequest{}, true, ""},
-		{"StartWorkflowExecution", &workflowservice.StartWorkflowExecutionRequest{WorkflowId: own}, true, ""},
-		{"StartWorkflowExecution", &workflowservice.StartWorkflowExecutionRequest{WorkflowId: other}, false, "belongs to org globex"},
-		{"StartWorkflowExecution", &workflowservice.StartWorkflowExecutionRequest{WorkflowId: "cluster/east"}, false, `"cluster/east" is not a pool`},
+		{"StartWorkflowExecution", &workflowservice.StartWorkflowExecutionRequest{WorkflowId: own, WorkflowType: poolType}, true, ""},
+		{"StartWorkflowExecution", &workflowservice.StartWorkflowExecutionRequest{WorkflowId: other, WorkflowType: poolType}, false, "belongs to org globex"},
+		{"StartWorkflowExecution", &workflowservice.StartWorkflowExecutionRequest{WorkflowId: "cluster/east", WorkflowType: poolType}, false, `"cluster/east" is not a pool`},
+		{"StartWorkflowExecution", &workflowservice.StartWorkflowExecutionRequest{WorkflowId: own, WorkflowType: &commonpb.WorkflowType{Name: "ClusterWorkflow"}}, false, `workflow type "ClusterWorkflow": a tenant starts only PoolWorkflow`},
+		{"SignalWithStartWorkflowExecution", &workflowservice.SignalWithStartWorkflowExecutionRequest{WorkflowId: own, WorkflowType: &commonpb.WorkflowType{Name: "Other"}}, false, "a tenant starts only PoolWorkflow"},
 		{"SignalWorkflowExecution", &workflowservice.SignalWorkflowExecutionRequest{WorkflowExecution: exec(own)}, true, ""},
 		{"SignalWorkflowExecution", &workflowservice.SignalWorkflowExecutionRequest{WorkflowExecution: exec("cluster/east")}, false, "is not a pool"},
 		{"UpdateWorkflowExecution", &workflowservice.UpdateWorkflowExecutionRequest{WorkflowExecution: exec("cluster/east")}, true, ""},
@@ -35,11 +39,11 @@ func TestTenantMay(t *testing.T) {
 		{"QueryWorkflow", &workflowservice.QueryWorkflowRequest{Execution: exec(other)}, false, "belongs to org globex"},
 		{"GetWorkflowExecutionHistory", &workflowservice.GetWorkflowExecutionHistoryRequest{Execution: exec("cluster/east")}, false, "is not a pool"},
 		{"ExecuteMultiOperation", &workflowservice.ExecuteMultiOperationRequest{Operations: []*workflowservice.ExecuteMultiOperationRequest_Operation{
-			{Operation: &workflowservice.ExecuteMultiOperationRequest_Operation_StartWorkflow{StartWorkflow: &workflowservice.StartWorkflowExecutionRequest{WorkflowId: own}}},
+			{Operation: &workflowservice.ExecuteMultiOperationRequest_Operation_StartWorkflow{StartWorkflow: &workflowservice.StartWorkflowExecutionRequest{WorkflowId: own, WorkflowType: poolType}}},
 			{Operation: &workflowservice.ExecuteMultiOperationRequest_Operation_UpdateWorkflow{UpdateWorkflow: &workflowservice.UpdateWorkflowExecutionRequest{WorkflowExecution: exec(own)}}},
 		}}, true, ""},
 		{"ExecuteMultiOperation", &workflowservice.ExecuteMultiOperationRequest{Operations: []*workflowservice.ExecuteMultiOperationRequest_Operation{
-			{Operation: &workflowservice.ExecuteMultiOperationRequest_Operation_StartWorkflow{StartWorkflow: &workflowservice.StartWorkflowExecutionRequest{WorkflowId: other}}},
+			{Operation: &workflowservice.ExecuteMultiOperationRequest_Operation_StartWorkflow{StartWorkflow: &workflowservice.StartWorkflowExecutionRequest{WorkflowId: other, WorkflowType: poolType}}},
 		}}, false, "belongs to org globex"},
 		{"TerminateWorkflowExecution", &workflowservice.TerminateWorkflowExecutionRequest{WorkflowExecution: exec(own)}, false, "TerminateWorkflowExecution: not a call a tenant may make"},
 		{"ResetWorkflowExecution", &workflowservice.ResetWorkflowExecutionRequest{WorkflowExecution: exec(own)}, false, "not a call a tenant may make"},
