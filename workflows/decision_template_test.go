@@ -106,10 +106,7 @@ func TestNewRunsAskThePlannerForFewerNodes(t *testing.T) {
 	p := types.DefaultPolicy()
 	env, w := newTestPool(t, p, busyNodes())
 	env.RegisterDelayedCallback(func() {
-		w.mu.Lock()
-		w.pods = []types.PendingPod{pending("a", env.Now().Add(-time.Hour))}
-		w.mu.Unlock()
-		w.signal()
+		w.setPods(pending("a", env.Now().Add(-time.Hour)))
 	}, time.Second)
 	finish(env, time.Minute)
 	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})

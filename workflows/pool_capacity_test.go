@@ -140,10 +140,7 @@ func TestOrgCeilingHoldsAcrossTheOrgsPools(t *testing.T) {
 		return activities.OrgUsage{Fabric: w.target + other, Cluster: w.target + other}, nil
 	})
 	env.RegisterDelayedCallback(func() {
-		w.mu.Lock()
-		w.pods = []types.PendingPod{pending("a", env.Now().Add(-time.Hour)), pending("b", env.Now().Add(-time.Hour)), pending("c", env.Now().Add(-time.Hour))}
-		w.mu.Unlock()
-		w.signal()
+		w.setPods(pending("a", env.Now().Add(-time.Hour)), pending("b", env.Now().Add(-time.Hour)), pending("c", env.Now().Add(-time.Hour)))
 	}, time.Second)
 	env.RegisterDelayedCallback(func() {
 		require.Empty(t, w.provisions, "grew past the org's ceiling of 5 (2 here, 3 in the other pool)")
@@ -166,10 +163,7 @@ func TestOrgCostBudgetReachesThePlan(t *testing.T) {
 	env, w := newTestPool(t, p, busyNodes())
 	env.OnActivity(a.ReadOrgUsage, mock.Anything, mock.Anything).Return(activities.OrgUsage{Fabric: 6, Cluster: 2, HourlyCost: 9.25}, nil)
 	env.RegisterDelayedCallback(func() {
-		w.mu.Lock()
-		w.pods = []types.PendingPod{pending("a", env.Now().Add(-time.Hour))}
-		w.mu.Unlock()
-		w.signal()
+		w.setPods(pending("a", env.Now().Add(-time.Hour)))
 	}, time.Second)
 	finish(env, time.Minute)
 	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})

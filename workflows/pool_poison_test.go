@@ -43,10 +43,7 @@ func TestPoisonSignalsAreRecordedAndDropped(t *testing.T) {
 		require.Empty(t, w.provisions, "a refused input moved the pool")
 		require.Equal(t, 0, st.PendingPods, "the forged observation was taken")
 		// A real observation after the forged future one is still taken.
-		w.mu.Lock()
-		w.pods = []types.PendingPod{pending("real", env.Now().Add(-time.Hour))}
-		w.mu.Unlock()
-		w.signal()
+		w.setPods(pending("real", env.Now().Add(-time.Hour)))
 	}, 2*time.Second)
 	env.RegisterDelayedCallback(func() {
 		require.Len(t, w.provisions, 1, "the pool stopped acting after the probes")

@@ -31,10 +31,7 @@ func TestAPodDoesNotCountOnRoomPromisedToAnother(t *testing.T) {
 		return p
 	}
 	env.RegisterDelayedCallback(func() {
-		w.mu.Lock()
-		w.pods = []types.PendingPod{big("a", env.Now().Add(-2*time.Minute))}
-		w.mu.Unlock()
-		w.signal()
+		w.setPods(big("a", env.Now().Add(-2*time.Minute)))
 	}, time.Second)
 	env.RegisterDelayedCallback(func() {
 		w.mu.Lock()

@@ -24,10 +24,7 @@ func TestUnsatisfiablePodBuysNothingForAnHour(t *testing.T) {
 	p := types.DefaultPolicy()
 	env, w := newTestPool(t, p, busyNodes())
 	env.RegisterDelayedCallback(func() {
-		w.mu.Lock()
-		w.pods = []types.PendingPod{pending("nofit-db", env.Now().Add(-time.Hour))}
-		w.mu.Unlock()
-		w.signal()
+		w.setPods(pending("nofit-db", env.Now().Add(-time.Hour)))
 	}, time.Second)
 	env.RegisterDelayedCallback(func() {
 		st := status(t, env)
@@ -44,10 +41,7 @@ func TestSlowBootOnePodBuysOneNodeAcrossContinueAsNew(t *testing.T) {
 	p.ScaleUpCooldown = types.Duration(time.Minute)
 	env, w := newTestPool(t, p, busyNodes())
 	env.RegisterDelayedCallback(func() {
-		w.mu.Lock()
-		w.pods = []types.PendingPod{pending("p1", env.Now().Add(-2*time.Minute))}
-		w.mu.Unlock()
-		w.signal()
+		w.setPods(pending("p1", env.Now().Add(-2*time.Minute)))
 	}, time.Second)
 	// The machine takes 12 minutes to boot, far past the cooldown, with
 	// observations arriving meanwhile and the server asking for a new run.
@@ -80,10 +74,7 @@ func TestMixedGPUAndCPUPodsAreSizedInConsecutiveDecisions(t *testing.T) {
 	p := types.DefaultPolicy()
 	env, w := newTestPool(t, p, busyNodes())
 	env.RegisterDelayedCallback(func() {
-		w.mu.Lock()
-		w.pods = []types.PendingPod{pending("gpu-train", env.Now().Add(-2*time.Minute)), pending("web", env.Now().Add(-2*time.Minute))}
-		w.mu.Unlock()
-		w.signal()
+		w.setPods(pending("gpu-train", env.Now().Add(-2*time.Minute)), pending("web", env.Now().Add(-2*time.Minute)))
 	}, time.Second)
 	finish(env, 30*time.Second)
 	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
@@ -124,10 +115,7 @@ func TestMachineThatNeverJoinsIsDeletedAndItsSizeBackedOff(t *testing.T) {
 	p := types.DefaultPolicy()
 	env, w := newTestPool(t, p, busyNodes())
 	env.RegisterDelayedCallback(func() {
-		w.mu.Lock()
-		w.pods = []types.PendingPod{pending("p1", env.Now().Add(-2*time.Minute))}
-		w.mu.Unlock()
-		w.signal()
+		w.setPods(pending("p1", env.Now().Add(-2*time.Minute)))
 	}, time.Second)
 	env.RegisterDelayedCallback(func() {
 		require.Len(t, w.provisions, 1)
@@ -197,10 +185,7 @@ func TestScaleUpThatDidNotHelpBuysNothingMore(t *testing.T) {
 	p.ScaleUpCooldown = types.Duration(time.Minute)
 	env, w := newTestPool(t, p, busyNodes())
 	env.RegisterDelayedCallback(func() {
-		w.mu.Lock()
-		w.pods = []types.PendingPod{pending("picky", env.Now().Add(-2*time.Minute))}
-		w.mu.Unlock()
-		w.signal()
+		w.setPods(pending("picky", env.Now().Add(-2*time.Minute)))
 	}, time.Second)
 	// The node bought for it joins and is Ready, but the pod stays pending.
 	env.RegisterDelayedCallback(func() {

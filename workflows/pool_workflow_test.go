@@ -124,6 +124,14 @@ func (w *world) plan(in activities.PlanInput) activities.PlanResult {
 	return res
 }
 
+// setPods makes these the pending pods and signals an observation.
+func (w *world) setPods(pods ...types.PendingPod) {
+	w.mu.Lock()
+	w.pods = pods
+	w.mu.Unlock()
+	w.signal()
+}
+
 func (w *world) signal() {
 	w.env.SignalWorkflow(contract.SignalObserve, w.observation())
 }
@@ -239,10 +247,7 @@ func TestPoolScalesUpOnlyAfterPendingThreshold(t *testing.T) {
 	env, w := newTestPool(t, types.DefaultPolicy(), busyNodes())
 	var provisionedAt time.Time
 	env.RegisterDelayedCallback(func() {
-		w.mu.Lock()
-		w.pods = []types.PendingPod{pending("p1", env.Now())}
-		w.mu.Unlock()
-		w.signal()
+		w.setPods(pending("p1", env.Now()))
 	}, time.Minute)
 	env.RegisterDelayedCallback(func() {
 		require.Empty(t, w.provisions, "scaled up before the pod waited 60s")
@@ -264,10 +269,7 @@ func TestPoolScaleUpCooldown(t *testing.T) {
 	p := withUpCooldown(types.DefaultPolicy())
 	env, w := newTestPool(t, p, busyNodes())
 	env.RegisterDelayedCallback(func() {
-		w.mu.Lock()
-		w.pods = []types.PendingPod{pending("p1", env.Now().Add(-2*time.Minute))}
-		w.mu.Unlock()
-		w.signal()
+		w.setPods(pending("p1", env.Now().Add(-2*time.Minute)))
 	}, time.Second)
 	env.RegisterDelayedCallback(func() {
 		w.mu.Lock()
@@ -350,10 +352,7 @@ func TestPoolPauseStopsActingButKeepsObserving(t *testing.T) {
 		}, contract.PauseRequest{Reason: "maintenance", RequestedBy: "ops"})
 	}, time.Second)
 	env.RegisterDelayedCallback(func() {
-		w.mu.Lock()
-		w.pods = []types.PendingPod{pending("p1", env.Now().Add(-time.Hour))}
-		w.mu.Unlock()
-		w.signal()
+		w.setPods(pending("p1", env.Now().Add(-time.Hour)))
 	}, time.Minute)
 	env.RegisterDelayedCallback(func() {
 		require.Empty(t, w.provisions, "paused pool scaled up")
@@ -461,10 +460,7 @@ func TestPoolContinueAsNewKeepsState(t *testing.T) {
 		}, contract.PauseRequest{Reason: "keep me"})
 	}, time.Second)
 	env.RegisterDelayedCallback(func() {
-		w.mu.Lock()
-		w.pods = []types.PendingPod{pending("p1", env.Now())}
-		w.mu.Unlock()
-		w.signal()
+		w.setPods(pending("p1", env.Now()))
 		// The server suggests Continue-As-New; the next wake-up must carry
 		// everything into the new run.
 		env.SetContinueAsNewSuggested(true)
@@ -489,10 +485,7 @@ func TestDeregisterDrainsNodesThenReleasesMachinesStillBooting(t *testing.T) {
 	p := types.DefaultPolicy()
 	env, w := newTestPool(t, p, busyNodes())
 	env.RegisterDelayedCallback(func() {
-		w.mu.Lock()
-		w.pods = []types.PendingPod{pending("p1", env.Now().Add(-time.Hour))}
-		w.mu.Unlock()
-		w.signal()
+		w.setPods(pending("p1", env.Now().Add(-time.Hour)))
 	}, time.Second)
 	// Deregistered while the new machine is still booting (never observed).
 	finish(env, 5*time.Second)
