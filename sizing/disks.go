@@ -17,9 +17,14 @@ func EphemeralReserve(disk int64) int64 { return disk / 10 }
 // WithRootDisks gives each size its root disk and the reserve on it.
 func WithRootDisks(catalog []types.InstanceType, disk func(name string) int64) []types.InstanceType {
 	for i := range catalog {
-		d := disk(catalog[i].Name)
-		catalog[i].EphemeralStorage = d
-		catalog[i].Overhead.EphemeralStorage = EphemeralReserve(d)
+		catalog[i] = WithRootDisk(catalog[i], disk(catalog[i].Name))
 	}
 	return catalog
+}
+
+// WithRootDisk gives one size a root disk of disk bytes and the reserve on it.
+func WithRootDisk(it types.InstanceType, disk int64) types.InstanceType {
+	it.EphemeralStorage = disk
+	it.Overhead.EphemeralStorage = EphemeralReserve(disk)
+	return it
 }

@@ -65,10 +65,8 @@ func TestTenantMay(t *testing.T) {
 		if c.allow && err != nil {
 			t.Errorf("%s: refused: %v", c.method, err)
 		}
-		if !c.allow && (err == nil || !contains(err.Error(), c.says)) {
+		if !c.allow && (err == nil || !strings.Contains(err.Error(), c.says)) {
 			t.Errorf("%s: err = %v, want a refusal saying %q", c.method, err, c.says)
 		}
 	}
 }
-
-func contains(s, sub string) bool { return strings.Contains(s, sub) }

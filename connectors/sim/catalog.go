@@ -19,16 +19,12 @@ var simOverhead = types.Resources{MilliCPU: 200, Memory: 512 * types.MiB, Pods: 
 // clusters file, chaos, score and the tests all use it.
 func DefaultCatalog() []types.InstanceType {
 	size := func(name, family string, vCPU, memGiB, gpus int64, gpuModel string, hourly float64) types.InstanceType {
-		it := types.InstanceType{
+		// Every simulated node has a 100 GiB root disk.
+		return sizing.WithRootDisk(types.InstanceType{
 			Name: name, Family: family, MilliCPU: vCPU * 1000, Memory: memGiB * types.GiB,
 			GPUs: gpus, GPUModel: gpuModel, MaxPods: 110,
 			HourlyPrice: hourly, PriceDate: priceDate, Overhead: simOverhead,
-			// Every simulated node has a 100 GiB root disk, less the
-			// kubelet's eviction reserve.
-			EphemeralStorage: simRootDisk,
-		}
-		it.Overhead.EphemeralStorage = sizing.EphemeralReserve(simRootDisk)
-		return it
+		}, simRootDisk)
 	}
 	return []types.InstanceType{
 		size("sim-2c4g", "sim", 2, 4, 0, "", 0.02),

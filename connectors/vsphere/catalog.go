@@ -95,8 +95,7 @@ func ShapeCatalog(templates []Shape) ([]types.InstanceType, error) {
 		}
 		it := sizing.CatalogRow{Name: t.Name, Family: "vsphere", VCPU: t.CPUs, MemoryMiB: t.MemoryMiB, GPUs: t.GPUs, GPUModel: t.GPUModel, MaxPods: maxPods, Hourly: t.HourlyPrice}.
 			InstanceType(t.PriceDate, func(cpu, mem, _ int64) types.Resources { return sizing.StandardOverhead(cpu, mem, vsphereDaemons) })
-		disk := cmp.Or(max(t.DiskGiB, 0), defaultDiskGiB) * types.GiB
-		it.EphemeralStorage, it.Overhead.EphemeralStorage = disk, sizing.EphemeralReserve(disk)
+		it = sizing.WithRootDisk(it, cmp.Or(max(t.DiskGiB, 0), defaultDiskGiB)*types.GiB)
 		if a := it.Allocatable(); a.MilliCPU <= 0 || a.Memory <= 0 || a.Pods <= 0 {
 			bad("too small to run pods: node overhead %s leaves %s", it.Overhead, a)
 		}
