@@ -229,6 +229,7 @@ func packElsewhere(obs *types.PoolObservation, cands []types.NodeObservation, li
 			f.MilliCPU -= k * slot.MilliCPU
 			f.Memory -= k * slot.Memory
 			f.GPUs -= k * slot.GPUs
+			f.EphemeralStorage -= k * slot.EphemeralStorage
 			f.Pods -= k
 			free[name] = f
 			receiving[name] = true
@@ -243,7 +244,7 @@ func packElsewhere(obs *types.PoolObservation, cands []types.NodeObservation, li
 // bounds its pod slots.
 func slotsIn(free, slot types.Resources, countPods bool) int64 {
 	k := int64(1 << 40)
-	for _, dim := range [][2]int64{{free.MilliCPU, slot.MilliCPU}, {free.Memory, slot.Memory}, {free.GPUs, slot.GPUs}} {
+	for _, dim := range [][2]int64{{free.MilliCPU, slot.MilliCPU}, {free.Memory, slot.Memory}, {free.GPUs, slot.GPUs}, {free.EphemeralStorage, slot.EphemeralStorage}} {
 		if dim[1] > 0 {
 			k = min(k, max(0, dim[0])/dim[1])
 		}

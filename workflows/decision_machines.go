@@ -112,7 +112,7 @@ func fitsElsewhere(obs *types.PoolObservation, idle []string, limit int, d *Deci
 				holdsLargest = true
 			}
 		}
-		need := types.Resources{MilliCPU: load.MilliCPU, Memory: load.Memory, GPUs: load.GPUs}
+		need := types.Resources{MilliCPU: load.MilliCPU, Memory: load.Memory, GPUs: load.GPUs, EphemeralStorage: load.EphemeralStorage}
 		room.Pods = need.Pods
 		switch {
 		case !need.Fits(room):
