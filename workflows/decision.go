@@ -460,9 +460,15 @@ func UpdateIdleSince(p types.Policy, prev map[string]time.Time, obs types.PoolOb
 
 func updateIdleSince(p types.Policy, prev map[string]time.Time, obs types.PoolObservation, legacy bool) map[string]time.Time {
 	isIdle := idleRule(legacy)
+	return foldClocks(prev, obs, func(n types.NodeObservation) bool { return isIdle(p, n) })
+}
+
+// foldClocks keeps each node's clock while holds says so, starting it at
+// the observation time; a node that does not hold, or is gone, loses it.
+func foldClocks(prev map[string]time.Time, obs types.PoolObservation, holds func(types.NodeObservation) bool) map[string]time.Time {
 	next := make(map[string]time.Time, len(obs.Nodes))
 	for _, n := range obs.Nodes {
-		if !isIdle(p, n) {
+		if !holds(n) {
 			continue
 		}
 		if since, ok := prev[n.Name]; ok {

@@ -67,21 +67,12 @@ func utilization(n types.NodeObservation) float64 {
 // it, not Ready, or gone loses it.
 func UpdateUnderusedSince(p types.Policy, prev map[string]time.Time, obs types.PoolObservation) map[string]time.Time {
 	enabled, threshold, _ := p.EffectiveConsolidation()
-	next := make(map[string]time.Time, len(obs.Nodes))
 	if !enabled {
-		return next
+		return map[string]time.Time{}
 	}
-	for _, n := range obs.Nodes {
-		if n.State != types.NodeReady || utilization(n) >= threshold {
-			continue
-		}
-		if since, ok := prev[n.Name]; ok {
-			next[n.Name] = since
-		} else {
-			next[n.Name] = obs.ObservedAt
-		}
-	}
-	return next
+	return foldClocks(prev, obs, func(n types.NodeObservation) bool {
+		return n.State == types.NodeReady && utilization(n) < threshold
+	})
 }
 
 // consolidate removes underused Ready nodes whose pods fit on the nodes
