@@ -45,6 +45,20 @@ func (c *cluster) registerHandlers(ctx workflow.Context) error {
 // administrator (a caller for every org) or one of the cluster's owner
 // org, with the worker's trust (validators never run on replay).
 func (c *cluster) authorizeAdmin(ctx workflow.Context, message string, req any, a *contract.Authorization) error {
+	return c.authorizeCaller(ctx, message, req, a, func(caller auth.Caller) error {
+		owner := c.state.Declared.Owner
+		if !caller.MayActFor(auth.AllOrgs) && (owner == "" || !caller.MayActFor(owner)) {
+			return fmt.Errorf("%s refused: caller %q may act for %s; cluster changes need a platform administrator or the owner org %q",
+				message, caller.Subject, orgList(caller.Orgs), owner)
+		}
+		return nil
+	})
+}
+
+// authorizeCaller verifies a cluster update's signed request with the
+// worker's trust (validators never run on replay; without trust every
+// caller is admitted) and then asks may about the verified caller.
+func (c *cluster) authorizeCaller(ctx workflow.Context, message string, req any, a *contract.Authorization, may func(auth.Caller) error) error {
 	au := validatorAuthority()
 	if au.open() {
 		return nil
@@ -53,12 +67,7 @@ func (c *cluster) authorizeAdmin(ctx workflow.Context, message string, req any, 
 	if err != nil {
 		return err
 	}
-	owner := c.state.Declared.Owner
-	if !caller.MayActFor(auth.AllOrgs) && (owner == "" || !caller.MayActFor(owner)) {
-		return fmt.Errorf("%s refused: caller %q may act for %s; cluster changes need a platform administrator or the owner org %q",
-			message, caller.Subject, orgList(caller.Orgs), owner)
-	}
-	return nil
+	return may(caller)
 }
 
 // acceptedBy records an accepted request's nonce and names its sender.
@@ -95,6 +104,13 @@ func (c *cluster) handleSetPhase(ctx workflow.Context, req contract.SetPhaseRequ
 	s.LastPhaseChange = &contract.PhaseChange{From: s.Declared.Phase, To: req.Phase, Reason: req.Reason, RequestedBy: req.RequestedBy, At: workflow.Now(ctx)}
 	s.Declared.Phase = req.Phase
 	workflow.GetLogger(ctx).Info("cluster phase set", "cluster", s.Declared.ID, "from", s.LastPhaseChange.From, "to", req.Phase, "reason", req.Reason, "by", req.RequestedBy)
+	return c.fanOutAndWait(ctx)
+}
+
+// fanOutAndWait wakes the loop to tell the pools the changed gate and
+// returns once it has, so a caller that sees the update complete knows
+// every pool was told.
+func (c *cluster) fanOutAndWait(ctx workflow.Context) (contract.ClusterStatus, error) {
 	c.phaseSeq++
 	seq := c.phaseSeq
 	c.wake.SendAsync(true)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/hanzoai/visor-fleet/auth"
 	"github.com/hanzoai/visor-fleet/contract"
-	"github.com/hanzoai/visor-fleet/types"
 )
 
 // The billing tier is the platform's to set: moving a cluster from managed
@@ -36,19 +35,13 @@ func (c *cluster) validateSetTier(ctx workflow.Context, req contract.SetTierRequ
 // authorizePlatform admits only a platform administrator, with the
 // worker's trust (validators never run on replay).
 func (c *cluster) authorizePlatform(ctx workflow.Context, message string, req any, a *contract.Authorization) error {
-	au := validatorAuthority()
-	if au.open() {
+	return c.authorizeCaller(ctx, message, req, a, func(caller auth.Caller) error {
+		if !caller.MayActFor(auth.AllOrgs) {
+			return fmt.Errorf("%s refused: caller %q may act for %s; a cluster's billing tier is set by a platform administrator only",
+				message, caller.Subject, orgList(caller.Orgs))
+		}
 		return nil
-	}
-	caller, err := au.caller(types.ClusterWorkflowID(c.state.Declared.ID), message, req, a, c.state.Nonces, workflow.Now(ctx))
-	if err != nil {
-		return err
-	}
-	if !caller.MayActFor(auth.AllOrgs) {
-		return fmt.Errorf("%s refused: caller %q may act for %s; a cluster's billing tier is set by a platform administrator only",
-			message, caller.Subject, orgList(caller.Orgs))
-	}
-	return nil
+	})
 }
 
 // handleSetTier returns once every pool on the cluster was told the new
@@ -59,11 +52,5 @@ func (c *cluster) handleSetTier(ctx workflow.Context, req contract.SetTierReques
 	s.LastTierChange = &contract.TierChange{From: s.Declared.Tier.OrManaged(), To: req.Tier, Reason: req.Reason, RequestedBy: req.RequestedBy, At: workflow.Now(ctx)}
 	s.Declared.Tier = req.Tier
 	workflow.GetLogger(ctx).Info("cluster tier set", "cluster", s.Declared.ID, "from", s.LastTierChange.From, "to", req.Tier, "reason", req.Reason, "by", req.RequestedBy)
-	c.phaseSeq++
-	seq := c.phaseSeq
-	c.wake.SendAsync(true)
-	if err := workflow.Await(ctx, func() bool { return c.fannedSeq >= seq }); err != nil {
-		return contract.ClusterStatus{}, err
-	}
-	return c.status(), nil
+	return c.fanOutAndWait(ctx)
 }
