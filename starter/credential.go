@@ -2,6 +2,7 @@ package starter
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -39,6 +40,20 @@ func credentialOf(c client.Client) (auth.Credential, bool) {
 		return auth.Credential{}, false
 	}
 	return v.(auth.Credential), true
+}
+
+// tenantOrgs are the orgs c's credential is limited to; nil for a
+// platform credential (every org) or none.
+func tenantOrgs(c client.Client) []string {
+	cred, ok := credentialOf(c)
+	if !ok {
+		return nil
+	}
+	info, err := cred.Info()
+	if err != nil || slices.Contains(info.Orgs, auth.AllOrgs) {
+		return nil
+	}
+	return info.Orgs
 }
 
 // authorize signs req (its JSON, without the auth field) as message to

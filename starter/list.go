@@ -24,6 +24,10 @@ var PoolStates = contract.PoolStates
 type PoolFilter struct {
 	Org, Project, Service, Provider, Cluster string
 	State                                    string
+	// Orgs, when Org is empty, limits the listing to these orgs' pools:
+	// ListPools sets it to a tenant credential's orgs, since the frontend
+	// refuses a tenant's listing of the whole namespace.
+	Orgs []string
 	// IncludeClosed lists deregistered (completed) and failed pools too.
 	IncludeClosed bool
 }
@@ -44,6 +48,16 @@ func (f PoolFilter) Query() (string, error) {
 			return "", err
 		}
 		conds = append(conds, fmt.Sprintf("%s = '%s'", c.attr, c.v))
+	}
+	if f.Org == "" && len(f.Orgs) > 0 {
+		quoted := make([]string, len(f.Orgs))
+		for i, org := range f.Orgs {
+			if err := types.ValidateDNSLabel("org", org); err != nil {
+				return "", err
+			}
+			quoted[i] = "'" + org + "'"
+		}
+		conds = append(conds, fmt.Sprintf("%s IN (%s)", contract.SAOrg, strings.Join(quoted, ", ")))
 	}
 	if f.State != "" {
 		if !slices.Contains(PoolStates, f.State) {
@@ -86,6 +100,9 @@ type PoolSummary struct {
 // ListPools runs the filter's visibility query, following every page, and
 // returns the pools ordered by ID.
 func ListPools(ctx context.Context, c client.Client, namespace string, f PoolFilter) ([]PoolSummary, error) {
+	if f.Org == "" && len(f.Orgs) == 0 {
+		f.Orgs = tenantOrgs(c)
+	}
 	query, err := f.Query()
 	if err != nil {
 		return nil, err

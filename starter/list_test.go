@@ -20,6 +20,18 @@ func TestPoolFilterQuery(t *testing.T) {
 	require.Equal(t, "WorkflowType = 'PoolWorkflow' AND VisorOrg = 'acme' AND VisorProject = 'web' AND VisorService = 'api' AND VisorProvider = 'sim' AND VisorCluster = 'east' AND VisorState = 'paused'", q)
 }
 
+func TestPoolFilterQueryLimitsToTheCallersOrgs(t *testing.T) {
+	q, err := PoolFilter{Orgs: []string{"acme", "initech"}}.Query()
+	require.NoError(t, err)
+	require.Equal(t, "WorkflowType = 'PoolWorkflow' AND VisorOrg IN ('acme', 'initech') AND ExecutionStatus = 'Running'", q)
+	// An explicit org wins; the frontend refuses it if it is not the caller's.
+	q, err = PoolFilter{Org: "acme", Orgs: []string{"initech"}}.Query()
+	require.NoError(t, err)
+	require.Equal(t, "WorkflowType = 'PoolWorkflow' AND VisorOrg = 'acme' AND ExecutionStatus = 'Running'", q)
+	_, err = PoolFilter{Orgs: []string{"acme') OR ('x"}}.Query()
+	require.ErrorContains(t, err, "is not a lower-case DNS label")
+}
+
 func TestPoolFilterQueryRefusesWhatCouldChangeTheQuery(t *testing.T) {
 	for _, c := range []struct {
 		f    PoolFilter

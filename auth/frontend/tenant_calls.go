@@ -21,8 +21,9 @@ import (
 // make this call (method is the gRPC full method name, req the decoded
 // request); the error names the call and why it is refused.
 //
-// A tenant may read the namespace's lists, read, update and query its
-// own orgs' pools, start and signal them, read and update clusters (the
+// A tenant may list and count its own orgs' pools and the clusters (a
+// query limited to them: see listScoped), read, update and query its own
+// orgs' pools, start and signal them, read and update clusters (the
 // cluster's update validators then accept only its owner org or an
 // administrator), and run activity workers for its own BYO task queues.
 // Anything else — terminate, cancel, reset, delete, batch operations,
@@ -57,8 +58,17 @@ func TenantMay(method string, req any, orgs []string) error {
 	}
 	switch r := req.(type) {
 	case *workflowservice.GetSystemInfoRequest, *workflowservice.DescribeNamespaceRequest,
-		*workflowservice.GetClusterInfoRequest, *workflowservice.GetSearchAttributesRequest,
-		*workflowservice.ListWorkflowExecutionsRequest, *workflowservice.CountWorkflowExecutionsRequest:
+		*workflowservice.GetClusterInfoRequest, *workflowservice.GetSearchAttributesRequest:
+		return nil
+	case *workflowservice.ListWorkflowExecutionsRequest:
+		if err := listScoped(r.GetQuery(), orgs); err != nil {
+			return refuse(err.Error())
+		}
+		return nil
+	case *workflowservice.CountWorkflowExecutionsRequest:
+		if err := listScoped(r.GetQuery(), orgs); err != nil {
+			return refuse(err.Error())
+		}
 		return nil
 	case *workflowservice.StartWorkflowExecutionRequest:
 		return start(r.GetWorkflowId(), r.GetWorkflowType().GetName())

@@ -25,7 +25,10 @@ func TestTenantMay(t *testing.T) {
 		allow  bool
 		says   string
 	}{
-		{"ListWorkflowExecutions", &workflowservice.ListWorkflowExecutionsRequest{}, true, ""},
+		{"ListWorkflowExecutions", &workflowservice.ListWorkflowExecutionsRequest{Query: "VisorOrg = 'acme' AND ExecutionStatus = 'Running'"}, true, ""},
+		{"ListWorkflowExecutions", &workflowservice.ListWorkflowExecutionsRequest{}, false, "lists the whole namespace"},
+		{"CountWorkflowExecutions", &workflowservice.CountWorkflowExecutionsRequest{Query: "VisorOrg = 'globex'"}, false, "may match other orgs' workflows"},
+		{"CountWorkflowExecutions", &workflowservice.CountWorkflowExecutionsRequest{Query: "VisorOrg = 'acme' GROUP BY ExecutionStatus"}, true, ""},
 		{"StartWorkflowExecution", &workflowservice.StartWorkflowExecutionRequest{WorkflowId: own, WorkflowType: poolType}, true, ""},
 		{"StartWorkflowExecution", &workflowservice.StartWorkflowExecutionRequest{WorkflowId: other, WorkflowType: poolType}, false, "belongs to org globex"},
 		{"StartWorkflowExecution", &workflowservice.StartWorkflowExecutionRequest{WorkflowId: "cluster/east", WorkflowType: poolType}, false, `"cluster/east" is not a pool`},
@@ -67,6 +70,48 @@ func TestTenantMay(t *testing.T) {
 		}
 		if !c.allow && (err == nil || !strings.Contains(err.Error(), c.says)) {
 			t.Errorf("%s: err = %v, want a refusal saying %q", c.method, err, c.says)
+		}
+	}
+}
+
+func TestTenantListsOnlyItsOwnOrgs(t *testing.T) {
+	orgs := []string{"acme", "initech"}
+	for _, c := range []struct {
+		query string
+		allow bool
+	}{
+		{"VisorOrg = 'acme'", true},
+		{"`VisorOrg` = 'acme'", true},
+		{"VisorOrg IN ('acme', 'initech') AND ExecutionStatus = 'Running'", true},
+		{"WorkflowType = 'PoolWorkflow' AND VisorOrg = 'initech' ORDER BY StartTime DESC", true},
+		{"ExecutionStatus = 'Running' AND (VisorService = 'api' OR VisorOrg = 'x') AND VisorOrg = 'acme'", true},
+		{"(VisorOrg = 'acme' AND VisorProject = 'shop') OR VisorOrg = 'initech'", true},
+		{"WorkflowType = 'ClusterWorkflow' AND ExecutionStatus = 'Running'", true},
+
+		{"", false},
+		{"   ", false},
+		{"ORDER BY StartTime", false},
+		{"WorkflowType = 'PoolWorkflow'", false},
+		{"VisorOrg = 'globex'", false},
+		{"VisorOrg != 'acme'", false},
+		{"VisorOrg IN ('acme', 'globex')", false},
+		{"VisorOrg = 'acme' OR VisorOrg = 'globex'", false},
+		{"VisorOrg = 'acme' OR ExecutionStatus = 'Running'", false},
+		{"NOT VisorOrg = 'acme'", false},
+		{"'acme' = VisorOrg", false},
+		{"VisorOrg STARTS_WITH 'ac'", false},
+		{"visororg = 'acme'", false},
+		{"VisorOrg = 'acme') OR (WorkflowType = 'PoolWorkflow'", false},
+		{"VisorOrg = 'acme' OR (WorkflowType = 'ClusterWorkflow')", true},
+		{"WorkflowType = 'PoolWorkflow' OR WorkflowType = 'ClusterWorkflow'", false},
+		{"VisorOrg = acme", false},
+	} {
+		err := listScoped(c.query, orgs)
+		if (err == nil) != c.allow {
+			t.Errorf("query %q: allowed %v, want %v (err %v)", c.query, err == nil, c.allow, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "VisorOrg = 'acme' AND") {
+			t.Errorf("query %q: error %q does not say how to fix the query", c.query, err)
 		}
 	}
 }

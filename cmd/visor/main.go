@@ -14,7 +14,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := newRootCommand().ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "visor:", err)
+		fmt.Fprintln(os.Stderr, "visor:", errorText(err))
 		os.Exit(1)
 	}
 }

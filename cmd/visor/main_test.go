@@ -3,15 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
@@ -193,5 +196,16 @@ func eventually(t *testing.T, timeout time.Duration, what string, check func() e
 			t.Fatalf("%s not reached in %s: %v", what, timeout, err)
 		}
 		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func TestErrorTextShowsWhyTheFrontendRefused(t *testing.T) {
+	err := fmt.Errorf("list pools (q): %w", serviceerror.NewPermissionDenied("Request unauthorized.", "ListWorkflowExecutions: query \"\" lists the whole namespace"))
+	got := errorText(err)
+	if !strings.HasSuffix(got, "Request unauthorized.: ListWorkflowExecutions: query \"\" lists the whole namespace") {
+		t.Fatalf("errorText = %q, want the refusal's reason after its message", got)
+	}
+	if plain := errorText(errors.New("boom")); plain != "boom" {
+		t.Fatalf("errorText(plain error) = %q", plain)
 	}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/hanzoai/visor-fleet/auth"
 	"github.com/hanzoai/visor-fleet/codec"
+	"github.com/hanzoai/visor-fleet/starter"
 )
 
 // The frontend refuses a caller without a Visor bearer token, or with one
@@ -54,6 +55,7 @@ func TestFrontendRequiresBearerToken(t *testing.T) {
 		DataDir: dir, GRPCPort: freeTestPort(t), UIPort: freeTestPort(t), CodecPort: freeTestPort(t),
 		LogLevel: "error", LogFile: filepath.Join(dir, "temporal.log"),
 		Trust: &trust, Credential: &admin, UICredential: &ui, Codec: pc,
+		SearchAttributes: starter.SearchAttributeTypes(),
 	})
 	must(t, err)
 	defer srv.Stop()
@@ -117,6 +119,30 @@ func TestFrontendRequiresBearerToken(t *testing.T) {
 	}
 	if err := poll("tenant-acme", time.Second); errors.As(err, &denied) {
 		t.Fatalf("tenant polling its own queue was refused: %v", err)
+	}
+	// A tenant lists and counts only its own orgs' pools (and clusters):
+	// the whole namespace would show every org's pool IDs and attributes.
+	list := func(query string) error {
+		_, err := tenantClient.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: srv.Namespace(), Query: query})
+		return err
+	}
+	if err := list(""); !errors.As(err, &denied) || !strings.Contains(denied.Reason, "VisorOrg = 'acme' AND") {
+		t.Fatalf("tenant listing the whole namespace: err = %v, want PermissionDenied saying how to scope it", err)
+	}
+	if err := list("VisorOrg = 'globex'"); !errors.As(err, &denied) {
+		t.Fatalf("tenant listing another org's pools: err = %v, want PermissionDenied", err)
+	}
+	if err := list("VisorOrg = 'acme' AND ExecutionStatus = 'Running'"); err != nil {
+		t.Fatalf("tenant listing its own pools: %v", err)
+	}
+	if _, err := tenantClient.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: srv.Namespace(), Query: "ExecutionStatus = 'Running'"}); !errors.As(err, &denied) {
+		t.Fatalf("tenant counting the whole namespace: err = %v, want PermissionDenied", err)
+	}
+	if _, err := starter.ListPools(ctx, starter.WithCredential(tenantClient, tenant), srv.Namespace(), starter.PoolFilter{}); err != nil {
+		t.Fatalf("visor pool list with a tenant credential (scoped to its orgs by itself): %v", err)
+	}
+	if _, err := starter.ListClusters(ctx, tenantClient, false); err != nil {
+		t.Fatalf("tenant listing clusters: %v", err)
 	}
 	var notFound *serviceerror.NotFound
 	if _, err := tenantClient.DescribeWorkflowExecution(ctx, "pool/acme/shop/api/sim/sim-east", ""); !errors.As(err, &notFound) {
