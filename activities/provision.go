@@ -53,6 +53,8 @@ type PlanInput struct {
 	OrgBudget bool `json:"orgBudget,omitempty"`
 	// FewerNodes asks the planner for sizing.Request.FewerNodes.
 	FewerNodes bool `json:"fewerNodes,omitempty"`
+	// Objective is sizing.Request.Objective (the policy's sizingObjective).
+	Objective string `json:"objective,omitempty"`
 }
 
 // UnplaceablePod is a pod the plan leaves out, with why. Code is one of
@@ -114,7 +116,7 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 	template := sizing.TemplateOptions{Labels: in.NodeLabels, Taints: in.NodeTaints, Region: in.Region, PoolLabels: in.Key.NodeLabels()}
 	req := sizing.Request{
 		Pending: in.Pods, Existing: withCatalogRoom(in.Existing, catalog), Promised: in.Promised, Catalog: catalog, Template: template, MaxNewNodes: in.MaxNewNodes,
-		FewerNodes: in.FewerNodes,
+		FewerNodes: in.FewerNodes, Objective: in.Objective,
 	}
 	plan := sizing.PlanScaleUpExcluding(req, in.ExcludeSizes)
 	plan, budgetNote := withinBudget(plan, req, in.ExcludeSizes, in.MaxHourlyCost, spendOf(in.Machines, catalog))

@@ -171,7 +171,7 @@ func (l *Law) grow(c *Cluster, d workflows.Decision) error {
 			booting = append(booting, n)
 		}
 	}
-	plan := l.plan(sizing.Request{Pending: d.Pods, Existing: booting, Catalog: l.catalog, MaxNewNodes: d.MaxNewNodes, FewerNodes: l.fewerNodes})
+	plan := l.plan(sizing.Request{Pending: d.Pods, Existing: booting, Catalog: l.catalog, MaxNewNodes: d.MaxNewNodes, FewerNodes: l.fewerNodes, Objective: l.policy.SizingObjective})
 	// As the workflow parks them: only pods no size can hold wait for a
 	// change; one that missed this plan's size is sized next.
 	for _, u := range plan.Unplaceable {

@@ -30,11 +30,16 @@ func plan(req Request, excluded []string) Plan {
 	order, bounds := in.packOrder(remaining)
 	var best *Alternative
 	var bestSize types.InstanceType
+	compare, nodesFirst := compareAlternatives, req.Objective == types.SizingNodes
+	if nodesFirst {
+		compare = compareByNodes
+	}
 	for _, i := range order {
 		z := in.sizes[i]
 		// A size at the best one's rate may win on node count under
-		// FewerNodes whatever its cost, so it is always packed.
-		keep := req.FewerNodes && best != nil && sameRate(z.t, bestSize)
+		// FewerNodes whatever its cost, so it is always packed; the cost
+		// bounds say nothing of node counts.
+		keep := nodesFirst || (req.FewerNodes && best != nil && sameRate(z.t, bestSize))
 		if b := bounds; b != nil && best != nil && !keep && b[i].loses(*best, z.t.HourlyPrice) {
 			alts[i] = b[i].alternative(z)
 			continue
@@ -49,13 +54,13 @@ func plan(req Request, excluded []string) Plan {
 			Size: z.t.Name, NewNodes: o.nodes, HourlyCost: float64(o.nodes) * z.t.HourlyPrice,
 			Placed: int(o.placed), Left: int(o.unfit + o.ceiling),
 		}
-		if best == nil || compareAlternatives(alts[i], *best) < 0 {
+		if best == nil || compare(alts[i], *best) < 0 {
 			best, bestSize = &alts[i], z.t
 		}
 	}
 	// Names are unique among usable sizes, so this order is total.
-	slices.SortFunc(alts, compareAlternatives)
-	if req.FewerNodes {
+	slices.SortFunc(alts, compare)
+	if req.FewerNodes && !nodesFirst {
 		in.preferFewerNodes(alts)
 	}
 	alts = append(alts, in.skipped...)
@@ -83,6 +88,21 @@ func compareAlternatives(a, b Alternative) int {
 		return cmp.Compare(a.HourlyCost, b.HourlyCost)
 	}
 	return cmp.Or(cmp.Compare(a.NewNodes, b.NewNodes), strings.Compare(a.Size, b.Size))
+}
+
+// compareByNodes is the order of types.SizingNodes: fewest pods left
+// unplaced, then fewest nodes, then cheapest, then name.
+func compareByNodes(a, b Alternative) int {
+	if c := cmp.Compare(a.Left, b.Left); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.NewNodes, b.NewNodes); c != 0 {
+		return c
+	}
+	if !sameCost(a.HourlyCost, b.HourlyCost) {
+		return cmp.Compare(a.HourlyCost, b.HourlyCost)
+	}
+	return strings.Compare(a.Size, b.Size)
 }
 
 // preferFewerNodes moves to the front the alternative that, at the rate

@@ -45,6 +45,10 @@ type Request struct {
 	// price per unit of capacity, fewer node-hours and less per-node
 	// overhead once later pods fill it. Off, the cheapest plan wins.
 	FewerNodes bool
+	// Objective is types.SizingNodes to buy, among the plans that leave
+	// fewest pods out, the one with the fewest new nodes (then the
+	// cheapest); anything else buys the cheapest plan.
+	Objective string
 }
 
 // Plan is one decision: grow the pool by NewNodes nodes of Size.

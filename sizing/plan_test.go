@@ -3,6 +3,7 @@ package sizing
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -445,5 +446,54 @@ func TestFewerNodesKeepsTheCheapestWhenRatesDiffer(t *testing.T) {
 	req = Request{Pending: pods("one", 1, 1500, 3*types.GiB), Catalog: linearCatalog(), FewerNodes: true}
 	if p := PlanScaleUp(req); p.Size != "s2" || p.NewNodes != 1 {
 		t.Fatalf("FewerNodes for one pod: %d × %s, want 1 × s2", p.NewNodes, p.Size)
+	}
+}
+
+func TestNodesObjectiveBuysTheFewestNodesThenTheCheapest(t *testing.T) {
+	// Only m16 holds the batch on one node, at a higher rate: the nodes
+	// objective pays it, the cost objective does not.
+	all := linearCatalog()
+	cat := []types.InstanceType{all[0], all[3]}
+	batch := pods("web", 3, 1500, 3*types.GiB)
+	if p := PlanScaleUp(Request{Pending: batch, Catalog: cat, FewerNodes: true, Objective: types.SizingCost}); p.Size != "s2" || p.NewNodes != 3 {
+		t.Fatalf("cost objective: %d × %s, want 3 × s2", p.NewNodes, p.Size)
+	}
+	p := PlanScaleUp(Request{Pending: batch, Catalog: cat, Objective: types.SizingNodes})
+	if p.Size != "m16" || p.NewNodes != 1 || len(p.Unplaceable) != 0 || p.Alternatives[0].Size != "m16" {
+		t.Fatalf("nodes objective: %d × %s (unplaced %v, alternatives %v), want 1 × m16", p.NewNodes, p.Size, p.Unplaceable, p.Alternatives)
+	}
+	// At one node each, the cheaper size wins.
+	if p := PlanScaleUp(Request{Pending: pods("one", 1, 1500, 3*types.GiB), Catalog: linearCatalog(), Objective: types.SizingNodes}); p.Size != "s2" || p.NewNodes != 1 {
+		t.Fatalf("nodes objective for one pod: %d × %s, want 1 × s2", p.NewNodes, p.Size)
+	}
+	// Placing more pods still comes first: a size that leaves pods out
+	// loses to one that holds them all on more nodes.
+	big := append(pods("big", 1, 12000, 40*types.GiB), batch...)
+	p = PlanScaleUp(Request{Pending: big, Catalog: []types.InstanceType{all[2], all[3]}, Objective: types.SizingNodes})
+	if p.Size != "m16" || len(p.Unplaceable) != 0 {
+		t.Fatalf("nodes objective with a pod only m16 holds: %d × %s (unplaced %v), want m16 for all", p.NewNodes, p.Size, p.Unplaceable)
+	}
+}
+
+// The nodes objective packs every size exactly on inputs big enough for
+// the cost bounds to prune sizes (their pruning says nothing of nodes).
+func TestNodesObjectiveIsNotPrunedByCostBounds(t *testing.T) {
+	defer func(was int) { pruneAbove = was }(pruneAbove)
+	pruneAbove = 0 // bound every size, as on a big input
+	all := linearCatalog()
+	cat := []types.InstanceType{all[0], all[3]}
+	batch := pods("web", 3, 1500, 3*types.GiB)
+	cost := PlanScaleUp(Request{Pending: batch, Catalog: cat})
+	if cost.Size != "s2" || !slices.ContainsFunc(cost.Alternatives, func(a Alternative) bool { return a.Size == "m16" && a.Estimated }) {
+		t.Fatalf("cost objective: %d × %s, alternatives %v: want s2, m16 only bounded (else this test shows nothing)", cost.NewNodes, cost.Size, cost.Alternatives)
+	}
+	p := PlanScaleUp(Request{Pending: batch, Catalog: cat, Objective: types.SizingNodes})
+	if p.Size != "m16" || p.NewNodes != 1 {
+		t.Fatalf("nodes objective with bounds: %d × %s (alternatives %v), want 1 × m16", p.NewNodes, p.Size, p.Alternatives)
+	}
+	for _, a := range p.Alternatives {
+		if a.Estimated {
+			t.Errorf("alternative %s was estimated from a cost bound, not packed", a.Size)
+		}
 	}
 }

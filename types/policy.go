@@ -99,7 +99,22 @@ type Policy struct {
 	ConsolidateAfter Duration `json:"consolidateAfter,omitempty"`
 	// DisableConsolidation turns consolidation off: only idle nodes go.
 	DisableConsolidation bool `json:"disableConsolidation,omitempty"`
+
+	// SizingObjective is what a scale-up minimizes once every pod it can
+	// hold is placed: SizingCost (the default) buys the cheapest plan,
+	// SizingNodes the plan with the fewest new nodes (then the cheapest),
+	// for pools that pay per node as well as per size (per-node licences,
+	// IP or kubelet limits) or want fewer, fuller nodes. On catalogs whose
+	// larger sizes cost more per unit the two pull apart: docs/BENCHMARKS.md
+	// scores both.
+	SizingObjective string `json:"sizingObjective,omitempty"`
 }
+
+// The sizing objectives (Policy.SizingObjective).
+const (
+	SizingCost  = "cost"
+	SizingNodes = "nodes"
+)
 
 // Bounds every policy must stay within, so arithmetic on them cannot
 // overflow and no typo pins a pool (a year-long resync, a billion nodes).
@@ -266,6 +281,9 @@ func (p Policy) Validate() error {
 	}
 	if math.IsNaN(p.ConsolidationThreshold) || p.ConsolidationThreshold < 0 || p.ConsolidationThreshold > 1 {
 		bad("consolidationThreshold", "must be within (0, 1] (0: the default %v), got %v", DefaultConsolidationThreshold, p.ConsolidationThreshold)
+	}
+	if p.SizingObjective != "" && p.SizingObjective != SizingCost && p.SizingObjective != SizingNodes {
+		bad("sizingObjective", "must be %q or %q (empty: %q), got %q", SizingCost, SizingNodes, SizingCost, p.SizingObjective)
 	}
 	if p.MaxNodesWithoutProgress < 0 || p.MaxNodesWithoutProgress > MaxPolicyNodes {
 		bad("maxNodesWithoutProgress", "must be within [0, %d], got %d", MaxPolicyNodes, p.MaxNodesWithoutProgress)

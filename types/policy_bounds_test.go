@@ -22,6 +22,7 @@ func TestPolicyBoundsRefuseOverflowAndRunaways(t *testing.T) {
 		"consolidation above 1":   {func(p *Policy) { p.ConsolidationThreshold = 1.2 }, "policy.consolidationThreshold: must be within (0, 1]"},
 		"negative consolidation":  {func(p *Policy) { p.ConsolidationThreshold = -0.1 }, "policy.consolidationThreshold"},
 		"long consolidate window": {func(p *Policy) { p.ConsolidateAfter = Duration(8 * 24 * time.Hour) }, "policy.consolidateAfter: must be at most"},
+		"unknown objective":       {func(p *Policy) { p.SizingObjective = "speed" }, `policy.sizingObjective: must be "cost" or "nodes" (empty: "cost"), got "speed"`},
 		"bad taint effect":        {func(p *Policy) { p.NodeTaints = []Taint{{Key: "gpu", Effect: "Sometimes"}} }, `policy.nodeTaints[0].effect "Sometimes"`},
 	} {
 		p := DefaultPolicy()
@@ -34,6 +35,7 @@ func TestPolicyBoundsRefuseOverflowAndRunaways(t *testing.T) {
 	ok := DefaultPolicy()
 	ok.NodeLabels = map[string]string{"disktype": "nvme"}
 	ok.NodeTaints = []Taint{{Key: "dedicated", Value: "gpu", Effect: "NoSchedule"}}
+	ok.SizingObjective = SizingNodes
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("a sane template is valid: %v", err)
 	}

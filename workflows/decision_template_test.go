@@ -104,6 +104,7 @@ func TestSameTemplate(t *testing.T) {
 
 func TestNewRunsAskThePlannerForFewerNodes(t *testing.T) {
 	p := types.DefaultPolicy()
+	p.SizingObjective = types.SizingNodes
 	env, w := newTestPool(t, p, busyNodes())
 	env.RegisterDelayedCallback(func() {
 		w.setPods(pending("a", env.Now().Add(-time.Hour)))
@@ -113,4 +114,5 @@ func TestNewRunsAskThePlannerForFewerNodes(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	require.NotEmpty(t, w.plans)
 	require.True(t, w.plans[0].FewerNodes, "a run recorded with versionNodeHours plans with FewerNodes")
+	require.Equal(t, types.SizingNodes, w.plans[0].Objective, "the policy's sizingObjective reaches the planner")
 }

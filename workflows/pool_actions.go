@@ -135,7 +135,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 			in.DaemonOverhead = p.state.daemonOverhead()
 			in.MaxHourlyCost, in.Machines = p.state.Policy.MaxHourlyCost, p.state.machinesBySize()
 			in.OrgBudget, in.OrgBudgetRoom = p.orgBudget.set, p.orgBudget.room
-			in.FewerNodes = p.nodeHours
+			in.FewerNodes, in.Objective = p.nodeHours, p.state.Policy.SizingObjective
 			in.Promised = p.state.awaitingPods()
 		}
 		if err := workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "plan scale-up"), a.PlanScaleUp, in).Get(ctx, &plan); err != nil {

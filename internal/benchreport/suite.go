@@ -33,6 +33,7 @@ var variants = []struct {
 	{"node-hours rules: FewerNodes only", func(*types.Policy) {}, &score.Rules{FewerNodes: true}},
 	{"node-hours rules: AcrossSizes only", func(*types.Policy) {}, &score.Rules{AcrossSizes: true}},
 	{"disableConsolidation: true", func(p *types.Policy) { p.DisableConsolidation = true }, nil},
+	{"sizingObjective: nodes", func(p *types.Policy) { p.SizingObjective = types.SizingNodes }, nil},
 	{"consolidationThreshold: 0.5", func(p *types.Policy) { p.ConsolidationThreshold = 0.5 }, nil},
 	{"consolidationThreshold: 1 + consolidateAfter: 2m", func(p *types.Policy) {
 		p.ConsolidationThreshold = 1
