@@ -59,12 +59,24 @@ func unschedulablePod(name, service string) *corev1.Pod {
 }
 
 // With informers, pod events wake the watcher between samples: a burst of
-// 500 events for one pool costs it at most two observes, and events for
-// two pools reach both.
+// 500 events for one pool costs it at most two observes a second, and
+// events for two pools reach both.
 func TestWatcherCoalescesInformerEventsPerPool(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	client, _ := kubefake.NewClientset(kubefake.Options{})
+	coalescedBurst(t, client, func(name, service string) {
+		create(t, client, unschedulablePod(name, service))
+	})
+}
+
+// coalescedBurst runs the watcher with informers on client, adds 500
+// pending pods of one pool with addPending, and checks that the pool got
+// at most one observe per EventInterval (two in any window), that the last
+// one saw all 500, and that a pod of another pool reaches that pool. It
+// returns the observes the burst cost and how long the burst took.
+func coalescedBurst(t *testing.T, client k8s.Interface, addPending func(name, service string)) (int, time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	obs := kubernetes.NewObserver(client, kubernetes.Config{Cluster: "east", Provider: "sim", Informers: true})
 	defer obs.Close(ctx)
 
@@ -98,15 +110,15 @@ func TestWatcherCoalescesInformerEventsPerPool(t *testing.T) {
 
 	start := time.Now()
 	for i := range 500 {
-		create(t, client, unschedulablePod(fmt.Sprintf("api-%03d", i), "api"))
+		addPending(fmt.Sprintf("api-%03d", i), "api")
 	}
 	burst := time.Since(start)
 	eventually(t, func() bool { _, last := seen.count(api); return last.PendingCount() == 500 }, "the burst's 500 pods observed")
 	time.Sleep(2 * EventInterval) // nothing more may come
 	n, _ := seen.count(api)
-	t.Logf("500 pod events in %s: %d observes", burst.Round(time.Millisecond), n-1)
+	t.Logf("500 pending pods in %s: %d observes", burst.Round(time.Millisecond), n-1)
 	// One at the first event, then at most one per interval: no second
-	// of the burst (however long the fake took to make it) holds more
+	// of the burst (however long the server took to make it) holds more
 	// than two.
 	at := seen.times(api)[1:]
 	for i := range at {
@@ -123,8 +135,8 @@ func TestWatcherCoalescesInformerEventsPerPool(t *testing.T) {
 		t.Fatalf("the other pool got %d observes, want only its first", m)
 	}
 
-	create(t, client, unschedulablePod("api-new", "api"))
-	create(t, client, unschedulablePod("batch-new", "batch"))
+	addPending("api-new", "api")
+	addPending("batch-new", "batch")
 	eventually(t, func() bool {
 		_, a := seen.count(api)
 		_, b := seen.count(batch)
@@ -132,6 +144,7 @@ func TestWatcherCoalescesInformerEventsPerPool(t *testing.T) {
 	}, "events for two pools signal both")
 	cancel()
 	<-done
+	return n - 1, burst
 }
 
 func create(t *testing.T, client k8s.Interface, pod *corev1.Pod) {
