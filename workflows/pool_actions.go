@@ -27,7 +27,17 @@ const maxSizeFallbacks = 3
 // idempotencyKey is derived from durable state only, so a retried or
 // replayed activity presents the same key to the provider.
 func (p *pool) idempotencyKey(seq int64, step string) connectors.IdempotencyKey {
+	if p.incarnation != "" {
+		return connectors.IdempotencyKey(fmt.Sprintf("%s/%s/%d/%s", p.spec.Key.WorkflowID(), p.incarnation, seq, step))
+	}
 	return connectors.IdempotencyKey(fmt.Sprintf("%s/%d/%s", p.spec.Key.WorkflowID(), seq, step))
+}
+
+// incarnationOf is the short name of a pool's life: the first 12
+// characters of the first run's ID (a UUID), which every later run of the
+// chain keeps.
+func incarnationOf(firstRunID string) string {
+	return firstRunID[:min(len(firstRunID), 12)]
 }
 
 func (p *pool) nextSeq() int64 {

@@ -288,3 +288,32 @@ func TestPoolRunsOnlyUnderItsOwnID(t *testing.T) {
 	require.Zero(t, w.reads, "the provider was read for another pool")
 	require.Empty(t, w.provisions)
 }
+
+// A start that carries a pool state (a tenant may start its own pool with
+// any input) is not a continue-as-new: the state is ignored, so a metering
+// cursor in the future cannot skip billing and a policy that never passed
+// set-policy cannot take effect.
+func TestAFreshStartIgnoresCarriedState(t *testing.T) {
+	p := types.DefaultPolicy()
+	env, w := newTestPool(t, p, busyNodes())
+	crafted := newPoolState(spec(p))
+	crafted.MeterCursor = env.Now().Add(365 * 24 * time.Hour).Truncate(time.Hour)
+	crafted.Policy.MaxNodes = 1_000_000
+	crafted.Policy.PendingThreshold = 0
+	crafted.Seq = 41
+	var st contract.PoolStatus
+	env.RegisterDelayedCallback(func() { st = status(t, env) }, 10*time.Second)
+	env.RegisterDelayedCallback(func() {
+		w.setPods(pending("a", env.Now().Add(-time.Hour)))
+	}, 20*time.Second)
+	finish(env, 5*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p), State: crafted})
+	require.NoError(t, env.GetWorkflowError())
+	require.Equal(t, p.MaxNodes, st.Policy.MaxNodes, "the spec's policy, not the carried one")
+	require.False(t, st.MeteredThrough.After(env.Now()), "metering starts now, not at a cursor a year ahead: %s", st.MeteredThrough)
+	require.NotEmpty(t, st.Decisions)
+	require.Equal(t, "start", st.Decisions[0].Action)
+	require.Equal(t, int64(1), st.Decisions[0].Seq, "decisions count from 1, not from the carried 41")
+	require.Contains(t, st.Decisions[0].Outcome, "carried state ignored")
+	require.NotEmpty(t, w.provisions, "the pool still scales from its spec")
+}

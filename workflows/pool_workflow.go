@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -70,6 +71,9 @@ type pool struct {
 	// pods past its list are sized too (versionPendingShapes).
 	shapes  bool
 	billing billingVersion // pool_tier.go
+	// incarnation names this life of the pool in its idempotency keys
+	// (versionIncarnationKeys); empty in runs recorded before it.
+	incarnation string
 }
 
 // maxActionsPerWake bounds how many decisions one wake-up carries out in a
@@ -92,6 +96,17 @@ func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 		workflow.GetVersion(ctx, versionStartIdentity, workflow.DefaultVersion, 1) >= 1 {
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pool spec is for %s, but this workflow is %s: a pool runs only under its own ID", in.Spec.Key.WorkflowID(), id), "InvalidPoolSpec", nil)
 	}
+	// A pool's state comes only from its own previous run. A start that
+	// carries one (a tenant may start its own pool with any input) could
+	// otherwise skip metering with a cursor in the future, take a policy
+	// that never passed set-policy's checks, or clear its nonces.
+	info := workflow.GetInfo(ctx)
+	carried := in.State != nil && info.ContinuedExecutionRunID == "" &&
+		workflow.GetVersion(ctx, versionFreshStartState, workflow.DefaultVersion, 1) >= 1
+	if carried {
+		workflow.GetLogger(ctx).Warn("pool start carried state without a previous run: ignored, starting from the spec", "pool", in.Spec.Key.WorkflowID())
+		in.State = nil
+	}
 	p := &pool{
 		spec:    in.Spec,
 		state:   in.State,
@@ -104,6 +119,11 @@ func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 		p.state = newPoolState(in.Spec)
 	}
 	p.state.ensureMaps()
+	if carried {
+		p.state.record(contract.DecisionRecord{Seq: p.nextSeq(), At: workflow.Now(ctx), Action: "start",
+			Reason:  "the start carried a pool state, but no earlier run of this pool handed it over",
+			Outcome: "carried state ignored: started from the spec"})
+	}
 	if p.state.MeterCursor.IsZero() {
 		p.state.MeterCursor = workflow.Now(ctx).UTC().Truncate(time.Hour)
 	}
@@ -117,6 +137,9 @@ func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 	p.consolidation = p.truth && workflow.GetVersion(ctx, versionConsolidation, workflow.DefaultVersion, 1) >= 1
 	p.shapes = p.truth && workflow.GetVersion(ctx, versionPendingShapes, workflow.DefaultVersion, 1) >= 1
 	p.nodeHours = p.consolidation && workflow.GetVersion(ctx, versionNodeHours, workflow.DefaultVersion, 1) >= 1
+	if workflow.GetVersion(ctx, versionIncarnationKeys, workflow.DefaultVersion, 1) >= 1 {
+		p.incarnation = incarnationOf(cmp.Or(info.FirstRunID, info.WorkflowExecution.RunID))
+	}
 	if p.authOn {
 		p.loadTrust(ctx)
 	}

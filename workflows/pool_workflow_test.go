@@ -262,7 +262,9 @@ func TestPoolScalesUpOnlyAfterPendingThreshold(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	require.False(t, provisionedAt.IsZero())
 	require.Equal(t, 3, w.provisions[0].Target, "absolute target = group target + new nodes")
-	require.Equal(t, connectors.IdempotencyKey("pool/acme/web/api/sim/east/1/provision-0"), w.provisions[0].IdempotencyKey)
+	// The pool's incarnation (its first run's ID; the test run's here)
+	// keeps a re-registered pool from reusing an earlier life's keys.
+	require.Equal(t, connectors.IdempotencyKey("pool/acme/web/api/sim/east/default-test/1/provision-0"), w.provisions[0].IdempotencyKey)
 }
 
 func TestPoolScaleUpCooldown(t *testing.T) {

@@ -38,6 +38,17 @@ const (
 	// whose spec another fails at once. Asked only on a mismatch, so a
 	// pool started as the starter starts it records nothing.
 	versionStartIdentity = "start-identity"
+	// versionFreshStartState: a run that did not continue from an earlier
+	// one (no continue-as-new, retry or reset behind it) ignores any state
+	// its input carries and starts from its spec. Asked only when such a
+	// start carries state, which the starter never sends.
+	versionFreshStartState = "fresh-start-state"
+	// versionIncarnationKeys: provider idempotency keys name the pool's
+	// incarnation (the first run of its continue-as-new chain) as well as
+	// the decision, so a pool deregistered and registered again, whose
+	// decisions count from 1 again, never sends a key of its earlier life.
+	// Checked once per run.
+	versionIncarnationKeys = "incarnation-keys"
 	// versionConsolidation: the law's consolidation rules
 	// (DecisionInput.Consolidation): the scale-up cooldown holds back only
 	// pods booting nodes have room for, a scale-up no longer holds

@@ -9,6 +9,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/contract"
@@ -22,6 +23,15 @@ import (
 	"github.com/hanzoai/visor-fleet/workers"
 	"github.com/hanzoai/visor-fleet/workflows"
 )
+
+// seedPoolWorkflow hands a pool a durable state the way its own earlier run
+// would, by continuing as new into PoolWorkflow: a pool ignores the state
+// of a start that no earlier run handed over.
+const seedPoolWorkflow = "SeedPoolState"
+
+func seedPool(ctx workflow.Context, in workflows.PoolInput) error {
+	return workflow.NewContinueAsNewError(ctx, contract.PoolWorkflow, in)
+}
 
 // TestMeteringSurvivesAWorkerDyingMidReport: a pool owes three hours of
 // node-hours (its workers were down). The worker dies while reporting the
@@ -55,6 +65,7 @@ func TestMeteringSurvivesAWorkerDyingMidReport(t *testing.T) {
 
 	dying := &dyingSink{ledger: ledger, reached: make(chan struct{})}
 	first := workers.New(c, contract.DefaultTaskQueue, &activities.Activities{Clusters: fleet.Clusters, Temporal: c, Meter: dying}, worker.Options{})
+	first.RegisterWorkflowWithOptions(seedPool, workflow.RegisterOptions{Name: seedPoolWorkflow})
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +80,7 @@ func TestMeteringSurvivesAWorkerDyingMidReport(t *testing.T) {
 	}
 	p := contract.PoolSpec{Key: key, Policy: testsuite.FastPolicy()}
 	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: key.WorkflowID(), TaskQueue: contract.DefaultTaskQueue},
-		contract.PoolWorkflow, workflows.PoolInput{Spec: p, State: state}); err != nil {
+		seedPoolWorkflow, workflows.PoolInput{Spec: p, State: state}); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -80,6 +91,7 @@ func TestMeteringSurvivesAWorkerDyingMidReport(t *testing.T) {
 	first.Stop() // the worker dies with the report written but not answered
 
 	second := workers.New(c, contract.DefaultTaskQueue, &activities.Activities{Clusters: fleet.Clusters, Temporal: c, Meter: ledger}, worker.Options{})
+	second.RegisterWorkflowWithOptions(seedPool, workflow.RegisterOptions{Name: seedPoolWorkflow})
 	if err := second.Start(); err != nil {
 		t.Fatal(err)
 	}
