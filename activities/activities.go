@@ -17,6 +17,7 @@ import (
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/metering"
+	"github.com/hanzoai/visor-fleet/types"
 )
 
 // ClusterSource resolves a cluster ID to the connectors that reach it. The
@@ -39,6 +40,10 @@ type Activities struct {
 	// TrustKeys are the public keys workflows verify with (the Trust
 	// activity hands them over).
 	TrustKeys *auth.Trust
+	// OrgLimits are the platform's limits per org (the worker's clusters
+	// file): ReadOrgUsage hands the pool's org's to the pool, which obeys
+	// the stricter of them and its own policy's.
+	OrgLimits map[string]types.OrgPolicy
 
 	cacheMu sync.Mutex
 	cache   map[string]cachedObservation

@@ -92,6 +92,18 @@ type OrgPolicy struct {
 	MaxHourlyCost float64 `json:"maxHourlyCost,omitempty"`
 }
 
+// OrgsByName indexes org limits by org; nil for none.
+func OrgsByName(orgs []OrgPolicy) map[string]OrgPolicy {
+	if len(orgs) == 0 {
+		return nil
+	}
+	out := make(map[string]OrgPolicy, len(orgs))
+	for _, o := range orgs {
+		out[o.Org] = o
+	}
+	return out
+}
+
 // Bounds on the capacity policies, so a typo cannot make a policy
 // expensive to evaluate or to carry in workflow state.
 const (

@@ -97,7 +97,7 @@ func (p *pool) scaleUp(ctx workflow.Context, d Decision) {
 // records the decision with its outcome.
 func (p *pool) grow(ctx workflow.Context, rec contract.DecisionRecord, pods []types.PendingPod, minNew, maxNew int) {
 	p.orgBudget = orgBudget{}
-	if p.truth && p.state.Policy.OrgLimits != nil {
+	if p.truth && (p.state.Policy.OrgLimits != nil || p.platformOrgs) {
 		room, note := p.orgRoom(ctx)
 		p.state.OrgNote = note
 		if room <= 0 {

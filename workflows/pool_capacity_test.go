@@ -1,11 +1,9 @@
 package workflows
 
 import (
-	"context"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
 
@@ -134,11 +132,9 @@ func TestOrgCeilingHoldsAcrossTheOrgsPools(t *testing.T) {
 	env, w := newTestPool(t, p, busyNodes())
 	// The org's other pool holds 3 nodes, then gives one back.
 	other := 3
-	env.OnActivity(a.ReadOrgUsage, mock.Anything, mock.Anything).Return(func(context.Context, types.PoolKey) (activities.OrgUsage, error) {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		return activities.OrgUsage{Fabric: w.target + other, Cluster: w.target + other}, nil
-	})
+	w.orgUsage = func() activities.OrgUsage { // called with w.mu held
+		return activities.OrgUsage{Fabric: w.target + other, Cluster: w.target + other}
+	}
 	env.RegisterDelayedCallback(func() {
 		w.setPods(pending("a", env.Now().Add(-time.Hour)), pending("b", env.Now().Add(-time.Hour)), pending("c", env.Now().Add(-time.Hour)))
 	}, time.Second)
@@ -161,7 +157,7 @@ func TestOrgCostBudgetReachesThePlan(t *testing.T) {
 	p := types.DefaultPolicy()
 	p.OrgLimits = &types.OrgPolicy{Org: "acme", MaxHourlyCost: 10}
 	env, w := newTestPool(t, p, busyNodes())
-	env.OnActivity(a.ReadOrgUsage, mock.Anything, mock.Anything).Return(activities.OrgUsage{Fabric: 6, Cluster: 2, HourlyCost: 9.25}, nil)
+	w.orgUsage = func() activities.OrgUsage { return activities.OrgUsage{Fabric: 6, Cluster: 2, HourlyCost: 9.25} }
 	env.RegisterDelayedCallback(func() {
 		w.setPods(pending("a", env.Now().Add(-time.Hour)))
 	}, time.Second)
@@ -172,4 +168,41 @@ func TestOrgCostBudgetReachesThePlan(t *testing.T) {
 	in := w.plans[0]
 	require.True(t, in.OrgBudget)
 	require.InDelta(t, 0.75, in.OrgBudgetRoom, 1e-9, "the org's budget less what its pools cost now")
+}
+
+// A pool whose spec names no org limits (a tenant may write its own spec
+// file) still obeys the platform's, which the worker hands over with the
+// org's usage; a spec's limits can only tighten them.
+func TestThePlatformsOrgCeilingBindsAPoolWhoseSpecNamesNone(t *testing.T) {
+	p := types.DefaultPolicy()
+	require.Nil(t, p.OrgLimits)
+	env, w := newTestPool(t, p, busyNodes())
+	sp := spec(p)
+	sp.ProviderTaskQueue = "tenant-acme" // the tenant's own worker answers the provider's activities
+	w.orgUsage = func() activities.OrgUsage {
+		return activities.OrgUsage{Fabric: w.target + 3, Cluster: w.target + 3, Limits: &types.OrgPolicy{Org: "acme", MaxNodes: 5}}
+	}
+	env.RegisterDelayedCallback(func() {
+		w.setPods(pending("a", env.Now().Add(-time.Hour)), pending("b", env.Now().Add(-time.Hour)))
+	}, time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Empty(t, w.provisions, "grew past the platform's ceiling of 5 for org acme")
+		require.Contains(t, status(t, env).OrgCeiling, "org acme has 5 of its 5 nodes on the fabric")
+	}, 5*time.Minute)
+	finish(env, 6*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: sp})
+	require.NoError(t, env.GetWorkflowError())
+	require.NotEmpty(t, w.orgUsageQueues)
+	for _, q := range w.orgUsageQueues {
+		require.NotEqual(t, "tenant-acme", q, "the org's limits and usage came from the tenant's own worker")
+	}
+}
+
+func TestStricterOrgLimitsTakesTheTighterOfEachField(t *testing.T) {
+	policy := &types.OrgPolicy{Org: "acme", MaxNodes: 50, MaxHourlyCost: 20}
+	platform := &types.OrgPolicy{Org: "acme", MaxNodes: 100, MaxNodesPerCluster: 10, MaxHourlyCost: 5}
+	require.Equal(t, types.OrgPolicy{Org: "acme", MaxNodes: 50, MaxNodesPerCluster: 10, MaxHourlyCost: 5}, stricterOrgLimits(policy, platform))
+	require.Equal(t, *platform, stricterOrgLimits(nil, platform))
+	require.Equal(t, *policy, stricterOrgLimits(policy, nil))
+	require.Equal(t, types.OrgPolicy{}, stricterOrgLimits(nil, nil))
 }

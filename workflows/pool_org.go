@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hanzoai/visor-fleet/activities"
+	"github.com/hanzoai/visor-fleet/types"
 )
 
 // orgRoom is how many nodes the org's ceilings leave this pool, from the
@@ -14,12 +15,21 @@ import (
 // can each take the last room: the ceiling holds to within one decision
 // per pool, and no pool grows past it after that.
 func (p *pool) orgRoom(ctx workflow.Context) (int, string) {
-	lim := p.state.Policy.OrgLimits
+	actx := p.activityCtx(ctx, quickActivity, "read org usage")
+	if p.platformOrgs {
+		// The platform's worker answers, never a tenant's own on the
+		// pool's providerTaskQueue: the limits and the usage are the
+		// platform's to state.
+		opts := workflow.GetActivityOptions(actx)
+		opts.TaskQueue = workflow.GetInfo(ctx).TaskQueueName
+		actx = workflow.WithActivityOptions(ctx, opts)
+	}
 	var u activities.OrgUsage
-	if err := workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "read org usage"), a.ReadOrgUsage, p.spec.Key).Get(ctx, &u); err != nil {
+	if err := workflow.ExecuteActivity(actx, a.ReadOrgUsage, p.spec.Key).Get(ctx, &u); err != nil {
 		// Unknown usage buys nothing: a ceiling that cannot be checked holds.
 		return 0, fmt.Sprintf("org ceiling: usage of org %s unknown (%v)", p.spec.Key.Org, err)
 	}
+	lim := stricterOrgLimits(p.state.Policy.OrgLimits, u.Limits)
 	if lim.MaxHourlyCost > 0 {
 		// The org's cost budget is checked by the plan, which knows prices.
 		p.orgBudget = orgBudget{set: true, room: lim.MaxHourlyCost - u.HourlyCost}
@@ -45,4 +55,29 @@ func (p *pool) orgRoom(ctx workflow.Context) (int, string) {
 type orgBudget struct {
 	set  bool
 	room float64
+}
+
+// stricterOrgLimits is, field by field, the tighter of the pool policy's
+// org limits and the platform's (0 is no limit): a spec may tighten the
+// platform's limits, never loosen them.
+func stricterOrgLimits(policy, platform *types.OrgPolicy) types.OrgPolicy {
+	var out types.OrgPolicy
+	tighter := func(a, b int) int {
+		if a == 0 || (b > 0 && b < a) {
+			return b
+		}
+		return a
+	}
+	for _, l := range []*types.OrgPolicy{policy, platform} {
+		if l == nil {
+			continue
+		}
+		out.Org = l.Org
+		out.MaxNodes = tighter(out.MaxNodes, l.MaxNodes)
+		out.MaxNodesPerCluster = tighter(out.MaxNodesPerCluster, l.MaxNodesPerCluster)
+		if out.MaxHourlyCost == 0 || (l.MaxHourlyCost > 0 && l.MaxHourlyCost < out.MaxHourlyCost) {
+			out.MaxHourlyCost = l.MaxHourlyCost
+		}
+	}
+	return out
 }

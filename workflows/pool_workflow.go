@@ -74,6 +74,9 @@ type pool struct {
 	// incarnation names this life of the pool in its idempotency keys
 	// (versionIncarnationKeys); empty in runs recorded before it.
 	incarnation string
+	// platformOrgs: scale-ups obey the platform's org limits as well as
+	// the policy's (versionPlatformOrgLimits).
+	platformOrgs bool
 }
 
 // maxActionsPerWake bounds how many decisions one wake-up carries out in a
@@ -137,6 +140,7 @@ func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 	p.consolidation = p.truth && workflow.GetVersion(ctx, versionConsolidation, workflow.DefaultVersion, 1) >= 1
 	p.shapes = p.truth && workflow.GetVersion(ctx, versionPendingShapes, workflow.DefaultVersion, 1) >= 1
 	p.nodeHours = p.consolidation && workflow.GetVersion(ctx, versionNodeHours, workflow.DefaultVersion, 1) >= 1
+	p.platformOrgs = p.truth && workflow.GetVersion(ctx, versionPlatformOrgLimits, workflow.DefaultVersion, 1) >= 1
 	if workflow.GetVersion(ctx, versionIncarnationKeys, workflow.DefaultVersion, 1) >= 1 {
 		p.incarnation = incarnationOf(cmp.Or(info.FirstRunID, info.WorkflowExecution.RunID))
 	}

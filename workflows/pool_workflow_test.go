@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
@@ -25,16 +26,20 @@ import (
 // world is a fake cluster the mocked activities read and write, so the
 // workflow runs its real control law in the time-skipping environment.
 type world struct {
-	mu          sync.Mutex
-	env         *testsuite.TestWorkflowEnvironment
-	nodes       []types.NodeObservation
-	pods        []types.PendingPod
-	provisions  []activities.ProvisionInput
-	drained     []string
-	deleted     []string
-	observed    int
-	released    []activities.ReleaseInput
-	meterEvents []metering.Event
+	mu sync.Mutex
+	// orgUsage answers ReadOrgUsage, called with mu held; nil: no usage, no limits.
+	orgUsage func() activities.OrgUsage
+	// orgUsageQueues are the task queues ReadOrgUsage ran on.
+	orgUsageQueues []string
+	env            *testsuite.TestWorkflowEnvironment
+	nodes          []types.NodeObservation
+	pods           []types.PendingPod
+	provisions     []activities.ProvisionInput
+	drained        []string
+	deleted        []string
+	observed       int
+	released       []activities.ReleaseInput
+	meterEvents    []metering.Event
 	// report, when set, replaces the default meter sink.
 	report func(context.Context, []metering.Event) error
 	// target is the provider's group target; machines beyond the nodes
@@ -155,6 +160,16 @@ func newTestPool(t *testing.T, policy types.Policy, nodes []types.NodeObservatio
 	})
 	env.OnActivity(a.PlanScaleUp, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PlanInput) (activities.PlanResult, error) {
 		return w.plan(in), nil
+	})
+	// The org's usage and the platform's limits: none unless a test sets orgUsage.
+	env.OnActivity(a.ReadOrgUsage, mock.Anything, mock.Anything).Return(func(ctx context.Context, _ types.PoolKey) (activities.OrgUsage, error) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.orgUsageQueues = append(w.orgUsageQueues, activity.GetInfo(ctx).TaskQueue)
+		if w.orgUsage == nil {
+			return activities.OrgUsage{}, nil
+		}
+		return w.orgUsage(), nil
 	})
 	env.OnActivity(a.Provision, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ProvisionInput) (activities.ProvisionResult, error) {
 		w.mu.Lock()

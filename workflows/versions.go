@@ -49,6 +49,12 @@ const (
 	// decisions count from 1 again, never sends a key of its earlier life.
 	// Checked once per run.
 	versionIncarnationKeys = "incarnation-keys"
+	// versionPlatformOrgLimits: every scale-up reads the org's usage and
+	// the platform's limits on the org (the worker's clusters file), and
+	// obeys the stricter of those and its policy's orgLimits, so a pool
+	// whose spec names no limits (a tenant's own spec file) is bound too.
+	// Checked once per run, in runs with provider truth.
+	versionPlatformOrgLimits = "platform-org-limits"
 	// versionConsolidation: the law's consolidation rules
 	// (DecisionInput.Consolidation): the scale-up cooldown holds back only
 	// pods booting nodes have room for, a scale-up no longer holds

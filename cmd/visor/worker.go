@@ -16,6 +16,7 @@ import (
 	"github.com/hanzoai/visor-fleet/metering/httpsink"
 	meterledger "github.com/hanzoai/visor-fleet/metering/ledger"
 	"github.com/hanzoai/visor-fleet/starter"
+	"github.com/hanzoai/visor-fleet/types"
 	"github.com/hanzoai/visor-fleet/workers"
 	"github.com/hanzoai/visor-fleet/workers/clusterconfig"
 )
@@ -46,12 +47,13 @@ tenant's task queue (--task-queue), so its credentials never leave it.`,
 			ctx := cmd.Context()
 			// Checked before anything starts, so a bad file fails fast.
 			var clusters *clusterconfig.Source
+			var orgLimits map[string]types.OrgPolicy
 			if f.clustersPath != "" {
 				file, err := clusterconfig.Load(f.clustersPath)
 				if err != nil {
 					return err
 				}
-				clusters = clusterconfig.NewSource(file, clusterconfig.Options{})
+				clusters, orgLimits = clusterconfig.NewSource(file, clusterconfig.Options{}), file.OrgLimits()
 				defer func() {
 					// Bounded: a vCenter that stopped answering must not hold up exit.
 					closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -106,7 +108,7 @@ tenant's task queue (--task-queue), so its credentials never leave it.`,
 			if clusters != nil {
 				acts.Clusters = clusters
 			}
-			acts.Meter, acts.SystemKey, acts.TrustKeys = meter, systemKey, trust
+			acts.Meter, acts.SystemKey, acts.TrustKeys, acts.OrgLimits = meter, systemKey, trust, orgLimits
 			w := workers.New(c, f.taskQueue, acts, worker.Options{MaxConcurrentActivityExecutionSize: f.maxConcurrentAct})
 			fmt.Printf("visor worker polling %q on %s (namespace %s)\n", f.taskQueue, g.connectOptions().Address, g.connectOptions().Namespace)
 			return w.Run(worker.InterruptCh())

@@ -266,3 +266,26 @@ func kinds(ms []manifest, kind string) []string {
 	}
 	return out
 }
+
+// The platform's org limits reach the platform worker's clusters file, and
+// no tenant's own worker carries them.
+func TestOrgLimitsGoToThePlatformWorkerOnly(t *testing.T) {
+	ms := mustRender(t, "production.yaml", nil)
+	var platform, tenants int
+	for _, cm := range byKind[*corev1.ConfigMap](t, ms, "ConfigMap") {
+		path := filepath.Join(t.TempDir(), "clusters.yaml")
+		require.NoError(t, os.WriteFile(path, []byte(cm.Data["clusters.yaml"]), 0o600))
+		f, err := clusterconfig.Load(path)
+		require.NoError(t, err)
+		if cm.Labels["app.kubernetes.io/component"] == "worker" {
+			platform++
+			assert.Equal(t, 40, f.OrgLimits()["acme"].MaxNodes, "configmap %s", cm.Name)
+			assert.Equal(t, 10, f.OrgLimits()["globex"].MaxNodes)
+			continue
+		}
+		tenants++
+		assert.Empty(t, f.Orgs, "tenant worker configmap %s carries the platform's org limits", cm.Name)
+	}
+	require.Equal(t, 1, platform, "the platform worker's clusters file")
+	require.Positive(t, tenants)
+}

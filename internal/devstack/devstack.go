@@ -23,6 +23,7 @@ import (
 	"github.com/hanzoai/visor-fleet/internal/devserver"
 	meterledger "github.com/hanzoai/visor-fleet/metering/ledger"
 	"github.com/hanzoai/visor-fleet/starter"
+	"github.com/hanzoai/visor-fleet/types"
 	"github.com/hanzoai/visor-fleet/workers"
 )
 
@@ -119,7 +120,8 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if s.Ledger, err = meterledger.Open(filepath.Join(s.StateDir, "meter.db")); err != nil {
 		return nil, err
 	}
-	acts := &activities.Activities{Clusters: s.Fleet.Clusters, Temporal: s.Client, Meter: s.Ledger, SystemKey: &s.Identity.SystemKey, TrustKeys: &s.Identity.Trust}
+	acts := &activities.Activities{Clusters: s.Fleet.Clusters, Temporal: s.Client, Meter: s.Ledger, SystemKey: &s.Identity.SystemKey, TrustKeys: &s.Identity.Trust,
+		OrgLimits: types.OrgsByName(opts.Spec.Orgs)}
 	s.Worker = workers.New(s.Client, contract.DefaultTaskQueue, acts, worker.Options{})
 	if err := s.Worker.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)

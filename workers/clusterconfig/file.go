@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/types"
 )
 
 // File is a worker's clusters file.
@@ -16,7 +17,16 @@ type File struct {
 	// Path is where the file was read from, for error messages.
 	Path     string        `json:"-"`
 	Clusters []ClusterSpec `json:"clusters"`
+	// Orgs are the platform's limits on each org's pools (node ceilings
+	// and cost budget, as docs/capacity-policies.md describes). They bind
+	// every pool of the org whatever its spec says: a pool spec's
+	// orgLimits can only tighten them, since a tenant may write its own
+	// spec file and start its own pools.
+	Orgs []types.OrgPolicy `json:"orgs,omitempty"`
 }
+
+// OrgLimits are the file's orgs by name.
+func (f File) OrgLimits() map[string]types.OrgPolicy { return types.OrgsByName(f.Orgs) }
 
 // ClusterSpec is one cluster: how to reach its Kubernetes API and its
 // provider. Exactly the section named by Provider is set: each registered

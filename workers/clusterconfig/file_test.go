@@ -166,3 +166,31 @@ func TestExampleFileLoads(t *testing.T) {
 		assert.True(t, kinds[k], "the example shows no %s cluster", k)
 	}
 }
+
+func TestLoadReadsThePlatformsOrgLimits(t *testing.T) {
+	f, err := load(t, `
+clusters:
+  - {id: lab, provider: sim}
+orgs:
+  - {org: acme, maxNodes: 40, maxNodesPerCluster: 10, maxHourlyCost: 25}
+  - {org: globex, maxNodes: 5}
+`)
+	require.NoError(t, err)
+	lim := f.OrgLimits()
+	require.Len(t, lim, 2)
+	assert.Equal(t, 10, lim["acme"].MaxNodesPerCluster)
+	assert.Equal(t, 5, lim["globex"].MaxNodes)
+
+	_, err = load(t, `
+clusters:
+  - {id: lab, provider: sim}
+orgs:
+  - {org: acme, maxNodes: 5}
+  - {org: acme, maxNodes: 6}
+  - {org: globex, maxNodes: 4, maxNodesPerCluster: 10}
+`)
+	got := problemFields(t, err)
+	assert.Len(t, got, 2)
+	assert.Contains(t, got["/orgs[1]"], `org "acme" is also orgs[0]`)
+	assert.Contains(t, got["/orgs[2]"], "maxNodesPerCluster: 10 is greater than maxNodes 4")
+}

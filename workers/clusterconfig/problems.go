@@ -53,6 +53,11 @@ func (ps *problems) add(field, format string, args ...any) {
 	ps.list = append(ps.list, Problem{Index: ps.index, Cluster: ps.cluster, Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
+// top records a problem of the file itself, outside any cluster entry.
+func (ps *problems) top(field, format string, args ...any) {
+	ps.list = append(ps.list, Problem{Index: -1, Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
 // section is a provider section's view of problems: its kind's Validate
 // names fields inside the section, reported under the section's name.
 type section struct {

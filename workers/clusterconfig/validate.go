@@ -1,6 +1,7 @@
 package clusterconfig
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/hanzoai/visor-fleet/connectors"
@@ -12,8 +13,8 @@ import (
 // those are the activity's to reach.
 func (f File) Validate() error {
 	ps := &problems{index: -1}
-	if len(f.Clusters) == 0 {
-		ps.add("clusters", "the file lists no clusters")
+	if len(f.Clusters) == 0 && len(f.Orgs) == 0 {
+		ps.add("clusters", "the file lists no clusters (and no orgs)")
 	}
 	seen := map[string]int{}
 	for i, c := range f.Clusters {
@@ -26,6 +27,17 @@ func (f File) Validate() error {
 			seen[c.ID] = i
 		}
 		c.validate(ps)
+	}
+	orgs := map[string]int{}
+	for i, o := range f.Orgs {
+		field := fmt.Sprintf("orgs[%d]", i)
+		if err := o.Validate(); err != nil {
+			ps.top(field, "%v", err)
+		} else if first, dup := orgs[o.Org]; dup {
+			ps.top(field, "org %q is also orgs[%d]; each org is listed once", o.Org, first)
+		} else {
+			orgs[o.Org] = i
+		}
 	}
 	if len(ps.list) == 0 {
 		return nil

@@ -62,7 +62,7 @@ never its clusters or credentials.
 {{- fail (printf "tenantWorkers[%d].taskQueue %q is the platform worker's queue; a tenant worker polls its own" $i $t.taskQueue) -}}
 {{- end -}}
 {{- $base := pick $root.Values.worker "resources" "nodeSelector" "tolerations" "affinity" "maxConcurrentActivities" -}}
-{{- $spec := mergeOverwrite (deepCopy $base) (dict "replicas" 1 "clusters" list "credentials" list "secretFiles" list "extraArgs" list "extraEnv" list "podAnnotations" dict "podLabels" dict) (deepCopy $t) -}}
+{{- $spec := mergeOverwrite (deepCopy $base) (dict "replicas" 1 "clusters" list "orgs" list "credentials" list "secretFiles" list "extraArgs" list "extraEnv" list "podAnnotations" dict "podLabels" dict) (deepCopy $t) -}}
 {{- $name := printf "%s-%s" $full $t.name | trunc 63 | trimSuffix "-" -}}
 {{- $sa := $name -}}
 {{- if not $root.Values.serviceAccount.create -}}

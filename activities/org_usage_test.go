@@ -1,0 +1,47 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/mocks"
+
+	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// The org's usage comes from its pools' search attributes; the platform's
+// limits on the org ride along, and other orgs' limits do not.
+func TestReadOrgUsageAddsTargetsAndHandsOverThePlatformsLimits(t *testing.T) {
+	key := types.PoolKey{Org: "acme", Project: "web", Service: "api", Provider: "sim", Cluster: "east"}
+	sa := func(target int, cluster string) *commonpb.SearchAttributes {
+		return &commonpb.SearchAttributes{IndexedFields: map[string]*commonpb.Payload{
+			contract.SATargetNodes: {Data: []byte(fmt.Sprint(target))},
+			contract.SACluster:     {Data: []byte(`"` + cluster + `"`)},
+		}}
+	}
+	temporal := mocks.NewClient(t)
+	temporal.On("ListWorkflow", mock.Anything, mock.MatchedBy(func(r *workflowservice.ListWorkflowExecutionsRequest) bool {
+		return strings.Contains(r.Query, "VisorOrg = 'acme'")
+	})).Return(&workflowservice.ListWorkflowExecutionsResponse{Executions: []*workflowpb.WorkflowExecutionInfo{
+		{SearchAttributes: sa(3, "east")}, {SearchAttributes: sa(4, "west")},
+	}}, nil)
+	a := &Activities{Temporal: temporal, OrgLimits: types.OrgsByName([]types.OrgPolicy{{Org: "acme", MaxNodes: 10}, {Org: "globex", MaxNodes: 1}})}
+	u, err := a.ReadOrgUsage(context.Background(), key)
+	require.NoError(t, err)
+	require.Equal(t, 7, u.Fabric)
+	require.Equal(t, 3, u.Cluster)
+	require.Equal(t, &types.OrgPolicy{Org: "acme", MaxNodes: 10}, u.Limits)
+
+	a.OrgLimits = nil
+	u, err = a.ReadOrgUsage(context.Background(), key)
+	require.NoError(t, err)
+	require.Nil(t, u.Limits, "no platform limits, none handed over")
+}
