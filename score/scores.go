@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -166,6 +167,12 @@ func ScoreLaw(tr Trace, catalog []types.InstanceType, policy types.Policy, bound
 func ScoreLawWith(tr Trace, catalog []types.InstanceType, policy types.Policy, rules Rules, bound, packing Run, opt Options) (Score, error) {
 	if err := policy.Validate(); err != nil {
 		return Score{}, err
+	}
+	// The bounds stay the whole catalog's: a variant that allows fewer
+	// sizes is measured against what every size allows.
+	catalog, err := sizing.Restrict(catalog, policy.AllowedSizes)
+	if err != nil {
+		return Score{}, fmt.Errorf("policy.allowedSizes: %w", err)
 	}
 	run, err := Simulate(tr, catalog, policy, NewLawWith("visor law", policy, catalog, rules), opt.withDefaults())
 	if err != nil {

@@ -153,7 +153,7 @@ node-hours and cost pull apart: the cheapest packing buys more, smaller nodes.
 		writeSpend(b, c)
 		fmt.Fprintf(b, "![nodes and demand over time](%s/%s-nodes.svg)\n![pending time distribution](%s/%s-pending.svg)\n\n", r.plotDir, c.Trace, r.plotDir, c.Trace)
 	}
-	b.WriteString("### Policy variants of the law\n\nThe law alone with one policy field changed from the pool's policy, on the same traces and bounds. The HIP's numbers were a 10m cooldown after scale-down and one idle node per decision; the defaults now are 2m and every idle node. The node-hours rows score the law as a run recorded before `versionNodeHours` decides, and with each of its two rules alone.\n\n")
+	b.WriteString("### Policy variants of the law\n\nThe law alone with one policy field changed from the pool's policy, on the same traces and bounds. The HIP's numbers were a 10m cooldown after scale-down and one idle node per decision; the defaults now are 2m and every idle node. The node-hours rows score the law as a run recorded before `versionNodeHours` decides, and with each of its two rules alone. The allowedSizes rows let the law buy only some of the catalog's sizes, against the same bounds (every size's).\n\n")
 	b.WriteString("| trace | variant | node-hours × bound | cost × bound | p99 beyond threshold | max pending | target | scale ops | busy removals |\n|---|---|---:|---:|---:|---:|---|---:|---:|\n")
 	for _, v := range r.suite.variants {
 		ok := "met"

@@ -27,28 +27,61 @@ var variants = []struct {
 	name  string
 	apply func(*types.Policy)
 	rules *score.Rules
+	// allow, when set, is the sizes the variant allows of the trace's
+	// catalog; nil skips the trace (its catalog has no such sizes).
+	allow func([]types.InstanceType) []string
 }{
-	{"pool policy as given", func(*types.Policy) {}, nil},
-	{"without the node-hours rules (versionNodeHours)", func(*types.Policy) {}, &score.Rules{}},
-	{"node-hours rules: FewerNodes only", func(*types.Policy) {}, &score.Rules{FewerNodes: true}},
-	{"node-hours rules: AcrossSizes only", func(*types.Policy) {}, &score.Rules{AcrossSizes: true}},
-	{"disableConsolidation: true", func(p *types.Policy) { p.DisableConsolidation = true }, nil},
-	{"sizingObjective: nodes", func(p *types.Policy) { p.SizingObjective = types.SizingNodes }, nil},
-	{"consolidationThreshold: 0.5", func(p *types.Policy) { p.ConsolidationThreshold = 0.5 }, nil},
+	{"pool policy as given", func(*types.Policy) {}, nil, nil},
+	{"without the node-hours rules (versionNodeHours)", func(*types.Policy) {}, &score.Rules{}, nil},
+	{"node-hours rules: FewerNodes only", func(*types.Policy) {}, &score.Rules{FewerNodes: true}, nil},
+	{"node-hours rules: AcrossSizes only", func(*types.Policy) {}, &score.Rules{AcrossSizes: true}, nil},
+	{"disableConsolidation: true", func(p *types.Policy) { p.DisableConsolidation = true }, nil, nil},
+	{"sizingObjective: nodes", func(p *types.Policy) { p.SizingObjective = types.SizingNodes }, nil, nil},
+	{"consolidationThreshold: 0.5", func(p *types.Policy) { p.ConsolidationThreshold = 0.5 }, nil, nil},
 	{"consolidationThreshold: 1 + consolidateAfter: 2m", func(p *types.Policy) {
 		p.ConsolidationThreshold = 1
 		p.ConsolidateAfter = types.Duration(2 * time.Minute)
-	}, nil},
-	{"consolidateAfter: 10m", func(p *types.Policy) { p.ConsolidateAfter = types.Duration(10 * time.Minute) }, nil},
+	}, nil, nil},
+	{"consolidateAfter: 10m", func(p *types.Policy) { p.ConsolidateAfter = types.Duration(10 * time.Minute) }, nil, nil},
 	{"HIP scale-down: 10m cooldown, 1 node per decision", func(p *types.Policy) {
 		p.ScaleDownCooldown = types.Duration(10 * time.Minute)
 		p.MaxScaleDownPerDecision = 1
-	}, nil},
+	}, nil, nil},
 	{"scaleDownCooldown: 1m + idle window 5m", func(p *types.Policy) {
 		p.ScaleDownCooldown = types.Duration(time.Minute)
 		p.IdleWindow = types.Duration(5 * time.Minute)
-	}, nil},
-	{"scaleUpCooldown: 0", func(p *types.Policy) { p.ScaleUpCooldown = 0 }, nil},
+	}, nil, nil},
+	{"scaleUpCooldown: 0", func(p *types.Policy) { p.ScaleUpCooldown = 0 }, nil, nil},
+	{"allowedSizes: no single-GPU sizes", func(*types.Policy) {}, nil, func(c []types.InstanceType) []string {
+		return sizesWhere(c, func(t types.InstanceType) bool { return t.GPUs != 1 }, func(t types.InstanceType) bool { return t.GPUs == 1 })
+	}},
+	{"allowedSizes: 8-GPU and the largest CPU sizes only", func(*types.Policy) {}, nil, func(c []types.InstanceType) []string {
+		largest := map[string]int64{}
+		for _, t := range c {
+			if t.GPUs == 0 {
+				largest[t.Family] = max(largest[t.Family], t.MilliCPU)
+			}
+		}
+		return sizesWhere(c, func(t types.InstanceType) bool { return t.GPUs >= 8 || (t.GPUs == 0 && t.MilliCPU == largest[t.Family]) },
+			func(t types.InstanceType) bool { return t.GPUs >= 8 })
+	}},
+}
+
+// sizesWhere names the catalog's sizes keep admits, or nil when the
+// catalog has no size need admits (the variant is not for this catalog).
+func sizesWhere(c []types.InstanceType, keep, need func(types.InstanceType) bool) []string {
+	var out []string
+	needed := false
+	for _, t := range c {
+		needed = needed || need(t)
+		if keep(t) {
+			out = append(out, t.Name)
+		}
+	}
+	if !needed {
+		return nil
+	}
+	return out
 }
 
 func scoreSuite(openbPath, specPath string) (suite, error) {
@@ -83,6 +116,11 @@ func scoreSuite(openbPath, specPath string) (suite, error) {
 		for _, v := range variants {
 			p := j.policy
 			v.apply(&p)
+			if v.allow != nil {
+				if p.AllowedSizes = v.allow(j.catalog); p.AllowedSizes == nil {
+					continue
+				}
+			}
 			rules := score.AllRules()
 			if v.rules != nil {
 				rules = *v.rules
