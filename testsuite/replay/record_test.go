@@ -22,6 +22,7 @@ import (
 	"github.com/hanzoai/visor-fleet/starter"
 	"github.com/hanzoai/visor-fleet/testsuite"
 	"github.com/hanzoai/visor-fleet/types"
+	"github.com/hanzoai/visor-fleet/workflows"
 )
 
 // TestRecordHistories runs a scenario that exercises every path of the pool
@@ -98,6 +99,39 @@ func TestRecordHistories(t *testing.T) {
 	must(t, err)
 	write(t, ctx, s.Client, pc, key.WorkflowID(), "pool-lifecycle-"+tag+".json")
 	write(t, ctx, s.Client, pc, types.ClusterWorkflowID("sim-replay"), "cluster-lifecycle-"+tag+".json")
+}
+
+// TestRecordFreshStartState records a pool started with a carried state
+// but no earlier run (the path versionFreshStartState guards: a tenant may
+// start its own pool with any input), which ignores the state.
+func TestRecordFreshStartState(t *testing.T) {
+	if os.Getenv("VISOR_RECORD_HISTORIES") != "1" {
+		t.Skip("set VISOR_RECORD_HISTORIES=1 (make replay-record) to re-record the fixtures")
+	}
+	key := types.PoolKey{Org: "acme", Project: "shop", Service: "crafted", Provider: "sim", Cluster: "sim-fresh"}
+	spec := starter.SpecFile{
+		Clusters: []contract.ClusterDeclared{{ID: "sim-fresh", Provider: "sim", Phase: contract.PhaseActive, Region: "us-east", SampleInterval: types.Duration(time.Second)}},
+	}
+	s := testsuite.StartStack(t, spec, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	crafted := &workflows.PoolState{Policy: testsuite.FastPolicy(), Seq: 41, MeterCursor: time.Now().Add(365 * 24 * time.Hour).UTC().Truncate(time.Hour)}
+	_, err := s.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: key.WorkflowID(), TaskQueue: contract.DefaultTaskQueue},
+		contract.PoolWorkflow, workflows.PoolInput{Spec: contract.PoolSpec{Key: key, Policy: testsuite.FastPolicy()}, State: crafted})
+	must(t, err)
+	testsuite.WaitForPool(t, s, key, 60*time.Second, "carried state ignored", func(st contract.PoolStatus) bool {
+		return len(st.Decisions) > 0 && strings.Contains(st.Decisions[0].Outcome, "carried state ignored")
+	})
+	_, err = starter.DeregisterPool(ctx, s.Client, key, contract.DeregisterRequest{Reason: "record"})
+	must(t, err)
+	must(t, s.Client.GetWorkflow(ctx, key.WorkflowID(), "").Get(ctx, nil))
+	tag := os.Getenv("VISOR_RECORD_TAG")
+	if tag == "" {
+		tag = time.Now().UTC().Format("20060102-1504")
+	}
+	pc, err := codec.NewPayloadCodec(s.Identity.CodecKeys)
+	must(t, err)
+	write(t, ctx, s.Client, pc, key.WorkflowID(), "pool-fresh-start-state-"+tag+".json")
 }
 
 // TestRecordClusterFanout records a cluster with more pools than one
