@@ -62,7 +62,9 @@ var variants = []struct {
 				largest[t.Family] = max(largest[t.Family], t.MilliCPU)
 			}
 		}
-		return sizesWhere(c, func(t types.InstanceType) bool { return t.GPUs >= 8 || (t.GPUs == 0 && t.MilliCPU == largest[t.Family]) },
+		return sizesWhere(c, func(t types.InstanceType) bool {
+			return t.GPUs >= 8 || (t.GPUs == 0 && t.MilliCPU == largest[t.Family])
+		},
 			func(t types.InstanceType) bool { return t.GPUs >= 8 })
 	}},
 }
