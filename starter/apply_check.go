@@ -41,7 +41,9 @@ func CheckApply(ctx context.Context, c client.Client, path string, pools []PoolE
 			errs = append(errs, fmt.Errorf("%s: %w", where, err))
 			continue
 		}
-		if !rules.queueAllowed(e.ProviderTaskQueue) {
+		if err := e.CheckProviderQueue(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", where, err))
+		} else if !rules.queueAllowed(e.ProviderTaskQueue) {
 			errs = append(errs, fmt.Errorf("%s: providerTaskQueue %q is not a declared provider queue (declared: %s; declare it with --provider-queues or VISOR_PROVIDER_QUEUES)",
 				where, e.ProviderTaskQueue, declaredList(rules.ProviderQueues)))
 		}

@@ -317,3 +317,16 @@ func TestAFreshStartIgnoresCarriedState(t *testing.T) {
 	require.Contains(t, st.Decisions[0].Outcome, "carried state ignored")
 	require.NotEmpty(t, w.provisions, "the pool still scales from its spec")
 }
+
+// A pool that names another org's tenant queue would have that org's own
+// worker buy nodes for it in that org's cloud account: it fails at once.
+func TestPoolRefusesAnotherOrgsTenantQueue(t *testing.T) {
+	env, w := newTestPool(t, types.DefaultPolicy(), busyNodes())
+	sp := spec(types.DefaultPolicy())
+	sp.ProviderTaskQueue = "tenant-globex"
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: sp})
+	require.True(t, env.IsWorkflowCompleted())
+	require.ErrorContains(t, env.GetWorkflowError(), `providerTaskQueue "tenant-globex" is another org's tenant queue`)
+	require.Zero(t, w.reads, "the provider was read through another org's worker")
+	require.Empty(t, w.provisions)
+}

@@ -99,6 +99,12 @@ func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 		workflow.GetVersion(ctx, versionStartIdentity, workflow.DefaultVersion, 1) >= 1 {
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pool spec is for %s, but this workflow is %s: a pool runs only under its own ID", in.Spec.Key.WorkflowID(), id), "InvalidPoolSpec", nil)
 	}
+	// Another org's tenant queue would have that org's own worker buy,
+	// drain and delete for this pool in that org's cloud account.
+	if err := in.Spec.CheckProviderQueue(); err != nil &&
+		workflow.GetVersion(ctx, versionProviderQueueOwner, workflow.DefaultVersion, 1) >= 1 {
+		return temporal.NewNonRetryableApplicationError("invalid pool spec: "+err.Error(), "InvalidPoolSpec", nil)
+	}
 	// A pool's state comes only from its own previous run. A start that
 	// carries one (a tenant may start its own pool with any input) could
 	// otherwise skip metering with a cursor in the future, take a policy

@@ -43,6 +43,9 @@ const (
 	// its input carries and starts from its spec. Asked only when such a
 	// start carries state, which the starter never sends.
 	versionFreshStartState = "fresh-start-state"
+	// versionProviderQueueOwner: a pool whose providerTaskQueue is another
+	// org's tenant queue fails at once. Asked only on such a spec.
+	versionProviderQueueOwner = "provider-queue-owner"
 	// versionIncarnationKeys: provider idempotency keys name the pool's
 	// incarnation (the first run of its continue-as-new chain) as well as
 	// the decision, so a pool deregistered and registered again, whose

@@ -127,18 +127,12 @@ func TenantMay(method string, req any, orgs []string) error {
 	return refuse("not a call a tenant may make (only platform administrators terminate, cancel, reset or delete workflows, run batch operations or schedules)")
 }
 
-// TenantQueuePrefix names a tenant's own provider task queues:
-// tenant-<org>, or tenant-<org>-<anything>, for a pool's providerTaskQueue
-// and the BYO worker that polls it.
-const TenantQueuePrefix = "tenant-"
-
 // tenantQueue allows a queue named for one of the caller's orgs.
 func tenantQueue(refuse func(string) error, queue string, orgs []string) error {
 	for _, org := range orgs {
-		own := TenantQueuePrefix + org
-		if queue == own || strings.HasPrefix(queue, own+"-") {
+		if contract.IsTenantQueueOf(queue, org) {
 			return nil
 		}
 	}
-	return refuse(fmt.Sprintf("task queue %q is not one of the caller's (%s<org> or %s<org>-…, for org %s)", queue, TenantQueuePrefix, TenantQueuePrefix, strings.Join(orgs, ", ")))
+	return refuse(fmt.Sprintf("task queue %q is not one of the caller's (%s<org> or %s<org>-…, for org %s)", queue, contract.TenantQueuePrefix, contract.TenantQueuePrefix, strings.Join(orgs, ", ")))
 }
