@@ -193,7 +193,7 @@ func (p *pool) loadTrust(ctx workflow.Context) {
 func (p *pool) readGate(ctx workflow.Context) {
 	p.gateDirty = false
 	var g contract.ClusterGate
-	err := workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "read cluster gate"), a.ReadClusterGate, p.spec.Key.Cluster).Get(ctx, &g)
+	err := workflow.ExecuteActivity(p.platformCtx(ctx, quickActivity, "read cluster gate"), a.ReadClusterGate, p.spec.Key.Cluster).Get(ctx, &g)
 	if err != nil {
 		p.reject(ctx, "cluster-gate", err)
 		return

@@ -405,6 +405,18 @@ func (p *pool) activityCtx(ctx workflow.Context, kind activityKind, summary stri
 	return workflow.WithActivityOptions(ctx, opts)
 }
 
+// platformCtx is activityCtx on the workflows' own task queue: facts that
+// are the platform's to state (the cluster's gate and billing tier, the
+// org's usage and limits) come from the platform's worker, never from a
+// tenant's own worker on the pool's providerTaskQueue. (Replay does not
+// compare an activity's task queue, so moving one needs no version.)
+func (p *pool) platformCtx(ctx workflow.Context, kind activityKind, summary string) workflow.Context {
+	actx := p.activityCtx(ctx, kind, summary)
+	opts := workflow.GetActivityOptions(actx)
+	opts.TaskQueue = workflow.GetInfo(ctx).TaskQueueName
+	return workflow.WithActivityOptions(ctx, opts)
+}
+
 func (p *pool) drainCtx(ctx workflow.Context, summary string) workflow.Context {
 	timeout := p.state.Policy.DrainTimeout.D()
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{

@@ -17,12 +17,7 @@ import (
 func (p *pool) orgRoom(ctx workflow.Context) (int, string) {
 	actx := p.activityCtx(ctx, quickActivity, "read org usage")
 	if p.platformOrgs {
-		// The platform's worker answers, never a tenant's own on the
-		// pool's providerTaskQueue: the limits and the usage are the
-		// platform's to state.
-		opts := workflow.GetActivityOptions(actx)
-		opts.TaskQueue = workflow.GetInfo(ctx).TaskQueueName
-		actx = workflow.WithActivityOptions(ctx, opts)
+		actx = p.platformCtx(ctx, quickActivity, "read org usage")
 	}
 	var u activities.OrgUsage
 	if err := workflow.ExecuteActivity(actx, a.ReadOrgUsage, p.spec.Key).Get(ctx, &u); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
@@ -183,7 +184,13 @@ func TestForgedGateCannotMakeAManagedPoolBYO(t *testing.T) {
 	UseTrust(&tr.trust)
 	defer UseTrust(nil)
 	env.OnActivity(a.Trust, mock.Anything).Return(tr.trust, nil)
-	env.OnActivity(a.ReadClusterGate, mock.Anything, mock.Anything).Return(func(context.Context, string) (contract.ClusterGate, error) {
+	// The tenant's own worker serves the pool's provider queue; the gate
+	// (and so the billing tier) must still come from the platform's.
+	sp := spec(p)
+	sp.ProviderTaskQueue = "tenant-acme"
+	var gateQueues []string
+	env.OnActivity(a.ReadClusterGate, mock.Anything, mock.Anything).Return(func(ctx context.Context, _ string) (contract.ClusterGate, error) {
+		gateQueues = append(gateQueues, activity.GetInfo(ctx).TaskQueue)
 		return contract.ClusterGate{Phase: contract.PhaseActive, Reachable: true, Tier: contract.TierManaged, Since: env.Now()}, nil
 	})
 	env.RegisterDelayedCallback(func() {
@@ -205,8 +212,12 @@ func TestForgedGateCannotMakeAManagedPoolBYO(t *testing.T) {
 			OnReject: func(err error) { t.Errorf("deregister refused: %v", err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
 		}, req)
 	}, 55*time.Minute) // alice's credential lasts an hour
-	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: sp})
 	require.NoError(t, env.GetWorkflowError())
+	require.NotEmpty(t, gateQueues)
+	for _, q := range gateQueues {
+		require.NotEqual(t, "tenant-acme", q, "the cluster gate (billing tier) was read by the tenant's own worker")
+	}
 	require.NotEmpty(t, w.meterEvents)
 	for _, e := range w.meterEvents {
 		require.Equal(t, metering.MeterNodeHours, e.MeterID, e.Idempotency)
