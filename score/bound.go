@@ -19,6 +19,10 @@ import (
 //     take go to the next plan's size). It is what the issue calls the
 //     lower bound, but it is a heuristic: an online policy that buys a
 //     cheaper size for a small batch can beat it on cost.
+//   - NodesFirstPacking does the same with the planner buying the fewest
+//     nodes: what a clairvoyant that moves every pod every minute and
+//     waits for no node spends in node-hours (first-fit decreasing, so a
+//     heuristic too).
 //   - LowerBound is a proof: every node of size s gives at most its
 //     allocatable in each dimension, so the pods need at least
 //     sum over pods of min over the sizes that admit them of
@@ -30,6 +34,14 @@ import (
 func OfflinePacking(tr Trace, catalog []types.InstanceType, pool types.Policy, every time.Duration) Run {
 	r := offline(tr, catalog, pool, every, packFresh)
 	r.Policy = "offline packing"
+	return r
+}
+
+// NodesFirstPacking is OfflinePacking with the planner buying the fewest
+// nodes (types.SizingNodes): the clairvoyant yardstick for node-hours.
+func NodesFirstPacking(tr Trace, catalog []types.InstanceType, pool types.Policy, every time.Duration) Run {
+	r := offline(tr, catalog, pool, every, packFewest)
+	r.Policy = "nodes-first packing"
 	return r
 }
 
@@ -99,13 +111,22 @@ func offline(tr Trace, catalog []types.InstanceType, pool types.Policy, every ti
 // packFresh plans new nodes for the pods until every pod is placed or no
 // plan places more, and returns the nodes and their hourly cost.
 func packFresh(pods []Pod, idx []int, catalog []types.InstanceType) (int, float64) {
+	return packWith(pods, idx, catalog, types.SizingCost)
+}
+
+// packFewest is packFresh with the planner buying the fewest nodes.
+func packFewest(pods []Pod, idx []int, catalog []types.InstanceType) (int, float64) {
+	return packWith(pods, idx, catalog, types.SizingNodes)
+}
+
+func packWith(pods []Pod, idx []int, catalog []types.InstanceType, objective string) (int, float64) {
 	pending := make([]types.PendingPod, len(idx))
 	for k, i := range idx {
 		pending[k] = types.PendingPod{Namespace: "trace", Name: pods[i].Name, Requests: pods[i].Requests, GPUModel: pods[i].GPUModel}
 	}
 	nodes, hourly := 0, 0.0
 	for len(pending) > 0 {
-		plan := planFresh(pending, catalog)
+		plan := planFresh(pending, catalog, objective)
 		if plan.NewNodes == 0 {
 			break
 		}

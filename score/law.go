@@ -243,7 +243,8 @@ func (l *Law) shrink(c *Cluster, d workflows.Decision) error {
 	return nil
 }
 
-// planFresh is the planner on new nodes only, for the offline packing.
-func planFresh(pending []types.PendingPod, catalog []types.InstanceType) sizing.Plan {
-	return sizing.PlanScaleUp(sizing.Request{Pending: pending, Catalog: catalog})
+// planFresh is the planner on new nodes only, for the offline packings,
+// with the sizing objective (types.SizingCost or types.SizingNodes).
+func planFresh(pending []types.PendingPod, catalog []types.InstanceType, objective string) sizing.Plan {
+	return sizing.PlanScaleUp(sizing.Request{Pending: pending, Catalog: catalog, Objective: objective})
 }

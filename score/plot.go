@@ -33,7 +33,9 @@ func (c Comparison) WritePlots(dir string) ([]string, error) {
 	return []string{nodes, pending}, nil
 }
 
-func (c Comparison) allRuns() []Run { return append([]Run{c.Bound, c.Packing}, c.Runs...) }
+func (c Comparison) allRuns() []Run {
+	return append([]Run{c.Bound, c.Packing, c.Fewest}, c.Runs...)
+}
 
 func series(run Run, y func(Sample) float64) plotter.XYs {
 	xy := make(plotter.XYs, len(run.Series))

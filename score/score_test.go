@@ -59,6 +59,10 @@ func TestShortTraceEndToEnd(t *testing.T) {
 	if cmp.Bound.NodeHours > cmp.Packing.NodeHours {
 		t.Errorf("lower bound %.2f is above the offline packing %.2f", cmp.Bound.NodeHours, cmp.Packing.NodeHours)
 	}
+	if f := cmp.Fewest; f.Fingerprint != want || cmp.Bound.NodeHours > f.NodeHours || f.NodeHours > cmp.Packing.NodeHours {
+		t.Errorf("nodes-first packing (%s) %.2f node-hours: want it between the lower bound %.2f and the cost-first offline packing %.2f",
+			f.Fingerprint, f.NodeHours, cmp.Bound.NodeHours, cmp.Packing.NodeHours)
+	}
 	law := byName["visor law"]
 	if law.BusyRemovals != 0 {
 		t.Errorf("visor law removed %d nodes that were not idle", law.BusyRemovals)
@@ -75,7 +79,7 @@ func TestShortTraceEndToEnd(t *testing.T) {
 	if err := cmp.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"visor law", "seed rule", "cluster-autoscaler-like", "lower bound", "offline packing"} {
+	for _, name := range []string{"visor law", "seed rule", "cluster-autoscaler-like", "lower bound", "offline packing", "nodes-first packing"} {
 		if !strings.Contains(table.String(), "| "+name+" |") {
 			t.Errorf("table has no row for %s:\n%s", name, table.String())
 		}

@@ -44,8 +44,10 @@ type Comparison struct {
 	// Bound is the fractional lower bound; Packing the planner's offline packing.
 	Bound   Run
 	Packing Run
-	Runs    []Run
-	Scores  []Score
+	// Fewest is the nodes-first offline packing (NodesFirstPacking).
+	Fewest Run
+	Runs   []Run
+	Scores []Score
 }
 
 // Compare runs the pool's law, the seed rule, the cluster-autoscaler-like
@@ -58,6 +60,7 @@ func Compare(tr Trace, catalog []types.InstanceType, policy types.Policy, opt Op
 	cmp := Comparison{Trace: tr.Name, Source: tr.Source, Pods: len(tr.Pods), Fingerprint: tr.Fingerprint(), Policy: policy, Options: opt}
 	cmp.Bound = LowerBound(tr, catalog, policy, opt.SeriesEvery)
 	cmp.Packing = OfflinePacking(tr, catalog, policy, opt.SeriesEvery)
+	cmp.Fewest = NodesFirstPacking(tr, catalog, policy, opt.SeriesEvery)
 	for _, ctl := range []Controller{
 		NewLaw("visor law", policy, catalog),
 		NewSeedRule(policy, catalog),
@@ -69,7 +72,7 @@ func Compare(tr Trace, catalog []types.InstanceType, policy types.Policy, opt Op
 		}
 		cmp.Runs = append(cmp.Runs, run)
 	}
-	for _, r := range append([]Run{cmp.Bound, cmp.Packing}, cmp.Runs...) {
+	for _, r := range append([]Run{cmp.Bound, cmp.Packing, cmp.Fewest}, cmp.Runs...) {
 		cmp.Scores = append(cmp.Scores, scoreOf(r, cmp.Bound, cmp.Packing, policy.PendingThreshold.D()))
 	}
 	return cmp, nil

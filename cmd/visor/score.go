@@ -21,7 +21,7 @@ func newScoreCommand() *cobra.Command {
 		Short: "Score the control law against baselines on a demand trace (offline simulation)",
 		Long: `Replays a pod trace (Alibaba openb pod-list CSV format) in simulated time against
 the pool's own law (workflows.Decide with the real planner), the HIP seed rule, a
-cluster-autoscaler-like rule and two offline yardsticks, on the same trace and
+cluster-autoscaler-like rule and three offline yardsticks, on the same trace and
 catalog; prints the score table and writes plots.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -52,8 +52,8 @@ catalog; prints the score table and writes plots.`,
 				return err
 			}
 			law := cmp.Law()
-			fmt.Fprintf(out, "\nvisor law: %.2f× the lower bound's node-hours, %.2f× the offline packing's; longest wait %s (target %s)\n",
-				law.NodeHoursRatio, law.PackingNodeHoursRatio, law.MaxPending.Round(time.Second), cmp.PendingLimit())
+			fmt.Fprintf(out, "\nvisor law: %.2f× the lower bound's node-hours, %.2f× the offline packing's; longest wait %s (target %s); the nodes-first packing uses %.2f× the lower bound's\n",
+				law.NodeHoursRatio, law.PackingNodeHoursRatio, law.MaxPending.Round(time.Second), cmp.PendingLimit(), cmp.Fewest.NodeHours/max(cmp.Bound.NodeHours, 1e-9))
 			if plots == "" {
 				return nil
 			}
