@@ -24,6 +24,17 @@ type OrgUsage struct {
 	Limits *types.OrgPolicy `json:"limits,omitempty"`
 }
 
+// PlatformOrgLimits are the platform's limits on org (the worker's
+// clusters file), nil when it sets none. A local activity: it runs in the
+// worker that runs the pool's workflow, the platform's, and reads no
+// server, so a pool with no limits anywhere skips ReadOrgUsage's listing.
+func (a *Activities) PlatformOrgLimits(_ context.Context, org string) (*types.OrgPolicy, error) {
+	if lim, ok := a.OrgLimits[org]; ok {
+		return &lim, nil
+	}
+	return nil, nil
+}
+
 // maxOrgPools bounds one usage count's listing.
 const maxOrgPools = 20000
 

@@ -45,3 +45,13 @@ func TestReadOrgUsageAddsTargetsAndHandsOverThePlatformsLimits(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, u.Limits, "no platform limits, none handed over")
 }
+
+func TestPlatformOrgLimitsAreTheWorkersOwn(t *testing.T) {
+	a := &Activities{OrgLimits: types.OrgsByName([]types.OrgPolicy{{Org: "acme", MaxNodes: 10}})}
+	lim, err := a.PlatformOrgLimits(context.Background(), "acme")
+	require.NoError(t, err)
+	require.Equal(t, &types.OrgPolicy{Org: "acme", MaxNodes: 10}, lim)
+	lim, err = a.PlatformOrgLimits(context.Background(), "globex")
+	require.NoError(t, err)
+	require.Nil(t, lim)
+}

@@ -179,8 +179,9 @@ func TestThePlatformsOrgCeilingBindsAPoolWhoseSpecNamesNone(t *testing.T) {
 	env, w := newTestPool(t, p, busyNodes())
 	sp := spec(p)
 	sp.ProviderTaskQueue = "tenant-acme" // the tenant's own worker answers the provider's activities
+	w.platformLimits = &types.OrgPolicy{Org: "acme", MaxNodes: 5}
 	w.orgUsage = func() activities.OrgUsage {
-		return activities.OrgUsage{Fabric: w.target + 3, Cluster: w.target + 3, Limits: &types.OrgPolicy{Org: "acme", MaxNodes: 5}}
+		return activities.OrgUsage{Fabric: w.target + 3, Cluster: w.target + 3}
 	}
 	env.RegisterDelayedCallback(func() {
 		w.setPods(pending("a", env.Now().Add(-time.Hour)), pending("b", env.Now().Add(-time.Hour)))
@@ -205,4 +206,21 @@ func TestStricterOrgLimitsTakesTheTighterOfEachField(t *testing.T) {
 	require.Equal(t, *platform, stricterOrgLimits(nil, platform))
 	require.Equal(t, *policy, stricterOrgLimits(policy, nil))
 	require.Equal(t, types.OrgPolicy{}, stricterOrgLimits(nil, nil))
+}
+
+// With no org limits anywhere (neither the pool's policy nor the
+// platform's), a scale-up asks the platform once, locally, and lists
+// nothing: the org's pools are not listed on every scale-up.
+func TestAScaleUpWithoutOrgLimitsListsNoPools(t *testing.T) {
+	p := types.DefaultPolicy()
+	env, w := newTestPool(t, p, busyNodes())
+	env.RegisterDelayedCallback(func() {
+		w.setPods(pending("a", env.Now().Add(-time.Hour)))
+	}, time.Second)
+	finish(env, 2*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+	require.NotEmpty(t, w.provisions)
+	require.Positive(t, w.platformLimitReads, "the platform's limits were not asked")
+	require.Empty(t, w.orgUsageQueues, "the org's pools were listed with no limit to check")
 }

@@ -2,7 +2,9 @@ package workflows
 
 import (
 	"fmt"
+	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hanzoai/visor-fleet/activities"
@@ -16,7 +18,17 @@ import (
 // per pool, and no pool grows past it after that.
 func (p *pool) orgRoom(ctx workflow.Context) (int, string) {
 	actx := p.activityCtx(ctx, quickActivity, "read org usage")
+	var platform *types.OrgPolicy
 	if p.platformOrgs {
+		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+			StartToCloseTimeout: 10 * time.Second, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3},
+		})
+		if err := workflow.ExecuteLocalActivity(lctx, a.PlatformOrgLimits, p.spec.Key.Org).Get(ctx, &platform); err != nil {
+			return 0, fmt.Sprintf("org ceiling: the platform's limits on org %s unknown (%v)", p.spec.Key.Org, err)
+		}
+		if p.state.Policy.OrgLimits == nil && platform == nil {
+			return int(^uint(0) >> 1), "" // no limits anywhere: no listing
+		}
 		actx = p.platformCtx(ctx, quickActivity, "read org usage")
 	}
 	var u activities.OrgUsage
@@ -24,7 +36,7 @@ func (p *pool) orgRoom(ctx workflow.Context) (int, string) {
 		// Unknown usage buys nothing: a ceiling that cannot be checked holds.
 		return 0, fmt.Sprintf("org ceiling: usage of org %s unknown (%v)", p.spec.Key.Org, err)
 	}
-	lim := stricterOrgLimits(p.state.Policy.OrgLimits, u.Limits)
+	lim := stricterOrgLimits(p.state.Policy.OrgLimits, stricterOrgLimitsPtr(platform, u.Limits))
 	if lim.MaxHourlyCost > 0 {
 		// The org's cost budget is checked by the plan, which knows prices.
 		p.orgBudget = orgBudget{set: true, room: lim.MaxHourlyCost - u.HourlyCost}
@@ -75,4 +87,13 @@ func stricterOrgLimits(policy, platform *types.OrgPolicy) types.OrgPolicy {
 		}
 	}
 	return out
+}
+
+// stricterOrgLimitsPtr is stricterOrgLimits as a pointer, nil when both are.
+func stricterOrgLimitsPtr(a, b *types.OrgPolicy) *types.OrgPolicy {
+	if a == nil && b == nil {
+		return nil
+	}
+	l := stricterOrgLimits(a, b)
+	return &l
 }

@@ -31,15 +31,18 @@ type world struct {
 	orgUsage func() activities.OrgUsage
 	// orgUsageQueues are the task queues ReadOrgUsage ran on.
 	orgUsageQueues []string
-	env            *testsuite.TestWorkflowEnvironment
-	nodes          []types.NodeObservation
-	pods           []types.PendingPod
-	provisions     []activities.ProvisionInput
-	drained        []string
-	deleted        []string
-	observed       int
-	released       []activities.ReleaseInput
-	meterEvents    []metering.Event
+	// platformLimits answer PlatformOrgLimits (nil: the platform sets none).
+	platformLimits     *types.OrgPolicy
+	platformLimitReads int
+	env                *testsuite.TestWorkflowEnvironment
+	nodes              []types.NodeObservation
+	pods               []types.PendingPod
+	provisions         []activities.ProvisionInput
+	drained            []string
+	deleted            []string
+	observed           int
+	released           []activities.ReleaseInput
+	meterEvents        []metering.Event
 	// report, when set, replaces the default meter sink.
 	report func(context.Context, []metering.Event) error
 	// target is the provider's group target; machines beyond the nodes
@@ -160,6 +163,12 @@ func newTestPool(t *testing.T, policy types.Policy, nodes []types.NodeObservatio
 	})
 	env.OnActivity(a.PlanScaleUp, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PlanInput) (activities.PlanResult, error) {
 		return w.plan(in), nil
+	})
+	env.OnActivity(a.PlatformOrgLimits, mock.Anything, mock.Anything).Return(func(context.Context, string) (*types.OrgPolicy, error) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.platformLimitReads++
+		return w.platformLimits, nil
 	})
 	// The org's usage and the platform's limits: none unless a test sets orgUsage.
 	env.OnActivity(a.ReadOrgUsage, mock.Anything, mock.Anything).Return(func(ctx context.Context, _ types.PoolKey) (activities.OrgUsage, error) {

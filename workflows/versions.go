@@ -52,11 +52,12 @@ const (
 	// decisions count from 1 again, never sends a key of its earlier life.
 	// Checked once per run.
 	versionIncarnationKeys = "incarnation-keys"
-	// versionPlatformOrgLimits: every scale-up reads the org's usage and
-	// the platform's limits on the org (the worker's clusters file), and
-	// obeys the stricter of those and its policy's orgLimits, so a pool
-	// whose spec names no limits (a tenant's own spec file) is bound too.
-	// Checked once per run, in runs with provider truth.
+	// versionPlatformOrgLimits: every scale-up asks the platform's worker
+	// for its limits on the org (a local activity; the worker's clusters
+	// file) and, when they or the policy's orgLimits set any, reads the
+	// org's usage on the workflows' own queue and obeys the stricter
+	// limits, so a pool whose spec names none (a tenant's own spec file)
+	// is bound too. Checked once per run, in runs with provider truth.
 	versionPlatformOrgLimits = "platform-org-limits"
 	// versionConsolidation: the law's consolidation rules
 	// (DecisionInput.Consolidation): the scale-up cooldown holds back only
