@@ -41,8 +41,8 @@ type Activities struct {
 	// activity hands them over).
 	TrustKeys *auth.Trust
 	// OrgLimits are the platform's limits per org (the worker's clusters
-	// file): ReadOrgUsage hands the pool's org's to the pool, which obeys
-	// the stricter of them and its own policy's.
+	// file): PlatformOrgLimits hands the pool's org's to the pool, which
+	// obeys the stricter of them and its own policy's.
 	OrgLimits map[string]types.OrgPolicy
 
 	cacheMu sync.Mutex

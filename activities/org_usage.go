@@ -19,9 +19,6 @@ type OrgUsage struct {
 	// HourlyCost is what the org's pools say they cost per hour (their
 	// memo), on the whole fabric.
 	HourlyCost float64 `json:"hourlyCost"`
-	// Limits are the platform's limits on the org (the worker's clusters
-	// file), nil when it sets none.
-	Limits *types.OrgPolicy `json:"limits,omitempty"`
 }
 
 // PlatformOrgLimits are the platform's limits on org (the worker's
@@ -44,9 +41,6 @@ const maxOrgPools = 20000
 func (a *Activities) ReadOrgUsage(ctx context.Context, key types.PoolKey) (OrgUsage, error) {
 	query := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND %s = '%s'", contract.PoolWorkflow, contract.SAOrg, key.Org)
 	var u OrgUsage
-	if lim, ok := a.OrgLimits[key.Org]; ok {
-		u.Limits = &lim
-	}
 	var token []byte
 	seen := 0
 	for {

@@ -17,9 +17,8 @@ import (
 	"github.com/hanzoai/visor-fleet/types"
 )
 
-// The org's usage comes from its pools' search attributes; the platform's
-// limits on the org ride along, and other orgs' limits do not.
-func TestReadOrgUsageAddsTargetsAndHandsOverThePlatformsLimits(t *testing.T) {
+// The org's usage comes from its pools' search attributes.
+func TestReadOrgUsageAddsTargets(t *testing.T) {
 	key := types.PoolKey{Org: "acme", Project: "web", Service: "api", Provider: "sim", Cluster: "east"}
 	sa := func(target int, cluster string) *commonpb.SearchAttributes {
 		return &commonpb.SearchAttributes{IndexedFields: map[string]*commonpb.Payload{
@@ -33,17 +32,11 @@ func TestReadOrgUsageAddsTargetsAndHandsOverThePlatformsLimits(t *testing.T) {
 	})).Return(&workflowservice.ListWorkflowExecutionsResponse{Executions: []*workflowpb.WorkflowExecutionInfo{
 		{SearchAttributes: sa(3, "east")}, {SearchAttributes: sa(4, "west")},
 	}}, nil)
-	a := &Activities{Temporal: temporal, OrgLimits: types.OrgsByName([]types.OrgPolicy{{Org: "acme", MaxNodes: 10}, {Org: "globex", MaxNodes: 1}})}
+	a := &Activities{Temporal: temporal}
 	u, err := a.ReadOrgUsage(context.Background(), key)
 	require.NoError(t, err)
 	require.Equal(t, 7, u.Fabric)
 	require.Equal(t, 3, u.Cluster)
-	require.Equal(t, &types.OrgPolicy{Org: "acme", MaxNodes: 10}, u.Limits)
-
-	a.OrgLimits = nil
-	u, err = a.ReadOrgUsage(context.Background(), key)
-	require.NoError(t, err)
-	require.Nil(t, u.Limits, "no platform limits, none handed over")
 }
 
 func TestPlatformOrgLimitsAreTheWorkersOwn(t *testing.T) {

@@ -171,8 +171,8 @@ func TestOrgCostBudgetReachesThePlan(t *testing.T) {
 }
 
 // A pool whose spec names no org limits (a tenant may write its own spec
-// file) still obeys the platform's, which the worker hands over with the
-// org's usage; a spec's limits can only tighten them.
+// file) still obeys the platform's, which the platform's own worker hands
+// over; a spec's limits can only tighten them.
 func TestThePlatformsOrgCeilingBindsAPoolWhoseSpecNamesNone(t *testing.T) {
 	p := types.DefaultPolicy()
 	require.Nil(t, p.OrgLimits)

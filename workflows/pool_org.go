@@ -36,7 +36,7 @@ func (p *pool) orgRoom(ctx workflow.Context) (int, string) {
 		// Unknown usage buys nothing: a ceiling that cannot be checked holds.
 		return 0, fmt.Sprintf("org ceiling: usage of org %s unknown (%v)", p.spec.Key.Org, err)
 	}
-	lim := stricterOrgLimits(p.state.Policy.OrgLimits, stricterOrgLimitsPtr(platform, u.Limits))
+	lim := stricterOrgLimits(p.state.Policy.OrgLimits, platform)
 	if lim.MaxHourlyCost > 0 {
 		// The org's cost budget is checked by the plan, which knows prices.
 		p.orgBudget = orgBudget{set: true, room: lim.MaxHourlyCost - u.HourlyCost}
@@ -87,13 +87,4 @@ func stricterOrgLimits(policy, platform *types.OrgPolicy) types.OrgPolicy {
 		}
 	}
 	return out
-}
-
-// stricterOrgLimitsPtr is stricterOrgLimits as a pointer, nil when both are.
-func stricterOrgLimitsPtr(a, b *types.OrgPolicy) *types.OrgPolicy {
-	if a == nil && b == nil {
-		return nil
-	}
-	l := stricterOrgLimits(a, b)
-	return &l
 }
