@@ -95,7 +95,8 @@ func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 	// A pool acts only under its own ID: the frontend lets a tenant start
 	// only its own org's pool IDs, and this keeps such a start from
 	// carrying another pool's spec (and so moving that pool's nodes).
-	if id := workflow.GetInfo(ctx).WorkflowExecution.ID; strings.HasPrefix(id, "pool/") && id != in.Spec.Key.WorkflowID() &&
+	info := workflow.GetInfo(ctx)
+	if id := info.WorkflowExecution.ID; strings.HasPrefix(id, "pool/") && id != in.Spec.Key.WorkflowID() &&
 		workflow.GetVersion(ctx, versionStartIdentity, workflow.DefaultVersion, 1) >= 1 {
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pool spec is for %s, but this workflow is %s: a pool runs only under its own ID", in.Spec.Key.WorkflowID(), id), "InvalidPoolSpec", nil)
 	}
@@ -109,7 +110,6 @@ func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 	// carries one (a tenant may start its own pool with any input) could
 	// otherwise skip metering with a cursor in the future, take a policy
 	// that never passed set-policy's checks, or clear its nonces.
-	info := workflow.GetInfo(ctx)
 	carried := in.State != nil && info.ContinuedExecutionRunID == "" &&
 		workflow.GetVersion(ctx, versionFreshStartState, workflow.DefaultVersion, 1) >= 1
 	if carried {

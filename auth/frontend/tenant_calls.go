@@ -60,13 +60,8 @@ func TenantMay(method string, req any, orgs []string) error {
 	case *workflowservice.GetSystemInfoRequest, *workflowservice.DescribeNamespaceRequest,
 		*workflowservice.GetClusterInfoRequest, *workflowservice.GetSearchAttributesRequest:
 		return nil
-	case *workflowservice.ListWorkflowExecutionsRequest:
-		if err := listScoped(r.GetQuery(), orgs); err != nil {
-			return refuse(err.Error())
-		}
-		return nil
-	case *workflowservice.CountWorkflowExecutionsRequest:
-		if err := listScoped(r.GetQuery(), orgs); err != nil {
+	case *workflowservice.ListWorkflowExecutionsRequest, *workflowservice.CountWorkflowExecutionsRequest:
+		if err := listScoped(r.(interface{ GetQuery() string }).GetQuery(), orgs); err != nil {
 			return refuse(err.Error())
 		}
 		return nil
