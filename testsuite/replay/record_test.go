@@ -86,12 +86,7 @@ func TestRecordHistories(t *testing.T) {
 	run := s.Client.GetWorkflow(ctx, key.WorkflowID(), "")
 	must(t, run.Get(ctx, nil))
 
-	// Fixtures accumulate: each recording keeps the histories of earlier
-	// code, so a change must replay all of them.
-	tag := os.Getenv("VISOR_RECORD_TAG")
-	if tag == "" {
-		tag = time.Now().UTC().Format("20060102-1504")
-	}
+	tag := fixtureTag()
 	// The stack encrypts payloads with keys that die with it: the
 	// fixtures are written decrypted, so the replayer reads them as they
 	// would be with the codec in front.
@@ -125,10 +120,7 @@ func TestRecordFreshStartState(t *testing.T) {
 	_, err = starter.DeregisterPool(ctx, s.Client, key, contract.DeregisterRequest{Reason: "record"})
 	must(t, err)
 	must(t, s.Client.GetWorkflow(ctx, key.WorkflowID(), "").Get(ctx, nil))
-	tag := os.Getenv("VISOR_RECORD_TAG")
-	if tag == "" {
-		tag = time.Now().UTC().Format("20060102-1504")
-	}
+	tag := fixtureTag()
 	pc, err := codec.NewPayloadCodec(s.Identity.CodecKeys)
 	must(t, err)
 	write(t, ctx, s.Client, pc, key.WorkflowID(), "pool-fresh-start-state-"+tag+".json")
@@ -185,11 +177,18 @@ func TestRecordClusterFanout(t *testing.T) {
 		}
 		return n >= 2*pools && fanoutRun != ""
 	})
-	tag := os.Getenv("VISOR_RECORD_TAG")
-	if tag == "" {
-		tag = time.Now().UTC().Format("20060102-1504")
-	}
+	tag := fixtureTag()
 	writeRun(t, ctx, s.Client, pc, id, fanoutRun, "cluster-fanout-"+tag+".json")
+}
+
+// fixtureTag names this recording's fixtures (VISOR_RECORD_TAG, else the
+// time). Fixtures accumulate: each recording keeps the histories of earlier
+// code, so a change must replay all of them.
+func fixtureTag() string {
+	if tag := os.Getenv("VISOR_RECORD_TAG"); tag != "" {
+		return tag
+	}
+	return time.Now().UTC().Format("20060102-1504")
 }
 
 func waitForCluster(t *testing.T, ctx context.Context, c client.Client, what string, ok func(contract.ClusterStatus) bool) {
