@@ -106,12 +106,7 @@ func TestNewRunsAskThePlannerForFewerNodes(t *testing.T) {
 	p := types.DefaultPolicy()
 	p.SizingObjective = types.SizingNodes
 	env, w := newTestPool(t, p, busyNodes())
-	env.RegisterDelayedCallback(func() {
-		w.setPods(pending("a", env.Now().Add(-time.Hour)))
-	}, time.Second)
-	finish(env, time.Minute)
-	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
-	require.NoError(t, env.GetWorkflowError())
+	runWithOneOverduePod(t, env, w, spec(p), time.Minute)
 	require.NotEmpty(t, w.plans)
 	require.True(t, w.plans[0].FewerNodes, "a run recorded with versionNodeHours plans with FewerNodes")
 	require.Equal(t, types.SizingNodes, w.plans[0].Objective, "the policy's sizingObjective reaches the planner")

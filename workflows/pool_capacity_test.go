@@ -158,12 +158,7 @@ func TestOrgCostBudgetReachesThePlan(t *testing.T) {
 	p.OrgLimits = &types.OrgPolicy{Org: "acme", MaxHourlyCost: 10}
 	env, w := newTestPool(t, p, busyNodes())
 	w.orgUsage = func() activities.OrgUsage { return activities.OrgUsage{Fabric: 6, Cluster: 2, HourlyCost: 9.25} }
-	env.RegisterDelayedCallback(func() {
-		w.setPods(pending("a", env.Now().Add(-time.Hour)))
-	}, time.Second)
-	finish(env, time.Minute)
-	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
-	require.NoError(t, env.GetWorkflowError())
+	runWithOneOverduePod(t, env, w, spec(p), time.Minute)
 	require.NotEmpty(t, w.plans)
 	in := w.plans[0]
 	require.True(t, in.OrgBudget)
@@ -214,12 +209,7 @@ func TestStricterOrgLimitsTakesTheTighterOfEachField(t *testing.T) {
 func TestAScaleUpWithoutOrgLimitsListsNoPools(t *testing.T) {
 	p := types.DefaultPolicy()
 	env, w := newTestPool(t, p, busyNodes())
-	env.RegisterDelayedCallback(func() {
-		w.setPods(pending("a", env.Now().Add(-time.Hour)))
-	}, time.Second)
-	finish(env, 2*time.Minute)
-	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
-	require.NoError(t, env.GetWorkflowError())
+	runWithOneOverduePod(t, env, w, spec(p), 2*time.Minute)
 	require.NotEmpty(t, w.provisions)
 	require.Positive(t, w.platformLimitReads, "the platform's limits were not asked")
 	require.Empty(t, w.orgUsageQueues, "the org's pools were listed with no limit to check")

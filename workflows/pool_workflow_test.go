@@ -254,6 +254,18 @@ func finish(env *testsuite.TestWorkflowEnvironment, at time.Duration) {
 	}, at)
 }
 
+// runWithOneOverduePod runs the pool with one pod pending for an hour from
+// its first second, deregisters it at finishAt, and requires no error.
+func runWithOneOverduePod(t *testing.T, env *testsuite.TestWorkflowEnvironment, w *world, sp contract.PoolSpec, finishAt time.Duration) {
+	t.Helper()
+	env.RegisterDelayedCallback(func() {
+		w.setPods(pending("a", env.Now().Add(-time.Hour)))
+	}, time.Second)
+	finish(env, finishAt)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: sp})
+	require.NoError(t, env.GetWorkflowError())
+}
+
 func status(t *testing.T, env *testsuite.TestWorkflowEnvironment) contract.PoolStatus {
 	t.Helper()
 	v, err := env.QueryWorkflow(contract.QueryStatus)
