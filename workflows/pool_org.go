@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -27,7 +28,7 @@ func (p *pool) orgRoom(ctx workflow.Context) (int, string) {
 			return 0, fmt.Sprintf("org ceiling: the platform's limits on org %s unknown (%v)", p.spec.Key.Org, err)
 		}
 		if p.state.Policy.OrgLimits == nil && platform == nil {
-			return int(^uint(0) >> 1), "" // no limits anywhere: no listing
+			return math.MaxInt, "" // no limits anywhere: no listing
 		}
 		actx = p.platformCtx(ctx, quickActivity, "read org usage")
 	}
@@ -41,7 +42,7 @@ func (p *pool) orgRoom(ctx workflow.Context) (int, string) {
 		// The org's cost budget is checked by the plan, which knows prices.
 		p.orgBudget = orgBudget{set: true, room: lim.MaxHourlyCost - u.HourlyCost}
 	}
-	room, note := int(^uint(0)>>1), ""
+	room, note := math.MaxInt, ""
 	if lim.MaxNodes > 0 {
 		if r := lim.MaxNodes - u.Fabric; r < room {
 			room, note = r, fmt.Sprintf("org ceiling: org %s has %d of its %d nodes on the fabric", p.spec.Key.Org, u.Fabric, lim.MaxNodes)
