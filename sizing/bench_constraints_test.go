@@ -131,18 +131,21 @@ func distinctFilters(pods []types.PendingPod, catalog []types.InstanceType) []ty
 func BenchmarkPlanScaleUpConstrained(b *testing.B) {
 	catalog := benchCatalog400()
 	for _, tc := range []struct {
-		name    string
-		pods    []types.PendingPod
-		catalog []types.InstanceType
+		name      string
+		pods      []types.PendingPod
+		catalog   []types.InstanceType
+		objective string
 	}{
-		{"pods=10000/shapes<=20", benchConstrainedPending(10000, 20, false), catalog},
-		{"pods=10000/all-distinct", benchConstrainedPending(10000, 200, true), catalog},
+		{"pods=10000/shapes<=20", benchConstrainedPending(10000, 20, false), catalog, ""},
+		{"pods=10000/all-distinct", benchConstrainedPending(10000, 200, true), catalog, ""},
 		// Worst cases: no two sizes pack alike; every pod its own filter too.
-		{"pods=10000/all-distinct/sizes-unlike", benchConstrainedPending(10000, 200, true), unlike(benchCatalog400())},
-		{"pods=10000/all-distinct/filters-distinct", distinctFilters(benchConstrainedPending(10000, 200, true), catalog), catalog},
-		{"pods=10000/requests-only", benchPending(10000), catalog},
+		{"pods=10000/all-distinct/sizes-unlike", benchConstrainedPending(10000, 200, true), unlike(benchCatalog400()), ""},
+		{"pods=10000/all-distinct/filters-distinct", distinctFilters(benchConstrainedPending(10000, 200, true), catalog), catalog, ""},
+		{"pods=10000/requests-only", benchPending(10000), catalog, ""},
+		// The nodes objective packs every size (no cost bound prunes one).
+		{"pods=10000/all-distinct/nodes-objective", benchConstrainedPending(10000, 200, true), catalog, types.SizingNodes},
 	} {
-		req := Request{Pending: tc.pods, Existing: benchExisting(tc.catalog), Catalog: tc.catalog, Template: benchTemplate}
+		req := Request{Pending: tc.pods, Existing: benchExisting(tc.catalog), Catalog: tc.catalog, Template: benchTemplate, Objective: tc.objective}
 		shapes := len(prepare(req, nil).shapes)
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
