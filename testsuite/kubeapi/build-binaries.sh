@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the real etcd, kube-apiserver and kube-controller-manager that the
-# kubeapi test harness runs, from the Go module proxy, into a cache folder
+# Builds the real etcd, kube-apiserver, kube-controller-manager and
+# kube-scheduler that the kubeapi test harness runs, and kwok (the node
+# simulator the kwok connector's nodes are managed by), from the Go module proxy, into a cache folder
 # outside the repository keyed by version. Idempotent: a binary that is
 # already there is not rebuilt, so CI and developers can call it every time.
 #
@@ -16,6 +17,7 @@ set -euo pipefail
 KUBE_VERSION=v1.37.2       # k8s.io/kubernetes
 STAGING_VERSION=v0.37.2    # the published k8s.io/<staging> modules of that release
 ETCD_VERSION=v3.6.6        # go.etcd.io/etcd/server/v3
+KWOK_VERSION=v0.8.0        # sigs.k8s.io/kwok (its own go.mod: client-go v0.36, talks to any API server of the 1.3x line)
 
 CACHE_ROOT="${VISOR_KUBE_CACHE:-$HOME/.cache/visor-fleet}"
 BIN_DIR="$CACHE_ROOT/kube-$KUBE_VERSION"
@@ -119,7 +121,17 @@ else
 	timed etcd build_etcd
 fi
 
-for name in kube-apiserver kube-controller-manager; do
+build_kwok() {
+	local src="$WORK/kwok"
+	module_source "sigs.k8s.io/kwok@$KWOK_VERSION" "$src"
+	(
+		cd "$src"
+		nice -n 10 go build -trimpath -ldflags="-s -w" -o "$BIN_DIR/kwok.partial" ./cmd/kwok
+	)
+	mv "$BIN_DIR/kwok.partial" "$BIN_DIR/kwok"
+}
+
+for name in kube-apiserver kube-controller-manager kube-scheduler; do
 	if [[ -x "$BIN_DIR/$name" ]]; then
 		log "$name $KUBE_VERSION present"
 	else
@@ -127,5 +139,12 @@ for name in kube-apiserver kube-controller-manager; do
 		timed "$name" build_kube "$name"
 	fi
 done
+
+if [[ -x "$BIN_DIR/kwok" ]]; then
+	log "kwok $KWOK_VERSION present"
+else
+	log "building kwok $KWOK_VERSION (go build -p $JOBS)"
+	timed kwok build_kwok
+fi
 
 log "binaries in $BIN_DIR"
