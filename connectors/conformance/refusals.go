@@ -19,7 +19,7 @@ var wantClass = map[Failure]errclass.Class{
 // that launched nothing; an auth refusal names the credential reference.
 func refused(t *testing.T, s *subject, f Failure) {
 	if why := s.Refuse(t, f); why != "" {
-		t.Skipf("the double does not model a %s refusal: %s", f, why)
+		t.Skipf("the double does not model the %s refusal: %s", f, why)
 	}
 	_, err := s.create(2, connectors.IdempotencyKey("conformance/refused-"+string(f)+"#1"))
 	if err == nil {
