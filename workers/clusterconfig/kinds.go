@@ -2,9 +2,11 @@ package clusterconfig
 
 import (
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/aliyun"
 	"github.com/hanzoai/visor-fleet/connectors/aws"
 	"github.com/hanzoai/visor-fleet/connectors/digitalocean"
 	"github.com/hanzoai/visor-fleet/connectors/hetzner"
+	"github.com/hanzoai/visor-fleet/connectors/proxmox"
 	"github.com/hanzoai/visor-fleet/connectors/vsphere"
 )
 
@@ -14,6 +16,8 @@ const (
 	AWS          = aws.ProviderName
 	Hetzner      = hetzner.ProviderName
 	VSphere      = vsphere.ProviderName
+	Proxmox      = proxmox.ProviderName
+	Aliyun       = aliyun.ProviderName
 	Sim          = "sim"
 )
 
@@ -25,6 +29,8 @@ var Providers = register(
 	hetzner.Kind,
 	vsphere.Kind,
 	simKind,
+	proxmox.Kind,
+	aliyun.Kind,
 )
 
 func register(kinds ...connectors.Kind) []string {
