@@ -12,6 +12,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/ec2 v1.347.0
 	github.com/aws/aws-sdk-go-v2/service/eks v1.105.6
 	github.com/aws/smithy-go v1.28.9
+	github.com/digitalocean/go-libvirt v0.0.0-20261013170128-efbbdf578ac8
 	github.com/digitalocean/godo v1.237.0
 	github.com/hetznercloud/hcloud-go/v2 v2.52.0
 	github.com/luthermonson/go-proxmox v0.8.2
@@ -38,6 +39,7 @@ require (
 	k8s.io/klog/v2 v2.140.0
 	k8s.io/metrics v0.37.2
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd
+	libvirt.org/go/libvirtxml v1.12008.0
 	modernc.org/sqlite v1.51.0
 	sigs.k8s.io/yaml v1.6.0
 )

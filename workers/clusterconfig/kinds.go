@@ -6,6 +6,7 @@ import (
 	"github.com/hanzoai/visor-fleet/connectors/aws"
 	"github.com/hanzoai/visor-fleet/connectors/digitalocean"
 	"github.com/hanzoai/visor-fleet/connectors/hetzner"
+	"github.com/hanzoai/visor-fleet/connectors/kvm"
 	"github.com/hanzoai/visor-fleet/connectors/proxmox"
 	"github.com/hanzoai/visor-fleet/connectors/vsphere"
 )
@@ -18,6 +19,7 @@ const (
 	VSphere      = vsphere.ProviderName
 	Proxmox      = proxmox.ProviderName
 	Aliyun       = aliyun.ProviderName
+	KVM          = kvm.ProviderName
 	Sim          = "sim"
 )
 
@@ -31,6 +33,7 @@ var Providers = register(
 	simKind,
 	proxmox.Kind,
 	aliyun.Kind,
+	kvm.Kind,
 )
 
 func register(kinds ...connectors.Kind) []string {
