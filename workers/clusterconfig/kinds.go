@@ -2,10 +2,13 @@ package clusterconfig
 
 import (
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/aliyun"
 	"github.com/hanzoai/visor-fleet/connectors/aws"
 	"github.com/hanzoai/visor-fleet/connectors/azure"
 	"github.com/hanzoai/visor-fleet/connectors/digitalocean"
 	"github.com/hanzoai/visor-fleet/connectors/hetzner"
+	"github.com/hanzoai/visor-fleet/connectors/kvm"
+	"github.com/hanzoai/visor-fleet/connectors/proxmox"
 	"github.com/hanzoai/visor-fleet/connectors/vsphere"
 )
 
@@ -16,6 +19,9 @@ const (
 	Hetzner      = hetzner.ProviderName
 	VSphere      = vsphere.ProviderName
 	Azure        = azure.ProviderName
+	Proxmox      = proxmox.ProviderName
+	Aliyun       = aliyun.ProviderName
+	KVM          = kvm.ProviderName
 	Sim          = "sim"
 )
 
@@ -28,6 +34,9 @@ var Providers = register(
 	vsphere.Kind,
 	azure.Kind,
 	simKind,
+	proxmox.Kind,
+	aliyun.Kind,
+	kvm.Kind,
 )
 
 func register(kinds ...connectors.Kind) []string {
