@@ -5,6 +5,7 @@ import (
 	"github.com/hanzoai/visor-fleet/connectors/aws"
 	"github.com/hanzoai/visor-fleet/connectors/digitalocean"
 	"github.com/hanzoai/visor-fleet/connectors/hetzner"
+	"github.com/hanzoai/visor-fleet/connectors/kwok"
 	"github.com/hanzoai/visor-fleet/connectors/vsphere"
 )
 
@@ -14,6 +15,7 @@ const (
 	AWS          = aws.ProviderName
 	Hetzner      = hetzner.ProviderName
 	VSphere      = vsphere.ProviderName
+	Kwok         = kwok.ProviderName
 	Sim          = "sim"
 )
 
@@ -24,6 +26,7 @@ var Providers = register(
 	aws.Kind,
 	hetzner.Kind,
 	vsphere.Kind,
+	kwok.Kind,
 	simKind,
 )
 
