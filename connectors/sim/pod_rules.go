@@ -136,7 +136,8 @@ func selects(ls *metav1.LabelSelector, l map[string]string) bool {
 // nodes p's node affinity admits (nodeAffinityPolicy Honor, taints
 // ignored: the defaults) and that carry the key, placing p in n's domain
 // must leave that domain at most maxSkew above the emptiest one. A node
-// without the key takes no such pod.
+// without the key takes no such pod. minDomains, matchLabelKeys and
+// ScheduleAnyway constraints are not modelled (sizing does not either).
 func (pp *placedPods) spreadAllows(n *corev1.Node, p *corev1.Pod) bool {
 	affinity := nodeaffinity.GetRequiredNodeAffinity(p)
 	for _, c := range p.Spec.TopologySpreadConstraints {
