@@ -3,6 +3,7 @@ package clusterconfig
 import (
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/aws"
+	"github.com/hanzoai/visor-fleet/connectors/azure"
 	"github.com/hanzoai/visor-fleet/connectors/digitalocean"
 	"github.com/hanzoai/visor-fleet/connectors/hetzner"
 	"github.com/hanzoai/visor-fleet/connectors/kwok"
@@ -15,6 +16,7 @@ const (
 	AWS          = aws.ProviderName
 	Hetzner      = hetzner.ProviderName
 	VSphere      = vsphere.ProviderName
+	Azure        = azure.ProviderName
 	Kwok         = kwok.ProviderName
 	Sim          = "sim"
 )
@@ -26,6 +28,7 @@ var Providers = register(
 	aws.Kind,
 	hetzner.Kind,
 	vsphere.Kind,
+	azure.Kind,
 	kwok.Kind,
 	simKind,
 )
