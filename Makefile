@@ -24,7 +24,9 @@ build:
 test:
 	$(GO) test $(TESTFLAGS) $(PKGS)
 
-## bench: speed and memory figures (go test -bench -benchmem), then the
+## bench: speed and memory figures (go test -bench -benchmem), the
+## 10,000-pod run on the real kube-scheduler (testsuite/kwok, log in
+## artifacts/bench-kwok.txt; skipped without the kube binaries), then the
 ## control law scored on the traces; writes docs/BENCHMARKS.md and its plots
 bench:
 	@mkdir -p artifacts
@@ -32,6 +34,7 @@ bench:
 	$(GO) test -run '^$$' -bench DecisionLatency -benchmem -benchtime 200x -timeout 30m ./testsuite/bench > artifacts/bench-latency.txt || { cat artifacts/bench-latency.txt; exit 1; }
 	$(GO) test -run '^$$' -bench IdlePools -benchmem -benchtime 1x -timeout 40m ./testsuite/bench > artifacts/bench-idle.txt || { cat artifacts/bench-idle.txt; exit 1; }
 	$(GO) test -run '^$$' -bench ApplyPools -benchmem -benchtime 1x -timeout 30m ./cmd/visor > artifacts/bench-apply.txt || { cat artifacts/bench-apply.txt; exit 1; }
+	VISOR_KWOK_SCALE=1 $(GO) test -run TestScaleTenThousandPods -v -count=1 -timeout 30m ./testsuite/kwok > artifacts/bench-kwok.txt || { cat artifacts/bench-kwok.txt; exit 1; }
 	cat artifacts/bench-speed.txt artifacts/bench-latency.txt artifacts/bench-idle.txt artifacts/bench-apply.txt > artifacts/bench.txt
 	cat artifacts/bench.txt
 	$(GO) run ./internal/benchreport -bench artifacts/bench.txt -out docs/BENCHMARKS.md -plots docs/benchmarks

@@ -39,6 +39,11 @@ type BuildEnv struct {
 	// for a kind that OwnsCluster.
 	Secrets SecretReader
 	Logger  *slog.Logger
+	// Kubeconfig and KubeContext are how the worker reaches the cluster's
+	// own API (empty Kubeconfig: its in-cluster service account), for a
+	// provider whose machines are objects in it (kwok). Unset for a kind
+	// that OwnsCluster.
+	Kubeconfig, KubeContext string
 }
 
 // Built is what a Kind's Build returns.

@@ -8,3 +8,8 @@ import _ "embed"
 //
 //go:embed pools.yaml
 var Pools []byte
+
+// KubePools is examples/kube-pools.yaml, the demo of `visor dev --kube`.
+//
+//go:embed kube-pools.yaml
+var KubePools []byte

@@ -13,6 +13,7 @@ import (
 	"github.com/hanzoai/visor-fleet/internal/devstack"
 	"github.com/hanzoai/visor-fleet/starter"
 	"github.com/hanzoai/visor-fleet/types"
+	"github.com/hanzoai/visor-fleet/workers"
 )
 
 // FreePort returns a loopback port nobody listens on right now.
@@ -30,6 +31,13 @@ func FreePort(t testing.TB) int {
 // spec registered, and stops it when the test ends.
 func StartStack(t testing.TB, spec starter.SpecFile, dataDir string) *devstack.Stack {
 	t.Helper()
+	return StartStackOn(t, spec, dataDir, nil)
+}
+
+// StartStackOn is StartStack serving clusters besides the spec's
+// simulated ones (a kwok cluster on a real control plane).
+func StartStackOn(t testing.TB, spec starter.SpecFile, dataDir string, clusters workers.StaticClusters) *devstack.Stack {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	so := devserver.Options{GRPCPort: FreePort(t), UIPort: -1, LogLevel: "error"}
@@ -38,7 +46,7 @@ func StartStack(t testing.TB, spec starter.SpecFile, dataDir string) *devstack.S
 	} else {
 		so.DataDir = dataDir
 	}
-	s, err := devstack.Start(ctx, devstack.Options{Server: so, Spec: spec, SimTick: 200 * time.Millisecond, ProvisionDelay: time.Second})
+	s, err := devstack.Start(ctx, devstack.Options{Server: so, Spec: spec, SimTick: 200 * time.Millisecond, ProvisionDelay: time.Second, Clusters: clusters})
 	if err != nil {
 		t.Fatalf("start embedded stack: %v", err)
 	}

@@ -25,6 +25,7 @@ type devFlags struct {
 	provisionDelay time.Duration
 	metricsAddr    string
 	codecPort      int
+	kube           bool
 }
 
 func newDevCommand(g *globalFlags) *cobra.Command {
@@ -50,6 +51,7 @@ again resumes every pool where it was.`,
 	fl.DurationVar(&f.provisionDelay, "provision-delay", 10*time.Second, "how long a simulated node takes to become Ready")
 	fl.IntVar(&f.codecPort, "codec-port", 8234, "codec server port (the Web UI decodes payloads through it)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (e.g. 127.0.0.1:9464)")
+	fl.BoolVar(&f.kube, "kube", false, "run the pools on a real control plane (etcd, kube-apiserver, kube-scheduler, kwok nodes) from testsuite/kubeapi/build-binaries.sh's cache; default spec: the bundled examples/kube-pools.yaml")
 	return cmd
 }
 
@@ -58,7 +60,7 @@ func runDev(ctx context.Context, g *globalFlags, f *devFlags) error {
 	if err := devserver.CheckListenIP(f.ip, false); err != nil {
 		return err
 	}
-	spec, err := loadDevSpec(f.poolsFile)
+	spec, err := loadDevSpec(f.poolsFile, f.kube)
 	if err != nil {
 		return err
 	}
@@ -68,13 +70,24 @@ func runDev(ctx context.Context, g *globalFlags, f *devFlags) error {
 		return err
 	}
 	defer metrics.Stop()
-	stack, err := devstack.Start(ctx, devstack.Options{
+	var kube *devstack.Kube
+	if f.kube {
+		if kube, err = devstack.StartKube(ctx, spec, f.dataDir, g.logger()); err != nil {
+			return err
+		}
+		defer kube.Stop()
+	}
+	opts := devstack.Options{
 		Server: devserver.Options{
 			DataDir: f.dataDir, Memory: f.memory, IP: f.ip, GRPCPort: f.grpcPort, UIPort: f.uiPort, CodecPort: f.codecPort, LogLevel: g.logLevel,
 		},
 		Spec: spec, SimTick: f.simTick, ProvisionDelay: f.provisionDelay, Logger: g.logger(),
 		MetricsHandler: metrics.Handler,
-	})
+	}
+	if kube != nil {
+		opts.Clusters = kube.Clusters
+	}
+	stack, err := devstack.Start(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -91,14 +104,20 @@ func runDev(ctx context.Context, g *globalFlags, f *devFlags) error {
 		fmt.Printf("  metrics        http://%s/metrics\n", metrics.Addr)
 	}
 	printDevAuth(stack)
+	if kube != nil {
+		fmt.Printf("  kubernetes     KUBECONFIG=%s kubectl get nodes,pods -A -w\n", kube.Kubeconfig)
+	}
 	fmt.Printf("  state          %s\n  %s, %s registered; Ctrl-C to stop\n", stack.StateDir, plural(len(spec.Clusters), "cluster", "clusters"), plural(len(spec.Pools), "pool", "pools"))
 	<-ctx.Done()
 	fmt.Println("stopping visor dev…")
 	return stack.Stop()
 }
 
-func loadDevSpec(path string) (starter.SpecFile, error) {
-	if path == "" {
+func loadDevSpec(path string, kube bool) (starter.SpecFile, error) {
+	switch {
+	case path == "" && kube:
+		return starter.ParseSpecFile("examples/kube-pools.yaml (bundled)", examples.KubePools)
+	case path == "":
 		return starter.ParseSpecFile("examples/pools.yaml (bundled)", examples.Pools)
 	}
 	return starter.LoadSpecFile(path)

@@ -14,10 +14,16 @@ import (
 // activities turn API server answers into the right Temporal retry
 // behaviour. Already-classified errors pass through unchanged.
 func classifyError(op string, err error) error {
+	return ClassifyError(providerName, op, err)
+}
+
+// ClassifyError is classifyError for another connector whose SDK is
+// client-go (kwok's nodes live in an API server): errors carry provider.
+func ClassifyError(provider, op string, err error) error {
 	if err == nil || errclass.Classified(err) {
 		return err
 	}
-	e := errclass.New(classOf(err), providerName, op, err)
+	e := errclass.New(classOf(err), provider, op, err)
 	if seconds, ok := apierrors.SuggestsClientDelay(err); ok && seconds > 0 {
 		e.RetryAfter = time.Duration(seconds) * time.Second
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -26,15 +27,40 @@ const unschedulableMessage = "no Ready, schedulable node matching the pod's node
 
 // schedule binds pending pods first-fit to Ready, uncordoned nodes whose
 // labels and taints the pod's nodeSelector, node affinity and tolerations
-// accept and that have room (allocatable minus what
-// bound pods request, summed as the kubernetes connector and the real
-// scheduler do); the rest are marked Unschedulable.
+// accept, that have room (allocatable minus what bound pods request,
+// summed as the kubernetes connector and the real scheduler do), and
+// where the pod-to-pod rules let it go (host ports, required
+// anti-affinity, DoNotSchedule topology spread: pod_rules.go); the rest
+// are marked Unschedulable.
 func (f *Fleet) schedule(ctx context.Context, now time.Time, nodes []corev1.Node, pods []corev1.Pod) error {
+	binds, unschedulable := Bind(nodes, pods)
+	var errs []error
+	for _, b := range binds {
+		errs = append(errs, f.bind(ctx, b.Pod, b.Node, now))
+	}
+	for _, p := range unschedulable {
+		errs = append(errs, f.markUnschedulable(ctx, p, now))
+	}
+	return errors.Join(errs...)
+}
+
+// Binding puts a pending pod on a node.
+type Binding struct {
+	Pod  *corev1.Pod
+	Node string
+}
+
+// Bind is the sim's scheduling pass, pure: it says where each pending pod
+// of pods goes among nodes (oldest pod first, first fit by node name) and
+// which pods no node takes. Tests compare it with kube-scheduler's.
+func Bind(nodes []corev1.Node, pods []corev1.Pod) (binds []Binding, unschedulable []*corev1.Pod) {
+	nodes = slices.Clone(nodes)
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	free := make(map[string]types.Resources, len(nodes))
 	for i := range nodes {
 		free[nodes[i].Name] = kubernetes.NodeAllocatable(&nodes[i])
 	}
+	placed := newPlacedPods(nodes)
 	var pending []*corev1.Pod
 	for i := range pods {
 		p := &pods[i]
@@ -43,6 +69,7 @@ func (f *Fleet) schedule(ctx context.Context, now time.Time, nodes []corev1.Node
 		case p.Spec.NodeName != "":
 			if room, ok := free[p.Spec.NodeName]; ok {
 				free[p.Spec.NodeName] = room.Sub(kubernetes.PodRequests(p))
+				placed.add(p.Spec.NodeName, p)
 			}
 		default:
 			pending = append(pending, p)
@@ -55,24 +82,24 @@ func (f *Fleet) schedule(ctx context.Context, now time.Time, nodes []corev1.Node
 		}
 		return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
 	})
-	var errs []error
 	for _, p := range pending {
 		req := kubernetes.PodRequests(p)
 		node := ""
 		for i := range nodes {
-			if schedulable(&nodes[i], p) && req.Fits(free[nodes[i].Name]) {
+			if schedulable(&nodes[i], p) && req.Fits(free[nodes[i].Name]) && placed.admits(&nodes[i], p) {
 				node = nodes[i].Name
 				break
 			}
 		}
 		if node == "" {
-			errs = append(errs, f.markUnschedulable(ctx, p, now))
+			unschedulable = append(unschedulable, p)
 			continue
 		}
 		free[node] = free[node].Sub(req)
-		errs = append(errs, f.bind(ctx, p, node, now))
+		placed.add(node, p)
+		binds = append(binds, Binding{Pod: p, Node: node})
 	}
-	return errors.Join(errs...)
+	return binds, unschedulable
 }
 
 // schedulable is the kube-scheduler's NodeUnschedulable, NodeAffinity

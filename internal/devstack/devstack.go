@@ -18,6 +18,7 @@ import (
 
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/codec"
+	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/internal/devfleet"
 	"github.com/hanzoai/visor-fleet/internal/devserver"
@@ -36,6 +37,10 @@ type Options struct {
 	Logger         *slog.Logger
 	// MetricsHandler, when set, receives the SDK's and the pools' metrics.
 	MetricsHandler client.MetricsHandler
+	// Clusters are served besides the spec's simulated ones (a kwok
+	// cluster on a real control plane); each must be declared in the
+	// spec's clusters, so it is enrolled.
+	Clusters workers.StaticClusters
 }
 
 // Stack is a running embedded system.
@@ -116,6 +121,13 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	tokenDir := filepath.Join(s.StateDir, "tokens")
 	if s.Fleet, err = devfleet.New(opts.Spec, devfleet.Options{StateDir: s.StateDir, ProvisionDelay: opts.ProvisionDelay, Logger: opts.Logger, TokenDir: tokenDir}); err != nil {
 		return nil, err
+	}
+	for id, c := range opts.Clusters {
+		if _, clash := s.Fleet.Clusters[id]; clash {
+			return nil, fmt.Errorf("cluster %s is both simulated and given in Options.Clusters", id)
+		}
+		c.EnrollmentToken = connectors.CredentialRef("file:" + devfleet.TokenPath(tokenDir, id))
+		s.Fleet.Clusters[id] = c
 	}
 	if s.Ledger, err = meterledger.Open(filepath.Join(s.StateDir, "meter.db")); err != nil {
 		return nil, err

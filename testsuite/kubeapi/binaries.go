@@ -23,7 +23,17 @@ type Binaries struct {
 	Etcd              string
 	APIServer         string
 	ControllerManager string
+	// Scheduler and Kwok are built too but needed only by clusters that
+	// run them (Options.Scheduler, Options.Kwok).
+	Scheduler string
+	Kwok      string
 }
+
+// Names of the optional binaries, for FindBinaries.
+const (
+	SchedulerBinary = "kube-scheduler"
+	KwokBinary      = "kwok"
+)
 
 // CacheDir is where build-binaries.sh puts the binaries of KubeVersion:
 // ${VISOR_KUBE_CACHE:-$HOME/.cache/visor-fleet}/kube-<version>.
@@ -50,18 +60,25 @@ func (e *MissingBinariesError) Error() string {
 		"set VISOR_KUBE_CACHE to use another cache folder)", e.Missing, e.Dir, BuildScript)
 }
 
-// FindBinaries locates the cached binaries, or returns a
+// FindBinaries locates the cached binaries (etcd, kube-apiserver,
+// kube-controller-manager and the optional ones named), or returns a
 // *MissingBinariesError naming the build script.
-func FindBinaries() (Binaries, error) {
+func FindBinaries(optional ...string) (Binaries, error) {
 	dir := CacheDir()
 	b := Binaries{
 		Dir:               dir,
 		Etcd:              filepath.Join(dir, "etcd"),
 		APIServer:         filepath.Join(dir, "kube-apiserver"),
 		ControllerManager: filepath.Join(dir, "kube-controller-manager"),
+		Scheduler:         filepath.Join(dir, SchedulerBinary),
+		Kwok:              filepath.Join(dir, KwokBinary),
+	}
+	need := []string{b.Etcd, b.APIServer, b.ControllerManager}
+	for _, name := range optional {
+		need = append(need, filepath.Join(dir, name))
 	}
 	var missing []string
-	for _, p := range []string{b.Etcd, b.APIServer, b.ControllerManager} {
+	for _, p := range need {
 		if st, err := os.Stat(p); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
 			missing = append(missing, filepath.Base(p))
 		}

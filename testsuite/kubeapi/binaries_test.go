@@ -75,3 +75,28 @@ func TestFindBinariesFindsACompleteCache(t *testing.T) {
 		t.Errorf("APIServer = %s", b.APIServer)
 	}
 }
+
+func TestFindBinariesNamesAMissingSchedulerOrKwok(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("VISOR_KUBE_CACHE", root)
+	dir := filepath.Join(root, "kube-"+KubeVersion)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"etcd", "kube-apiserver", "kube-controller-manager", SchedulerBinary} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := FindBinaries(); err != nil {
+		t.Fatalf("the core binaries are there, but: %v", err)
+	}
+	_, err := FindBinaries(Options{Scheduler: true, Kwok: true}.optionalBinaries()...)
+	var missing *MissingBinariesError
+	if !errors.As(err, &missing) || strings.Join(missing.Missing, ",") != KwokBinary {
+		t.Fatalf("FindBinaries(scheduler, kwok) = %v, want kwok missing", err)
+	}
+	if !strings.Contains(err.Error(), BuildScript) {
+		t.Errorf("error %q does not name %s", err, BuildScript)
+	}
+}

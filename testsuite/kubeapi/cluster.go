@@ -32,6 +32,9 @@ const (
 	ConnectorUser = "visor-connector"
 	// controllerManagerUser runs kube-controller-manager's controllers.
 	controllerManagerUser = "system:kube-controller-manager"
+	// schedulerUser and kwokUser run kube-scheduler and kwok.
+	schedulerUser = "system:kube-scheduler"
+	kwokUser      = "system:kwok-controller"
 )
 
 // Options shape a cluster. The zero value is what most tests want.
@@ -39,12 +42,39 @@ type Options struct {
 	// ClusterRoleFile is the RBAC manifest whose ClusterRoles ConnectorUser
 	// is bound to. Default: deploy/rbac/clusterrole.yaml of this module.
 	ClusterRoleFile string
+	// ClusterRoleYAML, when set, is that manifest's content instead (a
+	// binary run outside the repository embeds it).
+	ClusterRoleYAML []byte
 	// ExtraUsers get a token but no permissions; tests bind them to
 	// what they need (for example a ClusterRole with a verb removed).
 	ExtraUsers []string
 	// StartTimeout bounds waiting for the servers. Default 3 minutes: the
 	// machine is shared, and kube-apiserver takes ~10 s when idle.
 	StartTimeout time.Duration
+	// Controllers are kube-controller-manager's controllers; default only
+	// "disruption". With kwok keeping nodes alive, "daemonset",
+	// "replicaset" and "deployment" are safe to add.
+	Controllers []string
+	// Scheduler runs the real kube-scheduler, which binds pods to nodes.
+	Scheduler bool
+	// Kwok runs kwok, managing the nodes annotated kwok.x-k8s.io/node=fake
+	// (KwokManageSelector): it keeps them Ready and plays their pods'
+	// lifecycle (Running and Ready once bound, removed once deleted).
+	Kwok bool
+}
+
+// KwokManageSelector is the annotation selector kwok is started with.
+const KwokManageSelector = "kwok.x-k8s.io/node=fake"
+
+func (o Options) optionalBinaries() []string {
+	var out []string
+	if o.Scheduler {
+		out = append(out, SchedulerBinary)
+	}
+	if o.Kwok {
+		out = append(out, KwokBinary)
+	}
+	return out
 }
 
 // Cluster is a running control plane.
@@ -73,21 +103,26 @@ type Cluster struct {
 // nothing is left running; the error carries the servers' log tails.
 func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	began := time.Now()
-	bins, err := FindBinaries()
+	bins, err := FindBinaries(opts.optionalBinaries()...)
 	if err != nil {
 		return nil, err
 	}
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = 3 * time.Minute
 	}
-	if opts.ClusterRoleFile == "" {
-		root, err := moduleRoot()
-		if err != nil {
-			return nil, err
+	var manifest []clusterRoleDoc
+	if opts.ClusterRoleYAML != nil {
+		manifest, err = parseClusterRoles("Options.ClusterRoleYAML", opts.ClusterRoleYAML)
+	} else {
+		if opts.ClusterRoleFile == "" {
+			root, err := moduleRoot()
+			if err != nil {
+				return nil, err
+			}
+			opts.ClusterRoleFile = filepath.Join(root, "deploy", "rbac", "clusterrole.yaml")
 		}
-		opts.ClusterRoleFile = filepath.Join(root, "deploy", "rbac", "clusterrole.yaml")
+		manifest, err = readClusterRoles(opts.ClusterRoleFile)
 	}
-	manifest, err := readClusterRoles(opts.ClusterRoleFile)
 	if err != nil {
 		return nil, err
 	}
@@ -118,8 +153,18 @@ func (c *Cluster) start(ctx context.Context, bins Binaries, opts Options, manife
 	if err := c.startAPIServer(ctx, bins.APIServer, etcdURL); err != nil {
 		return err
 	}
-	if err := c.startControllerManager(ctx, bins.ControllerManager); err != nil {
+	if err := c.startControllerManager(ctx, bins.ControllerManager, opts.Controllers); err != nil {
 		return err
+	}
+	if opts.Scheduler {
+		if err := c.startScheduler(ctx, bins.Scheduler); err != nil {
+			return err
+		}
+	}
+	if opts.Kwok {
+		if err := c.startKwok(ctx, bins.Kwok); err != nil {
+			return err
+		}
 	}
 	roles, err := applyConnectorRBAC(ctx, c.AdminConfig, manifest, ConnectorUser)
 	if err != nil {
@@ -174,6 +219,12 @@ func (c *Cluster) makeUsers(extra []string) error {
 		return err
 	}
 	if err := add(controllerManagerUser, "system:masters"); err != nil {
+		return err
+	}
+	if err := add(schedulerUser, "system:masters"); err != nil {
+		return err
+	}
+	if err := add(kwokUser, "system:masters"); err != nil {
 		return err
 	}
 	if err := add(ConnectorUser); err != nil {
@@ -243,33 +294,48 @@ func (c *Cluster) startAPIServer(ctx context.Context, binary, etcdURL string) er
 	return waitHealthy(ctx, p, c.URL+"/readyz", c.ca, c.users[AdminUser].Token)
 }
 
-func (c *Cluster) startControllerManager(ctx context.Context, binary string) error {
-	kubeconfig := filepath.Join(c.dir, "controller-manager.kubeconfig")
-	if err := c.writeKubeconfig(kubeconfig, controllerManagerUser); err != nil {
+func (c *Cluster) startControllerManager(ctx context.Context, binary string, controllers []string) error {
+	if len(controllers) == 0 {
+		// Only PodDisruptionBudget status: with no kubelets the node
+		// lifecycle and pod GC controllers would evict and delete the
+		// tests' pods.
+		controllers = []string{"disruption"}
+	}
+	return c.startComponent(ctx, "kube-controller-manager", binary, controllerManagerUser, "https",
+		"--controllers="+strings.Join(controllers, ","))
+}
+
+// startComponent runs a control-plane program that reaches the API server
+// as user through its own kubeconfig and serves /healthz on a free
+// loopback port (over scheme): kube-controller-manager and kube-scheduler
+// take the same flags; kwok takes its own (extra), after --kubeconfig.
+func (c *Cluster) startComponent(ctx context.Context, name, binary, user, scheme string, extra ...string) error {
+	kubeconfig := filepath.Join(c.dir, name+".kubeconfig")
+	if err := c.writeKubeconfig(kubeconfig, user); err != nil {
 		return err
 	}
 	port, err := freePort()
 	if err != nil {
 		return err
 	}
-	p, err := startProcess(c.dir, "kube-controller-manager", binary,
-		"--kubeconfig="+kubeconfig,
-		"--authentication-kubeconfig="+kubeconfig,
-		"--authorization-kubeconfig="+kubeconfig,
-		// Only PodDisruptionBudget status: with no kubelets the node
-		// lifecycle and pod GC controllers would evict and delete the
-		// tests' pods.
-		"--controllers=disruption",
-		"--leader-elect=false",
-		"--bind-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(port),
-		"--cert-dir="+filepath.Join(c.dir, "controller-manager-certs"),
-	)
+	args := []string{"--kubeconfig=" + kubeconfig}
+	if name == "kwok" {
+		args = append(args, "--server-address=127.0.0.1:"+strconv.Itoa(port))
+	} else {
+		args = append(args,
+			"--authentication-kubeconfig="+kubeconfig,
+			"--authorization-kubeconfig="+kubeconfig,
+			"--leader-elect=false",
+			"--bind-address=127.0.0.1",
+			"--secure-port="+strconv.Itoa(port),
+			"--cert-dir="+filepath.Join(c.dir, name+"-certs"))
+	}
+	p, err := startProcess(c.dir, name, binary, append(args, extra...)...)
 	if err != nil {
 		return err
 	}
 	c.procs = append(c.procs, p)
-	return waitHealthy(ctx, p, loopbackURL("https", port)+"/healthz", nil, "")
+	return waitHealthy(ctx, p, loopbackURL(scheme, port)+"/healthz", nil, "")
 }
 
 func (c *Cluster) restConfig(token string) *rest.Config {
@@ -293,11 +359,20 @@ func (c *Cluster) writeKubeconfig(path, user string) error {
 	return clientcmd.WriteToFile(*cfg, path)
 }
 
+// WriteAdminKubeconfig writes a kubeconfig for AdminUser to path (mode
+// 0600), for kubectl.
+func (c *Cluster) WriteAdminKubeconfig(path string) error {
+	if err := c.writeKubeconfig(path, AdminUser); err != nil {
+		return err
+	}
+	return os.Chmod(path, 0o600)
+}
+
 // UserConfig is a client config for a user named in Options.ExtraUsers (or
 // AdminUser / ConnectorUser).
 func (c *Cluster) UserConfig(name string) (*rest.Config, error) {
 	u, ok := c.users[name]
-	if !ok || name == controllerManagerUser {
+	if !ok || name == controllerManagerUser || name == schedulerUser || name == kwokUser {
 		return nil, fmt.Errorf("kubeapi: no user %q: list it in Options.ExtraUsers", name)
 	}
 	return c.restConfig(u.Token), nil

@@ -252,7 +252,7 @@ func TestBoundPodWithGracePeriodStaysTerminatingWithoutKubelet(t *testing.T) {
 }
 
 func TestStartAndStopLeaveNothingBehind(t *testing.T) {
-	requireBinaries(t)
+	requireBinaries(t, Options{})
 	c, err := Start(context.Background(), Options{ClusterRoleFile: "testdata/clusterrole.yaml"})
 	if err != nil {
 		t.Fatal(err)
@@ -279,7 +279,7 @@ func TestStartAndStopLeaveNothingBehind(t *testing.T) {
 }
 
 func TestStartFailsClearlyOnABadManifest(t *testing.T) {
-	requireBinaries(t)
+	requireBinaries(t, Options{})
 	_, err := Start(context.Background(), Options{ClusterRoleFile: "testdata/missing.yaml"})
 	if err == nil {
 		t.Fatal("Start with a missing manifest succeeded")

@@ -33,6 +33,11 @@ func readClusterRoles(path string) ([]clusterRoleDoc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubeapi: read RBAC manifest: %w", err)
 	}
+	return parseClusterRoles(path, raw)
+}
+
+// parseClusterRoles is readClusterRoles over bytes; path names them.
+func parseClusterRoles(path string, raw []byte) ([]clusterRoleDoc, error) {
 	var roles []clusterRoleDoc
 	for i, doc := range yamlDocSeparator.Split(string(raw), -1) {
 		if strings.TrimSpace(doc) == "" {

@@ -14,7 +14,7 @@ import (
 // (CI=true), where build-binaries.sh must have run.
 func ForTest(t testing.TB, opts Options) *Cluster {
 	t.Helper()
-	requireBinaries(t)
+	requireBinaries(t, opts)
 	c, err := Start(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +30,14 @@ var shared struct {
 	opts    Options
 	cluster *Cluster
 	err     error
+	// beforeStop run, newest first, before Main stops the cluster.
+	beforeStop []func()
 }
+
+// BeforeSharedStop registers f to run after the package's last test and
+// before Main stops the shared cluster: to stop what uses the cluster
+// (a worker watching it) while its API server still answers.
+func BeforeSharedStop(f func()) { shared.beforeStop = append(shared.beforeStop, f) }
 
 // Main runs a package's tests with one shared cluster, started by the first
 // test that calls Shared and stopped after the last test. Use it as
@@ -39,6 +46,9 @@ var shared struct {
 func Main(m *testing.M, opts Options) int {
 	shared.opts = opts
 	code := m.Run()
+	for i := len(shared.beforeStop) - 1; i >= 0; i-- {
+		shared.beforeStop[i]()
+	}
 	if shared.cluster != nil {
 		shared.cluster.Stop()
 	}
@@ -50,7 +60,7 @@ func Main(m *testing.M, opts Options) int {
 // to its own namespaces, node names and pool labels.
 func Shared(t testing.TB) *Cluster {
 	t.Helper()
-	requireBinaries(t)
+	requireBinaries(t, shared.opts)
 	shared.once.Do(func() {
 		shared.cluster, shared.err = Start(context.Background(), shared.opts)
 		if shared.err == nil {
@@ -64,9 +74,9 @@ func Shared(t testing.TB) *Cluster {
 	return shared.cluster
 }
 
-func requireBinaries(t testing.TB) {
+func requireBinaries(t testing.TB, opts Options) {
 	t.Helper()
-	_, err := FindBinaries()
+	_, err := FindBinaries(opts.optionalBinaries()...)
 	var missing *MissingBinariesError
 	switch {
 	case err == nil:

@@ -40,6 +40,7 @@ func (s *Source) build(ctx context.Context, spec ClusterSpec) (built, error) {
 		return built{}, connectError(spec, "kubernetes", "kubernetes access", err)
 	}
 	env.Secrets = kubernetes.NewSecretReader(kube.core)
+	env.Kubeconfig, env.KubeContext = spec.Kubeconfig, spec.KubeContext
 	observe := kubernetes.Config{Cluster: spec.ID, Provider: spec.Provider, Metrics: kube.metrics, Informers: spec.Informers}
 	if spec.Prometheus != nil {
 		usage, err := kubernetes.NewPrometheusUsage(spec.Prometheus.config(spec.ID, env.Secrets))

@@ -8,6 +8,7 @@ import (
 	"github.com/hanzoai/visor-fleet/connectors/digitalocean"
 	"github.com/hanzoai/visor-fleet/connectors/hetzner"
 	"github.com/hanzoai/visor-fleet/connectors/kvm"
+	"github.com/hanzoai/visor-fleet/connectors/kwok"
 	"github.com/hanzoai/visor-fleet/connectors/proxmox"
 	"github.com/hanzoai/visor-fleet/connectors/vsphere"
 )
@@ -22,6 +23,7 @@ const (
 	Proxmox      = proxmox.ProviderName
 	Aliyun       = aliyun.ProviderName
 	KVM          = kvm.ProviderName
+	Kwok         = kwok.ProviderName
 	Sim          = "sim"
 )
 
@@ -33,6 +35,7 @@ var Providers = register(
 	hetzner.Kind,
 	vsphere.Kind,
 	azure.Kind,
+	kwok.Kind,
 	simKind,
 	proxmox.Kind,
 	aliyun.Kind,

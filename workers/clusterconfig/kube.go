@@ -1,14 +1,13 @@
 package clusterconfig
 
 import (
-	"errors"
 	"fmt"
-	"os"
 
 	k8s "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	metricsclientset "k8s.io/metrics/pkg/client/clientset/versioned"
+
+	"github.com/hanzoai/visor-fleet/connectors/kubernetes"
 )
 
 // userAgent names the worker in API server audit logs.
@@ -24,31 +23,7 @@ type kubeClients struct {
 // service account when kubeconfig is empty. Errors name the file and
 // context, never the tokens inside.
 func (c ClusterSpec) restConfig() (*rest.Config, error) {
-	if c.Kubeconfig == "" {
-		cfg, err := rest.InClusterConfig()
-		if err != nil {
-			return nil, fmt.Errorf("kubeconfig is empty, so the worker's in-cluster service account is used, but: %w", err)
-		}
-		return cfg, nil
-	}
-	if _, err := os.Stat(c.Kubeconfig); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("kubeconfig %s does not exist on this worker", c.Kubeconfig)
-		}
-		return nil, fmt.Errorf("kubeconfig %s: %w", c.Kubeconfig, err)
-	}
-	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: c.Kubeconfig},
-		&clientcmd.ConfigOverrides{CurrentContext: c.KubeContext})
-	cfg, err := loader.ClientConfig()
-	if err != nil {
-		where := "kubeconfig " + c.Kubeconfig
-		if c.KubeContext != "" {
-			where += " context " + c.KubeContext
-		}
-		return nil, fmt.Errorf("%s: %w", where, err)
-	}
-	return cfg, nil
+	return kubernetes.RESTConfig(c.Kubeconfig, c.KubeContext)
 }
 
 func (c ClusterSpec) kubeClients() (kubeClients, error) {

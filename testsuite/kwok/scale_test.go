@@ -1,0 +1,155 @@
+package kwok
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	k8s "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/hanzoai/visor-fleet/connectors/kwok"
+	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/internal/devfleet"
+	"github.com/hanzoai/visor-fleet/sizing"
+	"github.com/hanzoai/visor-fleet/starter"
+	"github.com/hanzoai/visor-fleet/testsuite"
+	"github.com/hanzoai/visor-fleet/testsuite/kubeapi"
+	"github.com/hanzoai/visor-fleet/types"
+	"github.com/hanzoai/visor-fleet/workers"
+)
+
+// scaleEnv turns on TestScaleTenThousandPods (make bench runs it; it is
+// not part of make test).
+const scaleEnv = "VISOR_KWOK_SCALE"
+
+// countingTransport counts the requests a client sends.
+type countingTransport struct {
+	next http.RoundTripper
+	n    *atomic.Int64
+}
+
+func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.next.RoundTrip(r)
+}
+
+// TestScaleTenThousandPods: 10,000 pending pods of 20 shapes across 5
+// pools on the real control plane. kube-scheduler must bind them all; it
+// reports the time from the first pod to all bound, nodes bought against
+// the planner's plan for the whole batch, the observer's requests per
+// minute (informers) and the pools' decision latency, then the time to
+// scale back down to the floor once the pods are gone.
+func TestScaleTenThousandPods(t *testing.T) {
+	if os.Getenv(scaleEnv) != "1" {
+		t.Skipf("set %s=1 (make bench does) to run the 10,000-pod run", scaleEnv)
+	}
+	c := kubeapi.Shared(t)
+	var observerRequests atomic.Int64
+	connector := rest.CopyConfig(c.ConnectorConfig)
+	connector.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, &observerRequests} })
+	const id = "kwok-scale"
+	cluster, release, err := devfleet.KwokCluster(id, c.AdminConfig, connector, kwok.Config{BootDelay: types.Duration(bootDelay)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := ctxFor(10 * time.Second)
+		defer cancel()
+		_ = release(ctx)
+	})
+	spec := starter.SpecFile{Clusters: []contract.ClusterDeclared{{ID: id, Provider: kwok.ProviderName, Phase: contract.PhaseActive, Region: "kwok", SampleInterval: types.Duration(time.Second)}}}
+	stack := testsuite.StartStackOn(t, spec, "", workers.StaticClusters{id: cluster})
+	e := &env{cluster: c, admin: k8s.NewForConfigOrDie(c.AdminConfig), stack: stack}
+
+	cpus := []string{"250m", "500m", "1", "2"}
+	mems := []string{"512Mi", "1Gi", "2Gi", "3Gi", "6Gi"}
+	type pool struct {
+		key       types.PoolKey
+		ns        string
+		workloads []workload
+	}
+	var pools []pool
+	planned := 0
+	for i := range 5 {
+		service := fmt.Sprintf("scale-%d", i)
+		key := types.PoolKey{Org: org, Project: project, Service: service, Provider: kwok.ProviderName, Cluster: id}
+		p := pool{key: key, ns: service}
+		var pending []types.PendingPod
+		for j := range 4 {
+			cpu, mem := cpus[j], mems[(i+j)%len(mems)]
+			w := workload{name: fmt.Sprintf("shape-%d", j), replicas: 500, cpu: cpu, mem: mem}
+			p.workloads = append(p.workloads, w)
+			r := requests(cpu, mem, 0, "")
+			pending = append(pending, types.PendingPod{Namespace: p.ns, Name: w.name, Org: org, Project: project, Service: service, Count: 500,
+				Requests: types.Resources{MilliCPU: r.Cpu().MilliValue(), Memory: r.Memory().Value(), Pods: 1}})
+		}
+		plan := sizing.PlanScaleUp(sizing.Request{Pending: pending, Catalog: kwok.Catalog(), Template: sizing.TemplateOptions{PoolLabels: key.NodeLabels()}})
+		planned += plan.NewNodes
+		pools = append(pools, p)
+		pol := policy()
+		pol.MaxNodes = 1000
+		e.applyPool(t, key, pol)
+		e.createNamespace(t, p.ns)
+	}
+	started := time.Now()
+	for _, p := range pools {
+		for _, w := range p.workloads {
+			e.createWorkload(t, p.ns, p.key.Service, w)
+		}
+	}
+	requestsAtStart := observerRequests.Load()
+	waitFor(t, 10*time.Minute, "10,000 pods bound", func() (bool, string) {
+		bound, total := 0, 0
+		for _, p := range pools {
+			for _, pod := range e.pods(t, p.ns) {
+				total++
+				if _, ok := boundAt(&pod); ok {
+					bound++
+				}
+			}
+		}
+		return bound == 10000, fmt.Sprintf("%d of %d pods bound", bound, total)
+	})
+	allBound := time.Since(started)
+	minutes := allBound.Minutes()
+	nodes, firstDecision := 0, time.Duration(0)
+	for _, p := range pools {
+		nodes += len(e.poolNodes(t, p.key))
+		for _, d := range e.status(t, p.key).Decisions {
+			if d.Action == "scale-up" {
+				firstDecision = max(firstDecision, d.At.Sub(started))
+				break
+			}
+		}
+	}
+	t.Logf("10,000 pods bound %s after the first was created; %d nodes bought, the planner's plan for the batch %d (%.3f×); "+
+		"observer %.0f requests/min; slowest pool's first scale-up %s after the first pod (pending threshold %s)",
+		allBound.Round(time.Second), nodes, planned, float64(nodes)/float64(planned),
+		float64(observerRequests.Load()-requestsAtStart)/minutes, firstDecision.Round(time.Millisecond), policy().PendingThreshold)
+	if allBound > 3*time.Minute {
+		t.Errorf("all bound after %s, target 3m", allBound)
+	}
+	if float64(nodes) > 1.05*float64(planned) {
+		t.Errorf("%d nodes bought, more than 1.05× the plan's %d", nodes, planned)
+	}
+
+	drained := time.Now()
+	// No garbage collector runs: the ReplicaSets go to zero replicas.
+	for _, p := range pools {
+		for _, w := range p.workloads {
+			e.scale(t, p.ns, w.name, 0)
+		}
+	}
+	waitFor(t, 10*time.Minute, "every pool back to its floor", func() (bool, string) {
+		left := 0
+		for _, p := range pools {
+			left += len(e.poolNodes(t, p.key))
+		}
+		return left == 0, fmt.Sprintf("%d nodes left", left)
+	})
+	t.Logf("scaled down to the floor (0) %s after the pods were deleted", time.Since(drained).Round(time.Second))
+}
