@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/hanzoai/visor-fleet/auth"
@@ -44,6 +45,10 @@ type Activities struct {
 	// file): PlatformOrgLimits hands the pool's org's to the pool, which
 	// obeys the stricter of them and its own policy's.
 	OrgLimits map[string]types.OrgPolicy
+	// Payloads decodes what the workflows wrote for others to read (their
+	// memos: ReadOrgUsage's hourly costs) the way the client encoded it,
+	// encrypted by the codec; nil reads plain JSON.
+	Payloads converter.DataConverter
 
 	cacheMu sync.Mutex
 	cache   map[string]cachedObservation

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/types"
@@ -26,7 +27,8 @@ type OrgUsage struct {
 // worker that runs the pool's workflow, the platform's, and reads no
 // server, so a pool with no limits anywhere skips ReadOrgUsage's listing.
 func (a *Activities) PlatformOrgLimits(_ context.Context, org string) (*types.OrgPolicy, error) {
-	if lim, ok := a.OrgLimits[org]; ok {
+	// An org with only frontend quotas sets no limit its pools obey.
+	if lim, ok := a.OrgLimits[org]; ok && lim.SetsNodeLimits() {
 		return &lim, nil
 	}
 	return nil, nil
@@ -60,8 +62,10 @@ func (a *Activities) ReadOrgUsage(ctx context.Context, key types.PoolKey) (OrgUs
 			}
 			u.Fabric += int(target)
 			if p, ok := e.GetMemo().GetFields()[contract.MemoPoolHourlyCost]; ok {
+				// Written by the pool's own workflow (a tenant's start may
+				// not set a memo: auth/frontend), encrypted by the codec.
 				var cost float64
-				if json.Unmarshal(p.GetData(), &cost) == nil && cost > 0 {
+				if a.payloads().FromPayload(p, &cost) == nil && cost > 0 {
 					u.HourlyCost += cost
 				}
 			}
@@ -75,4 +79,11 @@ func (a *Activities) ReadOrgUsage(ctx context.Context, key types.PoolKey) (OrgUs
 			return u, nil
 		}
 	}
+}
+
+func (a *Activities) payloads() converter.DataConverter {
+	if a.Payloads != nil {
+		return a.Payloads
+	}
+	return converter.GetDefaultDataConverter()
 }

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/mocks"
 
+	"github.com/hanzoai/visor-fleet/codec"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -47,4 +48,24 @@ func TestPlatformOrgLimitsAreTheWorkersOwn(t *testing.T) {
 	lim, err = a.PlatformOrgLimits(context.Background(), "globex")
 	require.NoError(t, err)
 	require.Nil(t, lim)
+}
+
+// The org's hourly cost is what its pools' own memos say, decoded as the
+// client encrypted them: a pool's real memo counts (it read as $0 while
+// only plain JSON was read), a payload that does not decode does not.
+func TestReadOrgUsageDecodesTheEncryptedMemo(t *testing.T) {
+	key := types.PoolKey{Org: "globex", Project: "ml", Service: "infer", Provider: "sim", Cluster: "east"}
+	k, err := codec.GenerateKey("k1")
+	require.NoError(t, err)
+	dc := codec.NewDataConverter(codec.Keys{k})
+	cost, err := dc.ToPayload(0.80)
+	require.NoError(t, err)
+	temporal := mocks.NewClient(t)
+	temporal.On("ListWorkflow", mock.Anything, mock.Anything).Return(&workflowservice.ListWorkflowExecutionsResponse{Executions: []*workflowpb.WorkflowExecutionInfo{
+		{Memo: &commonpb.Memo{Fields: map[string]*commonpb.Payload{contract.MemoPoolHourlyCost: cost}}},
+		{Memo: &commonpb.Memo{Fields: map[string]*commonpb.Payload{contract.MemoPoolHourlyCost: {Data: []byte("1000")}}}},
+	}}, nil)
+	u, err := (&Activities{Temporal: temporal, Payloads: dc}).ReadOrgUsage(context.Background(), key)
+	require.NoError(t, err)
+	require.InDelta(t, 0.80, u.HourlyCost, 1e-9)
 }

@@ -132,7 +132,8 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 		if res.Size == "" {
 			res.Size = cheapest(catalog, in.ExcludeSizes).Name
 		}
-		res.NewNodes = in.MinNewNodes
+		floor, note := floorWithinBudgets(in.MinNewNodes, res.Size, priceOf(catalog, res.Size), in, spendOf(in.Machines, catalog))
+		res.NewNodes, res.Budget = max(res.NewNodes, floor), note
 	}
 	if res.NewNodes == 0 {
 		return res, nil
@@ -154,6 +155,16 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 		}
 	}
 	return res, nil
+}
+
+// priceOf is size's hourly price in the catalog (0 if absent).
+func priceOf(catalog []types.InstanceType, size string) float64 {
+	for _, t := range catalog {
+		if t.Name == size {
+			return t.HourlyPrice
+		}
+	}
+	return 0
 }
 
 // cheapest is the lowest-priced size not excluded, for growth without

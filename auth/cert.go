@@ -15,6 +15,11 @@ import (
 // (platform admins and the system's own worker).
 const AllOrgs = "*"
 
+// ReadOnly as a certificate's only org makes its holder act for no org: a
+// reader (the Web UI's own credential). It is no DNS label, so no pool's
+// org can equal it, and a request it signs moves nothing.
+const ReadOnly = "-"
+
 // Bounds on what a certificate may claim.
 const (
 	maxSubjectLen = 256
@@ -37,6 +42,9 @@ func (c Caller) MayActFor(org string) bool {
 // IsPlatform reports whether the caller acts for every org (platform
 // admins and the system's own worker), as cluster-wide requests need.
 func (c Caller) IsPlatform() bool { return slices.Contains(c.Orgs, AllOrgs) }
+
+// IsReader reports whether the caller acts for no org (ReadOnly).
+func (c Caller) IsReader() bool { return len(c.Orgs) == 1 && c.Orgs[0] == ReadOnly }
 
 // certClaims are a certificate's claims; cnf is the caller's public key.
 type certClaims struct {
@@ -95,7 +103,7 @@ func (c certClaims) checkIdentity() error {
 		return fmt.Errorf("certificate names %d orgs, more than %d", len(c.Orgs), maxOrgs)
 	}
 	for i, org := range c.Orgs {
-		if org == AllOrgs {
+		if org == AllOrgs || (org == ReadOnly && len(c.Orgs) == 1) {
 			continue
 		}
 		if err := types.ValidateDNSLabel(fmt.Sprintf("certificate orgs[%d]", i), org); err != nil {

@@ -31,6 +31,10 @@ const (
 	UpdateReportObserved = "report-observed" // ObservedReport -> ClusterStatus; authenticated by token
 	UpdateRotateToken    = "rotate-token"    // -> TokenIssued
 	QueryClusterStatus   = "status"          // -> ClusterStatus
+	// QueryClusterPublic is the cluster's status without its pools: the
+	// only query a tenant may make of a cluster, since the pools map names
+	// every org's pools on it (auth/frontend).
+	QueryClusterPublic = "public-status" // -> ClusterStatus, Pools empty
 )
 
 // Default task queue of the pool and cluster workflows.

@@ -152,10 +152,16 @@ func clusterIDOf(workflowID string) string {
 	return workflowID
 }
 
-// ClusterStatus runs the cluster's `status` query.
+// ClusterStatus runs the cluster's `status` query; with a tenant's
+// credential its `public-status` one (no pools: the frontend refuses a
+// tenant the full status, which names every org's pools).
 func ClusterStatus(ctx context.Context, c client.Client, cluster string) (contract.ClusterStatus, error) {
 	var st contract.ClusterStatus
-	resp, err := c.QueryWorkflow(ctx, types.ClusterWorkflowID(cluster), "", contract.QueryClusterStatus)
+	query := contract.QueryClusterStatus
+	if tenantOrgs(c) != nil {
+		query = contract.QueryClusterPublic
+	}
+	resp, err := c.QueryWorkflow(ctx, types.ClusterWorkflowID(cluster), "", query)
 	if isNotFound(err) {
 		return st, fmt.Errorf("cluster %s is not enrolled", cluster)
 	}

@@ -75,7 +75,7 @@ func applyChecked(ctx context.Context, c client.Client, spec contract.PoolSpec, 
 	}
 	// Update-with-start, so a pool that completed since it was listed is
 	// started again rather than the update failing.
-	start := c.NewWithStartWorkflowOperation(poolStartOptions(spec, taskQueue, enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING),
+	start := c.NewWithStartWorkflowOperation(PoolStartOptions(spec, taskQueue, enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING),
 		contract.PoolWorkflow, contract.PoolStart{Spec: spec})
 	handle, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: start,
@@ -102,7 +102,7 @@ func applyChecked(ctx context.Context, c client.Client, spec contract.PoolSpec, 
 // startPool starts a pool's workflow unless one is running; created is
 // false when one was.
 func startPool(ctx context.Context, c client.Client, spec contract.PoolSpec, taskQueue string) (created bool, err error) {
-	_, err = c.ExecuteWorkflow(ctx, poolStartOptions(spec, taskQueue, enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL),
+	_, err = c.ExecuteWorkflow(ctx, PoolStartOptions(spec, taskQueue, enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL),
 		contract.PoolWorkflow, contract.PoolStart{Spec: spec})
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &already) {
@@ -114,7 +114,10 @@ func startPool(ctx context.Context, c client.Client, spec contract.PoolSpec, tas
 	return true, nil
 }
 
-func poolStartOptions(spec contract.PoolSpec, taskQueue string, conflict enumspb.WorkflowIdConflictPolicy) client.StartWorkflowOptions {
+// PoolStartOptions are the options a pool is started with: its key as
+// search attributes and the starting state, and nothing a tenant's start
+// may not set (auth/frontend refuses any other option from a tenant).
+func PoolStartOptions(spec contract.PoolSpec, taskQueue string, conflict enumspb.WorkflowIdConflictPolicy) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
 		ID:                       spec.Key.WorkflowID(),
 		TaskQueue:                orDefault(taskQueue),

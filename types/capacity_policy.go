@@ -90,6 +90,26 @@ type OrgPolicy struct {
 	// MaxHourlyCost caps what the org's nodes cost per hour on the whole
 	// fabric, in the catalogs' currency (US dollars per hour).
 	MaxHourlyCost float64 `json:"maxHourlyCost,omitempty"`
+
+	// Quotas on the org's tenant callers, the platform's only: the
+	// frontend's authorizer enforces them where the requests arrive (a
+	// pool's own orgLimits may not set them). 0 takes the frontend's
+	// default for tenants.
+	//
+	// MaxPools caps the org's running pools: a tenant's start of one more
+	// is refused.
+	MaxPools int `json:"maxPools,omitempty"`
+	// AppliesPerMinute caps a tenant's starts and updates of the org's
+	// pools (pool apply, set-policy, scale, pause …).
+	AppliesPerMinute int `json:"appliesPerMinute,omitempty"`
+	// SignalsPerSecond caps a tenant's signals to the org's pools.
+	SignalsPerSecond int `json:"signalsPerSecond,omitempty"`
+}
+
+// SetsNodeLimits reports whether o limits the org's nodes or cost (what
+// the pools obey), not only its frontend quotas.
+func (o OrgPolicy) SetsNodeLimits() bool {
+	return o.MaxNodes > 0 || o.MaxNodesPerCluster > 0 || o.MaxHourlyCost > 0
 }
 
 // OrgsByName indexes org limits by org; nil for none.

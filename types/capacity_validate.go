@@ -180,6 +180,12 @@ func prefixed(at string, errs []error) []error {
 	return errs
 }
 
+// Bounds on an org's frontend quotas.
+const (
+	MaxOrgPools = 20000 // a cluster's pool cap
+	MaxOrgRate  = 100000
+)
+
 // Validate checks an org's limits, naming each field as orgs[…].<field>
 // relative to the caller's prefix.
 func (o OrgPolicy) Validate() error {
@@ -199,8 +205,16 @@ func (o OrgPolicy) Validate() error {
 	if math.IsNaN(o.MaxHourlyCost) || o.MaxHourlyCost < 0 || o.MaxHourlyCost > MaxHourlyCost {
 		errs = append(errs, fmt.Errorf("maxHourlyCost: must be within [0, %g] (0 is no budget), got %v", MaxHourlyCost, o.MaxHourlyCost))
 	}
-	if o.MaxNodes == 0 && o.MaxNodesPerCluster == 0 && o.MaxHourlyCost == 0 {
-		errs = append(errs, errors.New("sets no limit: give maxNodes, maxNodesPerCluster or maxHourlyCost"))
+	for _, q := range []struct {
+		name      string
+		got, most int
+	}{{"maxPools", o.MaxPools, MaxOrgPools}, {"appliesPerMinute", o.AppliesPerMinute, MaxOrgRate}, {"signalsPerSecond", o.SignalsPerSecond, MaxOrgRate}} {
+		if q.got < 0 || q.got > q.most {
+			errs = append(errs, fmt.Errorf("%s: must be within [0, %d] (0 is the frontend's default), got %d", q.name, q.most, q.got))
+		}
+	}
+	if !o.SetsNodeLimits() && o.MaxPools == 0 && o.AppliesPerMinute == 0 && o.SignalsPerSecond == 0 {
+		errs = append(errs, errors.New("sets no limit: give maxNodes, maxNodesPerCluster, maxHourlyCost, maxPools, appliesPerMinute or signalsPerSecond"))
 	}
 	return errors.Join(errs...)
 }

@@ -293,6 +293,9 @@ func (p Policy) Validate() error {
 		if err := p.OrgLimits.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("policy.orgLimits: %w", err))
 		}
+		if o := p.OrgLimits; o.MaxPools != 0 || o.AppliesPerMinute != 0 || o.SignalsPerSecond != 0 {
+			errs = append(errs, errors.New("policy.orgLimits: maxPools, appliesPerMinute and signalsPerSecond are the platform's quotas (the worker's clusters file, orgs:), not a pool's"))
+		}
 	}
 	errs = append(errs, p.validateCapacity()...)
 	if p.IdleCPUThreshold < 0 || p.IdleCPUThreshold > 1 {

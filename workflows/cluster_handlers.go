@@ -23,6 +23,13 @@ func (c *cluster) registerHandlers(ctx workflow.Context) error {
 	}); err != nil {
 		return err
 	}
+	if err := workflow.SetQueryHandler(ctx, contract.QueryClusterPublic, func() (contract.ClusterStatus, error) {
+		st := c.status()
+		st.Pools = nil // every org's pool IDs: not for a tenant
+		return st, nil
+	}); err != nil {
+		return err
+	}
 	handlers := []struct {
 		name      string
 		handler   any

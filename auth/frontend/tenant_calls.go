@@ -7,11 +7,14 @@
 package frontend
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 
+	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/workflowservice/v1"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/types"
@@ -19,17 +22,19 @@ import (
 
 // TenantMay says whether a caller whose certificate names only orgs may
 // make this call (method is the gRPC full method name, req the decoded
-// request); the error names the call and why it is refused.
+// request); the error names the call and why it is refused. look finds
+// where an activity a heartbeat or completion names runs.
 //
 // A tenant may list and count its own orgs' pools and the clusters (a
 // query limited to them: see listScoped), read, update and query its own
 // orgs' pools, start and signal them, read and update clusters (the
 // cluster's update validators then accept only its owner org or an
 // administrator), and run activity workers for its own BYO task queues.
-// Anything else — terminate, cancel, reset, delete, batch operations,
+// What it sets on a start is checked too (startOptions): the start's
+// options are the platform's. Anything else — terminate, cancel, reset, delete, batch operations,
 // schedules, other orgs' pools, starting or signalling a cluster —
 // is refused.
-func TenantMay(method string, req any, orgs []string) error {
+func TenantMay(ctx context.Context, method string, req any, orgs []string, look Activities) error {
 	name := method[strings.LastIndex(method, "/")+1:]
 	refuse := func(why string) error { return fmt.Errorf("%s: %s", name, why) }
 	pool := func(id string) error {
@@ -49,12 +54,23 @@ func TenantMay(method string, req any, orgs []string) error {
 		return pool(id)
 	}
 	// A tenant starts only pool workflows, under its own pools' IDs (the
-	// pool workflow checks that its spec is the pool its ID names).
-	start := func(id, workflowType string) error {
-		if workflowType != contract.PoolWorkflow {
-			return refuse(fmt.Sprintf("workflow type %q: a tenant starts only %s", workflowType, contract.PoolWorkflow))
+	// pool workflow checks that its spec is the pool its ID names), with
+	// no option the platform owns.
+	start := func(r startRequest) error {
+		id := r.GetWorkflowId()
+		if t := r.GetWorkflowType().GetName(); t != contract.PoolWorkflow {
+			return refuse(fmt.Sprintf("workflow type %q: a tenant starts only %s", t, contract.PoolWorkflow))
 		}
-		return pool(id)
+		if err := pool(id); err != nil {
+			return err
+		}
+		if err := startOptions(r, id); err != nil {
+			return refuse(err.Error())
+		}
+		return nil
+	}
+	if handled, err := activityCall(ctx, refuse, req, orgs, look, pool); handled {
+		return err
 	}
 	switch r := req.(type) {
 	case *workflowservice.GetSystemInfoRequest, *workflowservice.DescribeNamespaceRequest,
@@ -66,9 +82,9 @@ func TenantMay(method string, req any, orgs []string) error {
 		}
 		return nil
 	case *workflowservice.StartWorkflowExecutionRequest:
-		return start(r.GetWorkflowId(), r.GetWorkflowType().GetName())
+		return start(r)
 	case *workflowservice.SignalWithStartWorkflowExecutionRequest:
-		return start(r.GetWorkflowId(), r.GetWorkflowType().GetName())
+		return start(r)
 	case *workflowservice.SignalWorkflowExecutionRequest:
 		return pool(r.GetWorkflowExecution().GetWorkflowId())
 	case *workflowservice.GetWorkflowExecutionHistoryRequest:
@@ -78,6 +94,13 @@ func TenantMay(method string, req any, orgs []string) error {
 	case *workflowservice.DescribeWorkflowExecutionRequest:
 		return poolOrCluster(r.GetExecution().GetWorkflowId())
 	case *workflowservice.QueryWorkflowRequest:
+		// A cluster's status names every org's pools on it: a tenant asks
+		// for the status without them.
+		if id := r.GetExecution().GetWorkflowId(); strings.HasPrefix(id, "cluster/") {
+			if q := r.GetQuery().GetQueryType(); q != contract.QueryClusterPublic {
+				return refuse(fmt.Sprintf("query %q of %s may show other orgs' pools: a tenant queries a cluster's %q", q, id, contract.QueryClusterPublic))
+			}
+		}
 		return poolOrCluster(r.GetExecution().GetWorkflowId())
 	case *workflowservice.UpdateWorkflowExecutionRequest:
 		return poolOrCluster(r.GetWorkflowExecution().GetWorkflowId())
@@ -88,7 +111,7 @@ func TenantMay(method string, req any, orgs []string) error {
 		// the same pool.
 		for _, op := range r.GetOperations() {
 			if s := op.GetStartWorkflow(); s != nil {
-				if err := start(s.GetWorkflowId(), s.GetWorkflowType().GetName()); err != nil {
+				if err := start(s); err != nil {
 					return err
 				}
 			}
@@ -104,22 +127,18 @@ func TenantMay(method string, req any, orgs []string) error {
 		// own queue, never the platform's: a poller on another queue could
 		// answer other pools' provider reads and provisioning with lies.
 		return tenantQueue(refuse, r.GetTaskQueue().GetName(), orgs)
-	case *workflowservice.RecordActivityTaskHeartbeatRequest, *workflowservice.RespondActivityTaskCompletedRequest,
-		*workflowservice.RespondActivityTaskFailedRequest, *workflowservice.RespondActivityTaskCanceledRequest,
-		*workflowservice.RecordWorkerHeartbeatRequest, *workflowservice.ShutdownWorkerRequest:
-		// The task token names the activity, handed out by a poll of the
-		// tenant's own queue.
+	case *workflowservice.RecordWorkerHeartbeatRequest, *workflowservice.ShutdownWorkerRequest:
+		// Heartbeats and completions of activities: activityCall.
 		return nil
-	case *workflowservice.RecordActivityTaskHeartbeatByIdRequest:
-		return pool(r.GetWorkflowId())
-	case *workflowservice.RespondActivityTaskCompletedByIdRequest:
-		return pool(r.GetWorkflowId())
-	case *workflowservice.RespondActivityTaskFailedByIdRequest:
-		return pool(r.GetWorkflowId())
-	case *workflowservice.RespondActivityTaskCanceledByIdRequest:
-		return pool(r.GetWorkflowId())
 	}
 	return refuse("not a call a tenant may make (only platform administrators terminate, cancel, reset or delete workflows, run batch operations or schedules)")
+}
+
+// startRequest is what the three kinds of start have in common.
+type startRequest interface {
+	proto.Message
+	GetWorkflowId() string
+	GetWorkflowType() *commonpb.WorkflowType
 }
 
 // tenantQueue allows a queue named for one of the caller's orgs.

@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	tlog "go.temporal.io/server/common/log"
 
 	"github.com/hanzoai/visor-fleet/auth"
 	"github.com/hanzoai/visor-fleet/codec"
+	"github.com/hanzoai/visor-fleet/internal/codecauth"
 )
 
 func newCodecCommand() *cobra.Command {
@@ -58,15 +60,18 @@ func newCodecCommand() *cobra.Command {
 }
 
 func newCodecServerCommand() *cobra.Command {
-	var keysRef, listen, trustRef string
-	var origins []string
+	var keysRef, listen, trustRef, permissionsClaim, audience string
+	var origins, jwks []string
 	cmd := &cobra.Command{
 		Use:   "codec-server",
 		Short: "Serve the Temporal codec-server API (/encode, /decode) so the Web UI and CLI show decoded payloads",
 		Long: `visor codec-server decrypts payloads for the Temporal Web UI (set its codec endpoint to this
 server) and for 'temporal --codec-endpoint'. Browsers may call it only from --ui-origin. Anyone
-who can reach it can decode, so it listens on loopback unless --trust is given, in which case
-every request must carry a Visor bearer token ("Authorization: Bearer ...").`,
+who can reach it can decode, so it listens on loopback unless --trust or --oidc-jwks is given, in
+which case every request must carry a caller who may read the namespace ("Authorization: Bearer
+..."): a Visor bearer token of a platform caller or reader (--trust), or the Web UI user's OIDC
+access token, which the UI forwards with codec.passAccessToken, whose permissions claim grants
+read on the request's X-Namespace (--oidc-jwks, checked by Temporal's JWT claim mapper).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if keysRef == "" {
@@ -84,17 +89,22 @@ every request must carry a Visor bearer token ("Authorization: Bearer ...").`,
 				return err
 			}
 			o := codec.ServerOptions{AllowedOrigins: origins}
+			var check codecauth.Checker
 			if trustRef != "" {
 				trust, err := auth.LoadTrust(trustRef)
 				if err != nil {
 					return fmt.Errorf("--trust: %w", err)
 				}
-				o.Authorize = func(r *http.Request) error {
-					_, err := auth.VerifyBearer(trust, r.Header.Get("Authorization"), time.Now())
-					return err
-				}
+				check.Trust = &trust
+			}
+			if len(jwks) > 0 {
+				check.OIDC = codecauth.NewOIDC(jwks, permissionsClaim, 5*time.Minute, tlog.NewNoopLogger())
+				check.Audience = audience
+			}
+			if check.Trust != nil || check.OIDC != nil {
+				o.Authorize = check.Authorize
 			} else if !isLoopback(listen) {
-				return fmt.Errorf("--listen %s is not loopback: without --trust anyone reaching it could decode every payload", listen)
+				return fmt.Errorf("--listen %s is not loopback: without --trust or --oidc-jwks anyone reaching it could decode every payload", listen)
 			}
 			l, err := net.Listen("tcp", listen)
 			if err != nil {
@@ -118,7 +128,10 @@ every request must carry a Visor bearer token ("Authorization: Bearer ...").`,
 	f.StringVar(&keysRef, "keys", "", "codec key file reference (file:PATH or env:NAME; env VISOR_CODEC_KEYS)")
 	f.StringVar(&listen, "listen", "127.0.0.1:8234", "address to serve on")
 	f.StringArrayVar(&origins, "ui-origin", []string{"http://127.0.0.1:8233", "http://localhost:8233"}, "Web UI origin allowed to call from a browser (repeatable)")
-	f.StringVar(&trustRef, "trust", "", "trust file reference: require a Visor bearer token on every request")
+	f.StringVar(&trustRef, "trust", "", "trust file reference: accept Visor bearer tokens of platform callers and readers")
+	f.StringArrayVar(&jwks, "oidc-jwks", nil, "the IdP's JWKS URL: accept the Web UI user's access token with read on the namespace (repeatable)")
+	f.StringVar(&permissionsClaim, "oidc-permissions-claim", "permissions", "the access token's claim listing <namespace>:<role>")
+	f.StringVar(&audience, "oidc-audience", "", "the audience access tokens must carry (empty: not checked)")
 	return cmd
 }
 

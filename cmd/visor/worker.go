@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/hanzoai/visor-fleet/activities"
+	"github.com/hanzoai/visor-fleet/codec"
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/metering"
@@ -109,6 +110,13 @@ tenant's task queue (--task-queue), so its credentials never leave it.`,
 				acts.Clusters = clusters
 			}
 			acts.Meter, acts.SystemKey, acts.TrustKeys, acts.OrgLimits = meter, systemKey, trust, orgLimits
+			if ref := g.connectOptions().CodecKeys; ref != "" {
+				keys, err := codec.LoadKeys(ref)
+				if err != nil {
+					return err
+				}
+				acts.Payloads = codec.NewDataConverter(keys) // the pools' memos, as the client encrypted them
+			}
 			w := workers.New(c, f.taskQueue, acts, worker.Options{MaxConcurrentActivityExecutionSize: f.maxConcurrentAct})
 			fmt.Printf("visor worker polling %q on %s (namespace %s)\n", f.taskQueue, g.connectOptions().Address, g.connectOptions().Namespace)
 			return w.Run(worker.InterruptCh())

@@ -245,6 +245,9 @@ func TestBadValuesAreRefusedNamingTheField(t *testing.T) {
 		"tenant on platform queue":  {"minimal.yaml", map[string]any{"tenantWorkers": []any{map[string]any{"name": "acme", "taskQueue": "visor-fleet"}}}, []string{"tenantWorkers[0].taskQueue", "platform worker's queue"}},
 		"tenant twice":              {"minimal.yaml", map[string]any{"tenantWorkers": []any{map[string]any{"name": "acme", "taskQueue": "a"}, map[string]any{"name": "acme", "taskQueue": "b"}}}, []string{`tenantWorkers[1].name "acme" is used twice`}},
 		"cluster with bad provider": {"minimal.yaml", map[string]any{"worker": map[string]any{"clusters": []any{map[string]any{"id": "c1", "provider": "gcp"}}}}, []string{"provider"}},
+		"UI without its login":      {"ui-oidc.yaml", map[string]any{"ui": map[string]any{"oidc": map[string]any{"clientId": ""}}}, []string{"ui.enabled needs its OIDC login"}},
+		"UI without codec server":   {"ui-oidc.yaml", map[string]any{"codecServer": map[string]any{"enabled": false}}, []string{"ui.enabled needs codecServer.enabled"}},
+		"codec checking no caller":  {"ui-oidc.yaml", map[string]any{"auth": map[string]any{"trust": map[string]any{"secretName": ""}}, "codecServer": map[string]any{"oidc": map[string]any{"jwksUrl": ""}}}, []string{"codecServer.enabled needs a check of its callers"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := render(t, tc.values, tc.overrides)
@@ -288,4 +291,27 @@ func TestOrgLimitsGoToThePlatformWorkerOnly(t *testing.T) {
 	}
 	require.Equal(t, 1, platform, "the platform worker's clusters file")
 	require.Positive(t, tenants)
+}
+
+// The deployed Web UI sits behind its OIDC login and forwards the user's
+// access token to the codec server, which checks it against the IdP's
+// keys (and Visor tokens with the trust file) before it decodes.
+func TestWebUIIsBehindOIDCAndTheCodecServerChecksTheCaller(t *testing.T) {
+	deps := byKind[*appsv1.Deployment](t, mustRender(t, "ui-oidc.yaml", nil), "Deployment")
+	ui, codec := deps["visor-visor-fleet-ui"], deps["visor-visor-fleet-codec"]
+	require.NotNil(t, ui)
+	require.NotNil(t, codec)
+	env := envOf(container(t, ui))
+	assert.Equal(t, "true", env["TEMPORAL_AUTH_ENABLED"].Value)
+	assert.Equal(t, "https://idp.example.internal", env["TEMPORAL_AUTH_PROVIDER_URL"].Value)
+	assert.Equal(t, "https://temporal-ui.example.internal/auth/sso/callback", env["TEMPORAL_AUTH_CALLBACK_URL"].Value)
+	assert.Equal(t, "temporal-ui-oidc", env["TEMPORAL_AUTH_CLIENT_SECRET"].ValueFrom.SecretKeyRef.Name, "the client secret comes from a Secret")
+	assert.Equal(t, "https://codec.example.internal", env["TEMPORAL_CODEC_ENDPOINT"].Value)
+	assert.Equal(t, "true", env["TEMPORAL_CODEC_PASS_ACCESS_TOKEN"].Value, "the UI forwards the user's token to the codec server")
+	args := container(t, codec).Args
+	for _, want := range []string{"codec-server", "--oidc-jwks=https://idp.example.internal/.well-known/jwks.json", "--oidc-audience=temporal-ui",
+		"--trust=file:/etc/visor/trust/trust.json", "--ui-origin=https://temporal-ui.example.internal", "--keys=file:/etc/visor/codec/codec-keys.json"} {
+		assert.Contains(t, args, want)
+	}
+	assert.NotContains(t, byKind[*appsv1.Deployment](t, mustRender(t, "minimal.yaml", nil), "Deployment"), "visor-visor-fleet-ui", "no UI unless asked for")
 }

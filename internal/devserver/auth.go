@@ -3,7 +3,9 @@ package devserver
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
+	"strconv"
 	"time"
 
 	"go.temporal.io/server/common/authorization"
@@ -20,7 +22,8 @@ const UISubject = "system:ui"
 
 // claimMapper turns a Visor bearer token (auth.VerifyBearer) into Temporal
 // claims: a caller for every org ("*") is a system admin (the worker, the
-// dev admin), UISubject a system reader, and a tenant caller a writer on
+// dev admin), UISubject or a caller for no org (auth.ReadOnly) a system
+// reader, and a tenant caller a writer on
 // the namespace. Which org's pools a tenant may move is the workflows'
 // check; the frontend only decides who may talk at all.
 type claimMapper struct {
@@ -40,7 +43,7 @@ func (m claimMapper) GetClaims(info *authorization.AuthInfo) (*authorization.Cla
 	}
 	c := &authorization.Claims{Subject: caller.Subject, AuthType: "visor"}
 	switch {
-	case caller.Subject == UISubject:
+	case caller.Subject == UISubject || caller.IsReader():
 		c.System = authorization.RoleReader
 	case slices.Contains(caller.Orgs, auth.AllOrgs):
 		c.System = authorization.RoleAdmin
@@ -58,7 +61,11 @@ type tenantOrgs []string
 // caller also frontend.TenantMay: a writer on the namespace could
 // otherwise terminate, reset or start another org's pool, which no
 // workflow code would ever see.
-type tenantAuthorizer struct{ base authorization.Authorizer }
+type tenantAuthorizer struct {
+	base   authorization.Authorizer
+	look   frontend.Activities
+	quotas *frontend.Quotas
+}
 
 func (a tenantAuthorizer) Authorize(ctx context.Context, caller *authorization.Claims, target *authorization.CallTarget) (authorization.Result, error) {
 	res, err := a.base.Authorize(ctx, caller, target)
@@ -66,11 +73,23 @@ func (a tenantAuthorizer) Authorize(ctx context.Context, caller *authorization.C
 		return res, err
 	}
 	if orgs, ok := caller.Extensions.(tenantOrgs); ok && target.Request != nil {
-		if err := frontend.TenantMay(target.APIName, target.Request, orgs); err != nil {
+		if err := frontend.TenantMay(ctx, target.APIName, target.Request, orgs, a.look); err != nil {
+			return authorization.Result{Decision: authorization.DecisionDeny, Reason: err.Error()}, nil
+		}
+		if err := a.quotas.Admit(ctx, target.APIName, target.Request); err != nil {
 			return authorization.Result{Decision: authorization.DecisionDeny, Reason: err.Error()}, nil
 		}
 	}
 	return res, nil
+}
+
+// loopbackAddress reaches the frontend from this process, on loopback when
+// it listens on every address.
+func loopbackAddress(ip string, port int) string {
+	if a := net.ParseIP(ip); a == nil || a.IsUnspecified() {
+		ip = "127.0.0.1"
+	}
+	return net.JoinHostPort(ip, strconv.Itoa(port))
 }
 
 // authServerOptions enforce the bearer token on the public frontend with
@@ -82,8 +101,10 @@ func authServerOptions(opts Options) []temporal.ServerOption {
 		return nil
 	}
 	m := claimMapper{trust: *opts.Trust, namespace: opts.Namespace, now: time.Now}
+	look := newActivityLookup(loopbackAddress(opts.IP, opts.GRPCPort), opts.Namespace, *opts.Credential)
 	return []temporal.ServerOption{
-		temporal.WithAuthorizer(tenantAuthorizer{base: authorization.NewDefaultAuthorizer()}),
+		temporal.WithAuthorizer(tenantAuthorizer{base: authorization.NewDefaultAuthorizer(), look: look,
+			quotas: frontend.NewQuotas(opts.OrgLimits, opts.tenantQuota(), look)}),
 		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return m }),
 	}
 }

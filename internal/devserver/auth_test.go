@@ -35,7 +35,7 @@ func TestFrontendRequiresBearerToken(t *testing.T) {
 	trust := auth.Trust{Issuers: map[string]string{"dev": issuer.Public()}}
 	admin, err := auth.NewCredential(issuer, "dev-admin", []string{auth.AllOrgs}, time.Hour, now)
 	must(t, err)
-	ui, err := auth.NewCredential(issuer, UISubject, []string{auth.AllOrgs}, time.Hour, now)
+	ui, err := auth.NewCredential(issuer, UISubject, []string{auth.ReadOnly}, time.Hour, now)
 	must(t, err)
 	tenant, err := auth.NewCredential(issuer, "alice@acme", []string{"acme"}, time.Hour, now)
 	must(t, err)

@@ -26,7 +26,9 @@ import (
 	"go.temporal.io/server/temporal"
 
 	"github.com/hanzoai/visor-fleet/auth"
+	"github.com/hanzoai/visor-fleet/auth/frontend"
 	"github.com/hanzoai/visor-fleet/codec"
+	"github.com/hanzoai/visor-fleet/types"
 )
 
 // internalFrontend is the server's loopback-only frontend for its own
@@ -62,6 +64,19 @@ type Options struct {
 	// CodecPort and the UI decodes payloads through it.
 	Codec     *codec.PayloadCodec
 	CodecPort int // 8234 by default
+	// OrgLimits are the platform's limits per org (the clusters file's
+	// orgs:); the authorizer enforces their quotas on tenant callers.
+	OrgLimits map[string]types.OrgPolicy
+	// TenantQuota binds the orgs OrgLimits names no quota for;
+	// frontend.DefaultQuota when zero.
+	TenantQuota frontend.Quota
+}
+
+func (o Options) tenantQuota() frontend.Quota {
+	if o.TenantQuota == (frontend.Quota{}) {
+		return frontend.DefaultQuota
+	}
+	return o.TenantQuota
 }
 
 func (o *Options) defaults() {

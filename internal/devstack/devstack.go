@@ -101,6 +101,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	}
 	so := opts.Server
 	so.SearchAttributes = starter.SearchAttributeTypes()
+	so.OrgLimits = types.OrgsByName(opts.Spec.Orgs)
 	so.Trust, so.Credential, so.UICredential, so.Codec = &s.Identity.Trust, &s.Identity.Worker, &s.Identity.UI, pc
 	if so.LogFile == "" {
 		so.LogFile = filepath.Join(s.StateDir, "temporal.log")
@@ -133,7 +134,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		return nil, err
 	}
 	acts := &activities.Activities{Clusters: s.Fleet.Clusters, Temporal: s.Client, Meter: s.Ledger, SystemKey: &s.Identity.SystemKey, TrustKeys: &s.Identity.Trust,
-		OrgLimits: types.OrgsByName(opts.Spec.Orgs)}
+		OrgLimits: types.OrgsByName(opts.Spec.Orgs), Payloads: codec.NewDataConverter(s.Identity.CodecKeys)}
 	s.Worker = workers.New(s.Client, contract.DefaultTaskQueue, acts, worker.Options{})
 	if err := s.Worker.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)

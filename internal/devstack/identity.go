@@ -75,7 +75,9 @@ func EnsureIdentity(stateDir string, now time.Time) (Identity, error) {
 		return id, err
 	}
 	id.WorkerRef = "file:" + workerPath
-	if id.UI, err = auth.NewCredential(issuer, devserver.UISubject, []string{auth.AllOrgs}, serviceTTL, now); err != nil {
+	// The UI reads: its credential acts for no org, so whoever reads its
+	// file cannot sign a request any pool accepts.
+	if id.UI, err = auth.NewCredential(issuer, devserver.UISubject, []string{auth.ReadOnly}, serviceTTL, now); err != nil {
 		return id, err
 	}
 	if err := auth.SaveCredential(filepath.Join(dir, uiCredFile), id.UI); err != nil {

@@ -106,3 +106,29 @@ func equalTrust(a, b auth.Trust) bool {
 	}
 	return true
 }
+
+// The Web UI's credential reads: whoever reads auth/ui.json holds a
+// caller that may act for no org, so nothing it signs moves a pool (the
+// frontend also maps it to a reader: devserver's claim mapper).
+func TestUICredentialSignsNothing(t *testing.T) {
+	now := time.Now()
+	id, err := EnsureIdentity(t.TempDir(), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ui, err := auth.VerifyCredential(id.Trust, id.UI, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ui.IsPlatform() || !ui.IsReader() || ui.MayActFor("acme") || ui.MayActFor(auth.AllOrgs) {
+		t.Fatalf("UI caller %+v may act for an org; it must only read", ui)
+	}
+	// ReadOnly is a whole certificate's orgs or nothing.
+	issuer, err := auth.GenerateIssuer("t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := auth.NewCredential(issuer, "x", []string{auth.ReadOnly, "acme"}, time.Hour, now); err == nil {
+		t.Fatal("a certificate for ReadOnly and an org was issued")
+	}
+}
