@@ -127,11 +127,19 @@ func scoreSuite(openbPath, specPath string) (suite, error) {
 			if v.rules != nil {
 				rules = *v.rules
 			}
-			s, err := score.ScoreLawWith(j.tr, j.catalog, p, rules, cmp.Bound, cmp.Packing, score.Options{})
+			s, err := score.ScoreLawWith(j.tr, j.catalog, p, rules, cmp, score.Options{})
 			if err != nil {
 				return out, err
 			}
 			out.variants = append(out.variants, variantRow{trace: j.tr.Name, variant: v.name, s: s, limit: cmp.PendingLimit()})
+		}
+		// The peers, as they ran in the comparison, close each trace's rows.
+		for _, peer := range []string{score.KarpenterLike, score.ClusterAutoscalerLike} {
+			for _, s := range cmp.Scores {
+				if s.Policy == peer {
+					out.variants = append(out.variants, variantRow{trace: j.tr.Name, variant: "peer: " + peer, s: s, limit: cmp.PendingLimit()})
+				}
+			}
 		}
 	}
 	return out, nil
