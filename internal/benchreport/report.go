@@ -16,6 +16,9 @@ type report struct {
 	cpus      int
 	benchLog  string
 	benches   []benchmark
+	// keptSpeed, when set, is the speed section of the previous report,
+	// written again as it was (-scores-only).
+	keptSpeed string
 	suite     suite
 	plotDir   string
 	scoreTime time.Duration
@@ -39,6 +42,11 @@ var areas = []struct {
 func writeReport(b *bytes.Buffer, r report) {
 	fmt.Fprintf(b, "# Benchmarks\n\nWritten by `make bench` (`go run ./internal/benchreport`) on %s with %s on %d CPUs. Do not edit by hand.\n\n",
 		r.generated.Format("2006-01-02 15:04 MST"), r.goVersion, r.cpus)
+	if r.keptSpeed != "" {
+		b.WriteString(r.keptSpeed)
+		writeScores(b, r)
+		return
+	}
 	b.WriteString("## Speed and memory\n\n")
 	if len(r.benches) == 0 {
 		fmt.Fprintf(b, "No benchmark log at `%s`: run `make bench` for these figures.\n\n", r.benchLog)
@@ -196,4 +204,16 @@ func writeSpend(b *bytes.Buffer, c score.Comparison) {
 		fmt.Fprintf(b, "%s node-hours: %.0f%% booting, %.0f%% on Ready nodes under 50%% used (%.0f%% kept by the floor); by size: %s.\n\n",
 			r.Policy, 100*sp.Booting/r.NodeHours, 100*sp.Underused/r.NodeHours, 100*sp.Floor/r.NodeHours, strings.Join(parts, ", "))
 	}
+}
+
+// speedSection is the speed part of a report this command wrote: from its
+// "## Speed and memory" heading up to the scores.
+func speedSection(report string) (string, error) {
+	const speed, scores = "## Speed and memory\n", "## Scoring the control law"
+	i := strings.Index(report, speed)
+	j := strings.Index(report, scores)
+	if i < 0 || j < i {
+		return "", fmt.Errorf("no %q section before %q to keep", strings.TrimSpace(speed), scores)
+	}
+	return report[i:j], nil
 }

@@ -52,6 +52,14 @@ var variants = []struct {
 		p.IdleWindow = types.Duration(5 * time.Minute)
 	}, nil, nil},
 	{"scaleUpCooldown: 0", func(p *types.Policy) { p.ScaleUpCooldown = 0 }, nil, nil},
+	// Responsiveness: a shorter pending threshold (booting nodes already
+	// count as room, so a pod waits for one only when none will take it).
+	{"pendingThreshold: 30s", func(p *types.Policy) { p.PendingThreshold = types.Duration(30 * time.Second) }, nil, nil},
+	{"pendingThreshold: 10s", func(p *types.Policy) { p.PendingThreshold = types.Duration(10 * time.Second) }, nil, nil},
+	{"pendingThreshold: 10s + sampleInterval: 10s", func(p *types.Policy) {
+		p.PendingThreshold = types.Duration(10 * time.Second)
+		p.SampleInterval = types.Duration(10 * time.Second)
+	}, nil, nil},
 	{"allowedSizes: no single-GPU sizes", func(*types.Policy) {}, nil, func(c []types.InstanceType) []string {
 		return sizesWhere(c, func(t types.InstanceType) bool { return t.GPUs != 1 }, func(t types.InstanceType) bool { return t.GPUs == 1 })
 	}},
