@@ -69,6 +69,21 @@ func (k PoolKey) NodePoolLabel() string {
 	return k.Org + "." + k.Project + "." + k.Service + "." + k.Provider
 }
 
+// ValidateNodePoolLabel accepts what NodePoolLabel makes:
+// org.project.service.provider, each a lower-case DNS label.
+func ValidateNodePoolLabel(label string) error {
+	parts := strings.Split(label, ".")
+	if len(parts) != 4 {
+		return fmt.Errorf("pool label %q must be org.project.service.provider", label)
+	}
+	for i, part := range parts {
+		if err := ValidateDNSLabel([]string{"org", "project", "service", "provider"}[i], part); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // NodeLabels are the labels a pool's nodes carry: the pool and its tenant.
 func (k PoolKey) NodeLabels() map[string]string {
 	return map[string]string{

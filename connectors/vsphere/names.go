@@ -31,18 +31,7 @@ func parseGroupID(id string) (poolLabel, size string, err error) {
 }
 
 // validPoolLabel accepts org.project.service.provider, each a DNS label.
-func validPoolLabel(label string) error {
-	parts := strings.Split(label, ".")
-	if len(parts) != 4 {
-		return fmt.Errorf("pool label %q must be org.project.service.provider", label)
-	}
-	for i, part := range parts {
-		if err := types.ValidateDNSLabel([]string{"org", "project", "service", "provider"}[i], part); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func validPoolLabel(label string) error { return types.ValidateNodePoolLabel(label) }
 
 // validSize: sizes name folders and go into VM names.
 func validSize(size string) error {

@@ -17,12 +17,13 @@ import (
 
 // Every built-in kind's catalog comes through the registry, is one the
 // planner can use, and is a fresh copy each time (editing one must not
-// leak into the next plan). vSphere's sizes come from its configuration.
+// leak into the next plan). The self-hosted kinds' sizes (vSphere,
+// Proxmox, KVM) come from their configuration.
 func TestBuiltinCatalogsAreSane(t *testing.T) {
 	for _, name := range clusterconfig.Providers {
 		t.Run(name, func(t *testing.T) {
 			catalog, err := connectors.CatalogOf(name)
-			if name == clusterconfig.VSphere {
+			if k, _ := connectors.LookupKind(name); k.Catalog == nil {
 				require.ErrorContains(t, err, "configuration")
 				return
 			}

@@ -2,9 +2,13 @@ package clusterconfig
 
 import (
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/aliyun"
 	"github.com/hanzoai/visor-fleet/connectors/aws"
+	"github.com/hanzoai/visor-fleet/connectors/azure"
 	"github.com/hanzoai/visor-fleet/connectors/digitalocean"
 	"github.com/hanzoai/visor-fleet/connectors/hetzner"
+	"github.com/hanzoai/visor-fleet/connectors/kvm"
+	"github.com/hanzoai/visor-fleet/connectors/proxmox"
 	"github.com/hanzoai/visor-fleet/connectors/vsphere"
 )
 
@@ -14,6 +18,10 @@ const (
 	AWS          = aws.ProviderName
 	Hetzner      = hetzner.ProviderName
 	VSphere      = vsphere.ProviderName
+	Azure        = azure.ProviderName
+	Proxmox      = proxmox.ProviderName
+	Aliyun       = aliyun.ProviderName
+	KVM          = kvm.ProviderName
 	Sim          = "sim"
 )
 
@@ -24,7 +32,11 @@ var Providers = register(
 	aws.Kind,
 	hetzner.Kind,
 	vsphere.Kind,
+	azure.Kind,
 	simKind,
+	proxmox.Kind,
+	aliyun.Kind,
+	kvm.Kind,
 )
 
 func register(kinds ...connectors.Kind) []string {

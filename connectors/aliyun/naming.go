@@ -1,0 +1,62 @@
+package aliyun
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/hanzoai/visor-fleet/connectors"
+)
+
+// Tags that make a set of instances a node group; ECS sets them in the
+// RunInstances call itself, so no instance ever exists untagged.
+const (
+	TagPool = "visor-pool" // the pool's NodePoolLabel
+	TagSize = "visor-size" // the instance type
+	TagKey  = "visor-key"  // hash of the idempotency key that created it
+)
+
+// instanceTypeRE: ecs.<family>.<size>.
+var instanceTypeRE = regexp.MustCompile(`^ecs\.[a-z0-9-]+\.[a-z0-9-]+$`)
+
+var hashHex = connectors.NameHash
+
+// GroupID is "<NodePoolLabel>/<instance type>".
+func GroupID(nodePoolLabel, size string) string { return connectors.PoolGroupID(nodePoolLabel, size) }
+
+type group struct {
+	poolLabel string
+	size      string
+}
+
+func parseGroupID(id string) (group, error) {
+	label, size, err := connectors.ParsePoolGroupID(id)
+	if err != nil {
+		return group{}, err
+	}
+	if !instanceTypeRE.MatchString(size) {
+		return group{}, fmt.Errorf("group ID %q: %q is not an ECS instance type such as ecs.g7.large", id, size)
+	}
+	return group{poolLabel: label, size: size}, nil
+}
+
+func (g group) id() string { return GroupID(g.poolLabel, g.size) }
+
+// keyTag is the TagKey value of the instances a call with key creates.
+func keyTag(key connectors.IdempotencyKey) string { return hashHex(string(key))[:32] }
+
+// clientToken is the RunInstances ClientToken (at most 64 ASCII
+// characters) for key asking the group for amount instances: the same
+// decision retried sends the same token and parameters, and ECS answers
+// with the instances it already made.
+func (g group) clientToken(key connectors.IdempotencyKey, amount int) string {
+	return "visor-" + hashHex(string(key), g.id(), fmt.Sprint(amount))[:40]
+}
+
+// hostName is the host (and Kubernetes node) name prefix of the
+// instances a call with key creates; ECS appends a unique three-digit
+// suffix to each (UniqueSuffix).
+func (g group) hostName(key connectors.IdempotencyKey) string {
+	size := strings.NewReplacer(".", "-").Replace(strings.TrimPrefix(g.size, "ecs."))
+	return "v" + hashHex(g.poolLabel)[:8] + "-" + size + "-" + hashHex(string(key))[:6]
+}

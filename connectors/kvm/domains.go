@@ -1,0 +1,155 @@
+package kvm
+
+import (
+	"cmp"
+	"context"
+	"encoding/xml"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/digitalocean/go-libvirt"
+
+	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// domain is one domain of the host with Visor's metadata, if it has any.
+type domain struct {
+	dom     libvirt.Domain
+	name    string
+	running bool
+	meta    *nodeMeta
+}
+
+func (d domain) instance() connectors.Instance {
+	state := connectors.InstanceCreating // defined, not yet started
+	if d.running {
+		state = connectors.InstanceRunning
+	}
+	inst := connectors.Instance{ID: uuidString(d.dom.UUID), Name: d.name, State: state}
+	if d.meta != nil {
+		inst.CreatedAt, _ = time.Parse(time.RFC3339, d.meta.Created)
+	}
+	return inst
+}
+
+func (d domain) created() string {
+	if d.meta == nil {
+		return ""
+	}
+	return d.meta.Created
+}
+
+func uuidString(u libvirt.UUID) string {
+	h := make([]byte, 0, 36)
+	const hexd = "0123456789abcdef"
+	for i, b := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			h = append(h, '-')
+		}
+		h = append(h, hexd[b>>4], hexd[b&15])
+	}
+	return string(h)
+}
+
+// listDomains lists every domain of the host, with Visor's metadata read
+// for each, by name.
+func (p *Provider) listDomains(ctx context.Context, op string) ([]domain, error) {
+	l, err := p.client(op)
+	if err != nil {
+		return nil, err
+	}
+	doms, _, err := l.ConnectListAllDomains(1, 0)
+	if err != nil {
+		return nil, p.classify(op, err)
+	}
+	out := make([]domain, 0, len(doms))
+	for _, dom := range doms {
+		if err := ctx.Err(); err != nil {
+			return nil, errclass.New(errclass.Retryable, ProviderName, op, err)
+		}
+		d := domain{dom: dom, name: dom.Name}
+		state, _, err := l.DomainGetState(dom, 0)
+		if err := p.classify(op, err); err != nil {
+			if errclass.IsNotFound(err) { // gone while listing
+				continue
+			}
+			return nil, err
+		}
+		d.running = libvirt.DomainState(state) == libvirt.DomainRunning
+		raw, err := l.DomainGetMetadata(dom, int32(libvirt.DomainMetadataElement), libvirt.OptString{metadataNS}, libvirt.DomainAffectConfig)
+		switch err := p.classify(op, err); {
+		case err == nil:
+			var m nodeMeta
+			if xml.Unmarshal([]byte(raw), &m) == nil {
+				d.meta = &m
+			}
+		case !errclass.IsNotFound(err):
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	// Oldest first, by the definition time Visor recorded.
+	slices.SortFunc(out, func(a, b domain) int {
+		return cmp.Or(cmp.Compare(a.created(), b.created()), cmp.Compare(a.name, b.name))
+	})
+	return out, nil
+}
+
+// groupDomains are the group's domains.
+func (p *Provider) groupDomains(all []domain, g group) []domain {
+	return slices.DeleteFunc(slices.Clone(all), func(d domain) bool {
+		return d.meta == nil || d.meta.Pool != g.poolLabel || d.meta.Size != g.size || p.templates[g.size].Domain == ""
+	})
+}
+
+// NodeGroups lists the pool's domains grouped by size.
+func (p *Provider) NodeGroups(ctx context.Context, pool types.PoolKey) ([]connectors.NodeGroup, error) {
+	const op = connectors.OpNodeGroups
+	if err := pool.Validate(); err != nil {
+		return nil, invalid(op, err)
+	}
+	all, err := p.listDomains(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	label := pool.NodePoolLabel()
+	bySize := map[string][]domain{}
+	for _, d := range all {
+		if d.meta != nil && d.meta.Pool == label {
+			if _, ok := p.templates[d.meta.Size]; ok {
+				bySize[d.meta.Size] = append(bySize[d.meta.Size], d)
+			}
+		}
+	}
+	groups := make([]connectors.NodeGroup, 0, len(bySize))
+	for _, size := range slices.Sorted(maps.Keys(bySize)) {
+		g := group{poolLabel: label, size: size}
+		groups = append(groups, toNodeGroup(g, bySize[size]))
+	}
+	return groups, nil
+}
+
+func toNodeGroup(g group, doms []domain) connectors.NodeGroup {
+	ng := connectors.NodeGroup{
+		ID: g.id(), Name: g.id(), Size: g.size, TargetSize: len(doms),
+		Labels: map[string]string{types.LabelPool: g.poolLabel},
+	}
+	for _, d := range doms {
+		ng.Instances = append(ng.Instances, d.instance())
+	}
+	return ng
+}
+
+// matchDomains picks the domains named by name or UUID.
+func matchDomains(doms []domain, namesOrIDs []string) []domain {
+	var out []domain
+	for _, d := range doms {
+		if slices.Contains(namesOrIDs, d.name) || slices.Contains(namesOrIDs, uuidString(d.dom.UUID)) {
+			out = append(out, d)
+		}
+	}
+	return out
+}

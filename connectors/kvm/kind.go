@@ -1,0 +1,37 @@
+package kvm
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hanzoai/visor-fleet/connectors"
+)
+
+// Kind registers KVM (libvirt) with a worker's clusters file (section
+// "kvm"). Its sizes are the configured templates, so it has no built-in
+// catalog; Release closes the libvirt connection.
+var Kind = connectors.CloudKind[Config](ProviderName,
+	func(ctx context.Context, cfg Config, secrets connectors.SecretReader) (connectors.Provider, func(context.Context) error, error) {
+		p, err := New(ctx, cfg, secrets)
+		if err != nil {
+			return nil, nil, err
+		}
+		return p, p.Close, nil
+	}, nil)
+
+// Validate reports what is wrong in a clusters file's kvm section.
+func (c *Config) Validate(p connectors.Problems) {
+	connectors.Required(p, "uri", c.URI, "the libvirt URI, e.g. qemu:///system")
+	if c.Socket != "" && c.Address != "" {
+		p.Add("address", "is set together with socket; give one")
+	}
+	if len(c.Templates) == 0 {
+		p.Add("templates", "is empty; each size is a template domain")
+	}
+	for i, t := range c.Templates {
+		if err := validSize(t.Name); err != nil {
+			p.Add(fmt.Sprintf("templates[%d].name", i), "%v", err)
+		}
+		connectors.Required(p, fmt.Sprintf("templates[%d].domain", i), t.Domain, "the template domain's name")
+	}
+}

@@ -1,0 +1,176 @@
+// Package proxmox connects pools to a Proxmox VE cluster: a node group is
+// the pool's VMs of one size, each a clone of that size's template VM,
+// tagged with the pool and the size. Proxmox has no node groups or client
+// tokens, so a group's target is how many such VMs exist, and every clone
+// gets a name derived from the decision's idempotency key: a repeated call
+// lists the cluster's VMs, finds the clone by its name and finishes it
+// (tags, start) instead of cloning again.
+package proxmox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	pve "github.com/luthermonson/go-proxmox"
+
+	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/errclass"
+	"github.com/hanzoai/visor-fleet/sizing"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// ProviderName is the provider part of pool keys served by this package.
+const ProviderName = "proxmox"
+
+// Template is one size: a template VM whose hardware matches the shape.
+type Template struct {
+	// Shape's Name is the size (lower-case letters, digits and '-', as it
+	// goes into tags and VM names); CPUs and MemoryMiB must match the
+	// template's hardware so sizing plans with real numbers.
+	sizing.Shape
+	// VMID and Node locate the template VM, e.g. 9000 on pve1.
+	VMID int    `json:"vmid"`
+	Node string `json:"node"`
+}
+
+// Config says which Proxmox VE cluster to use and how clones are made.
+// Credentials is a reference whose secret is an API token as Proxmox
+// shows it: "USER@REALM!TOKENID=SECRET".
+type Config struct {
+	Credentials connectors.CredentialRef `json:"credentials"`
+	// Endpoint is the API's base URL, e.g. https://pve1.example:8006/api2/json.
+	Endpoint string `json:"endpoint"`
+	// Insecure skips TLS verification (a cluster's self-signed certificate).
+	Insecure bool `json:"insecure,omitempty"`
+	// Templates are the sizes.
+	Templates []Template `json:"templates"`
+	// TargetNodes spread clones over these cluster nodes (by the clone's
+	// name, so a retry picks the same node); empty clones onto each
+	// template's own node. Other nodes need the template on shared storage.
+	TargetNodes []string `json:"targetNodes,omitempty"`
+	// FullClone copies the disks instead of linking them to the template.
+	FullClone bool `json:"fullClone,omitempty"`
+	// Storage for a full clone's disks; empty keeps the template's.
+	Storage string `json:"storage,omitempty"`
+	// ResourcePool is a Proxmox resource pool the clones join, if any.
+	ResourcePool string `json:"resourcePool,omitempty"`
+	// TaskPoll is how often a running task (clone, start, stop, destroy)
+	// is polled; default 2s. TaskTimeout bounds the wait; default 10m.
+	TaskPoll    types.Duration `json:"taskPoll,omitempty"`
+	TaskTimeout types.Duration `json:"taskTimeout,omitempty"`
+	// Catalog overrides the catalog built from Templates.
+	Catalog []types.InstanceType `json:"catalog,omitempty"`
+}
+
+const (
+	defaultTaskPoll    = 2 * time.Second
+	defaultTaskTimeout = 10 * time.Minute
+)
+
+// proxmoxDaemons: CNI, kube-proxy and a CSI node plugin.
+var proxmoxDaemons = sizing.DaemonAllowance{MilliCPU: 150, Memory: 250 * types.MiB, Pods: 3}
+
+// Provider is connectors.Provider for Proxmox VE.
+type Provider struct {
+	cfg       Config
+	catalog   []types.InstanceType
+	client    *pve.Client
+	templates map[string]Template // by size
+}
+
+var (
+	_ connectors.Provider   = (*Provider)(nil)
+	_ connectors.LeakFinder = (*Provider)(nil)
+)
+
+// New checks cfg, resolves the API token inside the activity's worker and
+// builds the client. A malformed token is a Permanent error naming the
+// reference, never the value.
+func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Provider, error) {
+	catalog, err := cfg.validate()
+	if err != nil {
+		return nil, invalid("configure", err)
+	}
+	secret, err := cfg.Credentials.ResolveToken(ctx, secrets, ProviderName)
+	if err != nil {
+		return nil, err
+	}
+	tokenID, tokenSecret, ok := strings.Cut(secret, "=")
+	if !ok || !strings.Contains(tokenID, "!") || tokenSecret == "" {
+		return nil, invalid("configure", fmt.Errorf("the credential from %s must be an API token USER@REALM!TOKENID=SECRET", cfg.Credentials))
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	if cfg.Insecure {
+		transport.TLSClientConfig.InsecureSkipVerify = true //nolint:gosec // asked for by the operator, for a self-signed cluster certificate
+	}
+	p := &Provider{cfg: cfg, catalog: catalog, templates: map[string]Template{}}
+	p.client = pve.NewClient(strings.TrimRight(cfg.Endpoint, "/"),
+		pve.WithHTTPClient(&http.Client{Transport: statusGuard{base: transport}, Timeout: time.Minute}),
+		pve.WithAPIToken(tokenID, tokenSecret),
+		pve.WithUserAgent("visor-fleet"),
+	)
+	for _, t := range cfg.Templates {
+		p.templates[t.Name] = t
+	}
+	return p, nil
+}
+
+func (c Config) validate() ([]types.InstanceType, error) {
+	var errs []error
+	if c.Credentials == "" {
+		errs = append(errs, errors.New("credentials reference is empty"))
+	}
+	if !strings.HasPrefix(c.Endpoint, "https://") && !strings.HasPrefix(c.Endpoint, "http://") {
+		errs = append(errs, fmt.Errorf("endpoint %q must be the API's URL, e.g. https://pve1:8006/api2/json", c.Endpoint))
+	}
+	if len(c.Templates) == 0 {
+		errs = append(errs, errors.New("templates is empty: each size is a template VM"))
+	}
+	shapes := make([]sizing.Shape, 0, len(c.Templates))
+	for i, t := range c.Templates {
+		if err := validSize(t.Name); err != nil {
+			errs = append(errs, fmt.Errorf("templates[%d]: %w", i, err))
+		}
+		if t.VMID < 100 {
+			errs = append(errs, fmt.Errorf("templates[%d] %q: vmid %d must be a Proxmox VM ID (100 or more)", i, t.Name, t.VMID))
+		}
+		if err := validNodeName(t.Node); err != nil {
+			errs = append(errs, fmt.Errorf("templates[%d] %q: node: %w", i, t.Name, err))
+		}
+		shapes = append(shapes, t.Shape)
+	}
+	for i, n := range c.TargetNodes {
+		if err := validNodeName(n); err != nil {
+			errs = append(errs, fmt.Errorf("targetNodes[%d]: %w", i, err))
+		}
+	}
+	if c.TaskPoll < 0 || c.TaskTimeout < 0 {
+		errs = append(errs, errors.New("taskPoll and taskTimeout must not be negative"))
+	}
+	catalog, err := sizing.ShapeCatalog(ProviderName, proxmoxDaemons, shapes)
+	errs = append(errs, err)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if len(c.Catalog) > 0 {
+		catalog = c.Catalog
+	}
+	return catalog, nil
+}
+
+// Name is "proxmox".
+func (p *Provider) Name() string { return ProviderName }
+
+// Catalog is the configured templates' shapes.
+func (p *Provider) Catalog(context.Context) ([]types.InstanceType, error) {
+	return slices.Clone(p.catalog), nil
+}
+
+func invalid(op string, err error) error {
+	return errclass.New(errclass.Permanent, ProviderName, op, err)
+}
