@@ -4,7 +4,7 @@ BIN       ?= bin/visor
 PKGS      ?= ./...
 TESTFLAGS ?= -timeout 30m
 
-.PHONY: run build test bench bench-report lint replay-record kube-binaries chaos clean
+.PHONY: run build test bench bench-report bench-scores lint replay-record kube-binaries chaos clean
 
 ## run: the whole system on the embedded default (Temporal + Web UI + worker + simulated fleet)
 run: build
@@ -42,6 +42,10 @@ bench:
 ## bench-report: rewrite docs/BENCHMARKS.md from the last bench log, recomputing the scores
 bench-report:
 	$(GO) run ./internal/benchreport -bench artifacts/bench.txt -out docs/BENCHMARKS.md -plots docs/benchmarks
+
+## bench-scores: recompute only the scores and plots of docs/BENCHMARKS.md, keeping its speed section
+bench-scores:
+	$(GO) run ./internal/benchreport -scores-only -out docs/BENCHMARKS.md -plots docs/benchmarks
 
 ## lint: vet and formatting
 lint:

@@ -160,7 +160,8 @@ func (a *ClusterAutoscaler) scaleDown(c *Cluster) error {
 	var empty, movable []*simNode
 	var trial []room // reused: one scan tries every low node
 	for _, nd := range c.nodes {
-		if !nd.ready || utilization(nd) >= a.UtilizationThreshold {
+		// A node holding a pod no drain may evict is not a candidate.
+		if !nd.ready || nd.pinned > 0 || utilization(nd) >= a.UtilizationThreshold {
 			continue
 		}
 		trial = append(trial[:0], rooms...)

@@ -4,20 +4,14 @@ import (
 	"testing"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/sim"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
 // BenchmarkSimulateAlibabaDay is one policy over the compressed openb day
 // (8,000 pods, 8,640 steps of 10 s).
 func BenchmarkSimulateAlibabaDay(b *testing.B) {
-	full, err := ReadAlibabaFile("../traces/alibaba-gpu2023-openb-pods.csv")
-	if err != nil {
-		b.Fatal(err)
-	}
-	day, err := CompressAlibaba(full)
-	if err != nil {
-		b.Fatal(err)
-	}
+	day := alibabaDay(b)
 	catalog, _ := connectors.CatalogOf("aws")
 	policy := types.DefaultPolicy()
 	policy.MaxNodes = 500
@@ -27,6 +21,7 @@ func BenchmarkSimulateAlibabaDay(b *testing.B) {
 	}{
 		{"law", func() Controller { return NewLaw("visor law", policy, catalog) }},
 		{"cluster-autoscaler-like", func() Controller { return NewClusterAutoscaler(policy, catalog) }},
+		{"karpenter-like", func() Controller { return NewKarpenter(policy, catalog) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
@@ -41,4 +36,42 @@ func BenchmarkSimulateAlibabaDay(b *testing.B) {
 			LowerBound(day, catalog, policy, 0)
 		}
 	})
+}
+
+// BenchmarkLPBoundSuite is the LP bound over the report's five traces
+// (the openb day and its CPU pods on the AWS catalog, the synthetic
+// traces on the sim's), as the report computes it.
+func BenchmarkLPBoundSuite(b *testing.B) {
+	day := alibabaDay(b)
+	aws, _ := connectors.CatalogOf("aws")
+	policy := types.DefaultPolicy()
+	policy.MaxNodes = 500
+	type job struct {
+		tr      Trace
+		catalog []types.InstanceType
+	}
+	jobs := []job{{day, aws}, {day.CPUOnly(), aws}}
+	for _, tr := range SyntheticTraces(1) {
+		jobs = append(jobs, job{tr, sim.DefaultCatalog()})
+	}
+	for b.Loop() {
+		for _, j := range jobs {
+			r := LPBound(j.tr, j.catalog, policy, 0)
+			b.ReportMetric(float64(r.LP.Converged)/float64(max(r.LP.Solved, 1)), j.tr.Name+"-converged/solved")
+		}
+	}
+}
+
+// alibabaDay is the compressed openb day of the report.
+func alibabaDay(b *testing.B) Trace {
+	b.Helper()
+	full, err := ReadAlibabaFile("../traces/alibaba-gpu2023-openb-pods.csv")
+	if err != nil {
+		b.Fatal(err)
+	}
+	day, err := CompressAlibaba(full)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return day
 }

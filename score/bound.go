@@ -32,7 +32,7 @@ import (
 
 // OfflinePacking is the planner's packing of the pods alive each minute.
 func OfflinePacking(tr Trace, catalog []types.InstanceType, pool types.Policy, every time.Duration) Run {
-	r := offline(tr, catalog, pool, every, packFresh)
+	r := offline(tr, catalog, pool, every, plain(packFresh))
 	r.Policy = "offline packing"
 	return r
 }
@@ -40,20 +40,34 @@ func OfflinePacking(tr Trace, catalog []types.InstanceType, pool types.Policy, e
 // NodesFirstPacking is OfflinePacking with the planner buying the fewest
 // nodes (types.SizingNodes): the clairvoyant yardstick for node-hours.
 func NodesFirstPacking(tr Trace, catalog []types.InstanceType, pool types.Policy, every time.Duration) Run {
-	r := offline(tr, catalog, pool, every, packFewest)
+	r := offline(tr, catalog, pool, every, plain(packFewest))
 	r.Policy = "nodes-first packing"
 	return r
 }
 
 // LowerBound is the fractional bound on nodes and cost each minute.
 func LowerBound(tr Trace, catalog []types.InstanceType, pool types.Policy, every time.Duration) Run {
-	r := offline(tr, catalog, pool, every, fractional)
+	r := offline(tr, catalog, pool, every, plain(fractional))
 	r.Policy = "lower bound"
 	return r
 }
 
+// sliceNeed is what a yardstick says one slice needs: nodes, their hourly
+// cost, and (for the LP bound) the cost of an integral packing it found.
+type sliceNeed struct {
+	nodes            int
+	hourly, integral float64
+}
+
+func plain(f func([]Pod, []int, []types.InstanceType) (int, float64)) func([]Pod, []int, []types.InstanceType) sliceNeed {
+	return func(pods []Pod, idx []int, catalog []types.InstanceType) sliceNeed {
+		n, h := f(pods, idx, catalog)
+		return sliceNeed{nodes: n, hourly: h}
+	}
+}
+
 func offline(tr Trace, catalog []types.InstanceType, pool types.Policy, every time.Duration,
-	need func([]Pod, []int, []types.InstanceType) (int, float64)) Run {
+	need func([]Pod, []int, []types.InstanceType) sliceNeed) Run {
 	if every <= 0 {
 		every = time.Minute
 	}
@@ -66,7 +80,7 @@ func offline(tr Trace, catalog []types.InstanceType, pool types.Policy, every ti
 	run := Run{Trace: tr.Name, Fingerprint: tr.Fingerprint(), Span: tr.Span()}
 	var prev []int
 	var nodes int
-	var hourly, demand float64
+	var hourly, integral, demand float64
 	for t := time.Duration(0); t < run.Span; t += every {
 		var alive []int
 		for i, p := range tr.Pods {
@@ -78,10 +92,14 @@ func offline(tr Trace, catalog []types.InstanceType, pool types.Policy, every ti
 			}
 		}
 		if prev == nil || !slices.Equal(alive, prev) {
-			nodes, hourly = need(tr.Pods, alive, catalog)
+			got := need(tr.Pods, alive, catalog)
+			nodes, hourly, integral = got.nodes, got.hourly, got.integral
 			if nodes < pool.MinNodes && floor.Name != "" {
 				nodes = pool.MinNodes
 				hourly = max(hourly, float64(pool.MinNodes)*floor.HourlyPrice)
+			}
+			if integral > 0 && floor.Name != "" {
+				integral = max(integral, float64(pool.MinNodes)*floor.HourlyPrice)
 			}
 			demand = 0
 			for _, i := range alive {
@@ -95,7 +113,7 @@ func offline(tr Trace, catalog []types.InstanceType, pool types.Policy, every ti
 		step := min(every, run.Span-t).Hours()
 		run.NodeHours += float64(nodes) * step
 		run.Cost += hourly * step
-		run.Series = append(run.Series, Sample{At: t, Nodes: nodes, DemandCPU: demand, HourlyCost: hourly})
+		run.Series = append(run.Series, Sample{At: t, Nodes: nodes, DemandCPU: demand, HourlyCost: hourly, IntegralCost: integral})
 	}
 	for i := range tr.Pods {
 		if !fits[i] {

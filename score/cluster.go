@@ -30,6 +30,11 @@ type Cluster struct {
 	pending []int // pod indexes, in the order they became pending
 	dirty   bool  // something changed that may let a pending pod bind
 	seq     int
+	// replacing are replacements waiting for their new node to be Ready.
+	replacing []replacement
+	// gen counts changes to where pods are and which nodes there are, so
+	// a rule can tell that nothing changed since it last looked.
+	gen int
 
 	stats clusterStats
 }
@@ -53,6 +58,10 @@ type simNode struct {
 	created   time.Duration
 	readyAt   time.Duration
 	ready     bool
+	// cordoned nodes take no new pods: they wait to be replaced.
+	cordoned bool
+	// pinned counts the node's pods no drain may evict.
+	pinned int
 }
 
 type clusterStats struct {
@@ -60,6 +69,7 @@ type clusterStats struct {
 	nodesAdded, nodesRemoved int
 	busyRemovals, evictions  int
 	stranded                 int     // evicted pods that found no room at once
+	replacements             int     // replacements completed (old nodes drained onto a new one)
 	nodeSeconds, cost        float64 // of removed nodes; live ones are added at the end
 }
 
@@ -133,7 +143,7 @@ func (c *Cluster) addNode(t types.InstanceType, readyAt time.Duration) *simNode 
 	}
 	c.nodes = append(c.nodes, nd)
 	c.byName[nd.name] = nd
-	c.dirty = true
+	c.dirty, c.gen = true, c.gen+1
 	return nd
 }
 
@@ -145,8 +155,12 @@ func (c *Cluster) addNode(t types.InstanceType, readyAt time.Duration) *simNode 
 // pod that found none is counted as stranded.
 func (c *Cluster) RemoveNodes(names []string) error {
 	for _, name := range names {
-		if c.byName[name] == nil {
+		nd := c.byName[name]
+		if nd == nil {
 			return fmt.Errorf("no node %q", name)
+		}
+		if nd.pinned > 0 {
+			return fmt.Errorf("node %s holds %d pods that must not be evicted", name, nd.pinned)
 		}
 	}
 	if len(names) == 0 {
@@ -167,7 +181,7 @@ func (c *Cluster) RemoveNodes(names []string) error {
 		}
 		c.retire(nd)
 	}
-	c.dirty = true
+	c.dirty, c.gen = true, c.gen+1
 	c.schedule()
 	for k := range names {
 		stranded := 0
@@ -187,6 +201,7 @@ func (c *Cluster) RemoveNodes(names []string) error {
 }
 
 func (c *Cluster) retire(nd *simNode) {
+	c.gen++
 	life := (c.now - nd.created).Seconds()
 	c.stats.nodeSeconds += life
 	c.stats.cost += life / 3600 * nd.t.HourlyPrice
@@ -200,10 +215,25 @@ func (c *Cluster) retire(nd *simNode) {
 }
 
 func (c *Cluster) unbind(i int) {
+	c.gen++
 	nd := c.pods[i].node
 	delete(nd.pods, i)
 	nd.requested = nd.requested.Sub(c.trace[i].Requests)
+	if c.trace[i].NotEvictable {
+		nd.pinned--
+	}
 	c.pods[i].node = nil
+}
+
+func (c *Cluster) bind(i int, nd *simNode) {
+	c.gen++
+	c.endWait(i)
+	c.pods[i].node = nd
+	nd.pods[i] = true
+	nd.requested = nd.requested.Add(c.trace[i].Requests)
+	if c.trace[i].NotEvictable {
+		nd.pinned++
+	}
 }
 
 func (c *Cluster) observeNode(nd *simNode) types.NodeObservation {
@@ -217,8 +247,13 @@ func (c *Cluster) observeNode(nd *simNode) types.NodeObservation {
 		largest = types.Resources{MilliCPU: max(largest.MilliCPU, r.MilliCPU), Memory: max(largest.Memory, r.Memory),
 			GPUs: max(largest.GPUs, r.GPUs), Pods: max(largest.Pods, r.Pods)}
 	}
+	var blockers []string
+	if nd.pinned > 0 {
+		blockers = []string{fmt.Sprintf("%d pods must not be evicted", nd.pinned)}
+	}
 	return types.NodeObservation{
-		Name: nd.name, ProviderID: "sim://" + nd.name, Size: nd.t.Name, State: state,
+		DrainBlockers: blockers,
+		Name:          nd.name, ProviderID: "sim://" + nd.name, Size: nd.t.Name, State: state,
 		CreatedAt: c.epoch.Add(nd.created), Allocatable: nd.alloc, Requested: nd.requested, LargestPod: largest,
 	}
 }
@@ -227,7 +262,7 @@ func (c *Cluster) observeNode(nd *simNode) types.NodeObservation {
 func (c *Cluster) arrive(i int) {
 	c.pods[i].pending, c.pods[i].pendingSince = true, c.trace[i].Arrive
 	c.pending = append(c.pending, i)
-	c.dirty = true
+	c.dirty, c.gen = true, c.gen+1
 }
 
 // depart removes pod i wherever it is.
@@ -236,7 +271,7 @@ func (c *Cluster) depart(i int) {
 	switch {
 	case s.node != nil:
 		c.unbind(i)
-		c.dirty = true
+		c.dirty, c.gen = true, c.gen+1
 	case s.pending:
 		c.endWait(i)
 		for k, j := range c.pending {
@@ -280,7 +315,7 @@ func (c *Cluster) schedule() {
 		}
 		var to *simNode
 		for _, nd := range c.nodes {
-			if nd.ready && admitsPod(p, s.offGPU, nd.t) && p.Requests.Fits(nd.alloc.Sub(nd.requested)) {
+			if nd.ready && !nd.cordoned && admitsPod(p, s.offGPU, nd.t) && p.Requests.Fits(nd.alloc.Sub(nd.requested)) {
 				to = nd
 				break
 			}
@@ -290,10 +325,7 @@ func (c *Cluster) schedule() {
 			kept = append(kept, i)
 			continue
 		}
-		c.endWait(i)
-		s.node = to
-		to.pods[i] = true
-		to.requested = to.requested.Add(p.Requests)
+		c.bind(i, to)
 	}
 	c.pending = kept
 }

@@ -34,7 +34,7 @@ func (c Comparison) WritePlots(dir string) ([]string, error) {
 }
 
 func (c Comparison) allRuns() []Run {
-	return append([]Run{c.Bound, c.Packing, c.Fewest}, c.Runs...)
+	return append([]Run{c.LP, c.Bound, c.Packing, c.Fewest}, c.Runs...)
 }
 
 func series(run Run, y func(Sample) float64) plotter.XYs {
@@ -55,16 +55,18 @@ func (c Comparison) plotNodes(path string) error {
 	bottom.X.Label.Text = "hours"
 	bottom.Y.Label.Text = "cores"
 	bottom.Add(plotter.NewGrid())
-	for i, r := range c.allRuns() {
-		l, err := plotter.NewLine(series(r, func(s Sample) float64 { return float64(s.Nodes) }))
-		if err != nil {
-			return err
-		}
-		l.Color = plotutil.Color(i)
-		l.Dashes = plotutil.Dashes(min(i, 1))
-		top.Add(l)
-		top.Legend.Add(r.Policy, l)
+	// The LP bound's node counts are the fractional bound's.
+	if err := addLines(top, append([]Run{c.Bound, c.Packing, c.Fewest}, c.Runs...), func(s Sample) float64 { return float64(s.Nodes) }); err != nil {
+		return err
 	}
+	middle := plot.New()
+	middle.Title.Text = "hourly cost per policy"
+	middle.Y.Label.Text = "$ per hour"
+	middle.Add(plotter.NewGrid())
+	if err := addLines(middle, append([]Run{c.LP, c.Bound}, c.Runs...), func(s Sample) float64 { return s.HourlyCost }); err != nil {
+		return err
+	}
+	middle.Legend.Top, middle.Legend.Left = true, true
 	demand, err := plotter.NewLine(series(c.Bound, func(s Sample) float64 { return s.DemandCPU }))
 	if err != nil {
 		return err
@@ -72,18 +74,34 @@ func (c Comparison) plotNodes(path string) error {
 	demand.Color = plotutil.Color(0)
 	bottom.Add(demand)
 	top.Legend.Top, top.Legend.Left = true, true
-	const w, h = 24 * vg.Centimeter, 16 * vg.Centimeter
+	const w, h = 24 * vg.Centimeter, 24 * vg.Centimeter
 	img, err := draw.NewFormattedCanvas(w, h, strings.TrimPrefix(filepath.Ext(path), "."))
 	if err != nil {
 		return err
 	}
 	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: 2, Cols: 1, PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadX: vg.Millimeter * 2, PadY: vg.Millimeter * 4}
-	plots := [][]*plot.Plot{{top}, {bottom}}
+	tiles := draw.Tiles{Rows: 3, Cols: 1, PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadX: vg.Millimeter * 2, PadY: vg.Millimeter * 4}
+	plots := [][]*plot.Plot{{top}, {middle}, {bottom}}
 	canvases := plot.Align(plots, tiles, dc)
 	top.Draw(canvases[0][0])
-	bottom.Draw(canvases[1][0])
+	middle.Draw(canvases[1][0])
+	bottom.Draw(canvases[2][0])
 	return writeSVG(path, img)
+}
+
+// addLines draws y of each run, the first solid and the rest dashed.
+func addLines(p *plot.Plot, runs []Run, y func(Sample) float64) error {
+	for i, r := range runs {
+		l, err := plotter.NewLine(series(r, y))
+		if err != nil {
+			return err
+		}
+		l.Color = plotutil.Color(i)
+		l.Dashes = plotutil.Dashes(min(i, 1))
+		p.Add(l)
+		p.Legend.Add(r.Policy, l)
+	}
+	return nil
 }
 
 func (c Comparison) plotPending(path string) error {

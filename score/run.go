@@ -49,6 +49,9 @@ type Sample struct {
 	DemandCPU float64
 	// HourlyCost of the nodes there are.
 	HourlyCost float64
+	// IntegralCost is, for the LP bound, the hourly cost of the integral
+	// packing it found that minute.
+	IntegralCost float64
 }
 
 // Run is what happened to one policy on one trace.
@@ -67,7 +70,9 @@ type Run struct {
 	BusyRemovals int
 	Evictions    int
 	// Stranded are evicted pods that found no room on the nodes that stayed.
-	Stranded     int
+	Stranded int
+	// Replacements are nodes (one or several at once) replaced by one new node.
+	Replacements int
 	NodesAdded   int
 	NodesRemoved int
 	// Waits is each schedulable pod's total pending time; Unfit counts the
@@ -77,7 +82,9 @@ type Run struct {
 	StillPending int
 	Series       []Sample
 	// Spend is where the node-hours went (simulated runs only).
-	Spend   Spend
+	Spend Spend
+	// LP says how the LP bound's column generation went (LPBound only).
+	LP      *LPStats
 	Elapsed time.Duration
 }
 
@@ -120,8 +127,11 @@ func Simulate(tr Trace, catalog []types.InstanceType, pool types.Policy, ctl Con
 		}
 		for _, nd := range c.nodes {
 			if !nd.ready && nd.readyAt <= c.now {
-				nd.ready, c.dirty = true, true
+				nd.ready, c.dirty, c.gen = true, true, c.gen+1
 			}
+		}
+		if err := c.completeReplacements(); err != nil {
+			return Run{}, fmt.Errorf("%s at %s: %w", ctl.Name(), c.now, err)
 		}
 		c.schedule()
 		if err := ctl.Step(c); err != nil {
@@ -158,7 +168,7 @@ func Simulate(tr Trace, catalog []types.InstanceType, pool types.Policy, ctl Con
 	run.NodeHours, run.Cost = st.nodeSeconds/3600, st.cost
 	run.ScaleUps, run.ScaleDowns = st.scaleUps, st.scaleDowns
 	run.NodesAdded, run.NodesRemoved = st.nodesAdded, st.nodesRemoved
-	run.BusyRemovals, run.Evictions, run.Stranded = st.busyRemovals, st.evictions, st.stranded
+	run.BusyRemovals, run.Evictions, run.Stranded, run.Replacements = st.busyRemovals, st.evictions, st.stranded, st.replacements
 	run.Elapsed = time.Since(start)
 	return run, nil
 }

@@ -24,8 +24,8 @@ func TestShortTraceEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cmp.Runs) != 3 {
-		t.Fatalf("got %d runs, want law, seed rule and cluster-autoscaler-like", len(cmp.Runs))
+	if len(cmp.Runs) != 4 {
+		t.Fatalf("got %d runs, want law, seed rule, cluster-autoscaler-like and karpenter-like", len(cmp.Runs))
 	}
 	want := tr.Fingerprint()
 	if cmp.Bound.Fingerprint != want || cmp.Packing.Fingerprint != want {
@@ -49,12 +49,22 @@ func TestShortTraceEndToEnd(t *testing.T) {
 		if cmp.Bound.Cost > r.Cost {
 			t.Errorf("lower bound $%.2f is above %s's $%.2f", cmp.Bound.Cost, r.Policy, r.Cost)
 		}
+		if cmp.LP.Cost > r.Cost {
+			t.Errorf("LP bound $%.2f is above %s's $%.2f", cmp.LP.Cost, r.Policy, r.Cost)
+		}
 		if r.ScaleUps == 0 || r.ScaleDowns == 0 {
 			t.Errorf("%s: %d scale-ups, %d scale-downs; the bursts need both", r.Policy, r.ScaleUps, r.ScaleDowns)
 		}
 		if r.StillPending != 0 {
 			t.Errorf("%s left %d schedulable pods pending at the end", r.Policy, r.StillPending)
 		}
+	}
+	if cmp.LP.Fingerprint != want || cmp.LP.Cost < cmp.Bound.Cost || cmp.LP.Cost > cmp.IntegralCost || cmp.IntegralCost > cmp.Packing.Cost {
+		t.Errorf("LP bound (%s) $%.2f: want it between the fractional bound $%.2f and the best integral packing $%.2f, itself at most the offline packing's $%.2f",
+			cmp.LP.Fingerprint, cmp.LP.Cost, cmp.Bound.Cost, cmp.IntegralCost, cmp.Packing.Cost)
+	}
+	if st := cmp.LP.LP; st == nil || st.Solved == 0 || st.Converged == 0 {
+		t.Errorf("LP bound stats %+v: want slices solved and converged", st)
 	}
 	if cmp.Bound.NodeHours > cmp.Packing.NodeHours {
 		t.Errorf("lower bound %.2f is above the offline packing %.2f", cmp.Bound.NodeHours, cmp.Packing.NodeHours)
@@ -79,7 +89,7 @@ func TestShortTraceEndToEnd(t *testing.T) {
 	if err := cmp.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"visor law", "seed rule", "cluster-autoscaler-like", "lower bound", "offline packing", "nodes-first packing"} {
+	for _, name := range []string{"visor law", "seed rule", "cluster-autoscaler-like", "karpenter-like", "LP bound", "lower bound", "offline packing", "nodes-first packing"} {
 		if !strings.Contains(table.String(), "| "+name+" |") {
 			t.Errorf("table has no row for %s:\n%s", name, table.String())
 		}

@@ -23,6 +23,9 @@ type Pod struct {
 	GPUModel string
 	Arrive   time.Duration
 	Depart   time.Duration
+	// NotEvictable is a pod no drain may evict (a PodDisruptionBudget that
+	// allows no disruption, do-not-disrupt): its node stays until it ends.
+	NotEvictable bool
 }
 
 // Lifetime is how long the pod wants to exist.
@@ -85,6 +88,10 @@ func (t Trace) Fingerprint() string {
 		put(p.Requests.GPUs)
 		put(int64(p.Arrive))
 		put(int64(p.Depart))
+		if p.NotEvictable {
+			// Only when set, so traces without such pods keep their digest.
+			h.Write([]byte("not-evictable"))
+		}
 	}
 	return fmt.Sprintf("%x", h.Sum(nil)[:8])
 }

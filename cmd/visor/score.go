@@ -20,9 +20,10 @@ func newScoreCommand() *cobra.Command {
 		Use:   "score --trace <file> --policy <pools.yaml>",
 		Short: "Score the control law against baselines on a demand trace (offline simulation)",
 		Long: `Replays a pod trace (Alibaba openb pod-list CSV format) in simulated time against
-the pool's own law (workflows.Decide with the real planner), the HIP seed rule, a
-cluster-autoscaler-like rule and three offline yardsticks, on the same trace and
-catalog; prints the score table and writes plots.`,
+the pool's own law (workflows.Decide with the real planner), the HIP seed rule,
+cluster-autoscaler-like and karpenter-like rules, the configuration model's LP
+cost bound and three more offline yardsticks, on the same trace and catalog;
+prints the score table and the law's targets, and writes plots.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch {
@@ -52,8 +53,15 @@ catalog; prints the score table and writes plots.`,
 				return err
 			}
 			law := cmp.Law()
-			fmt.Fprintf(out, "\nvisor law: %.2f× the lower bound's node-hours, %.2f× the offline packing's; longest wait %s (target %s); the nodes-first packing uses %.2f× the lower bound's\n",
-				law.NodeHoursRatio, law.PackingNodeHoursRatio, law.MaxPending.Round(time.Second), cmp.PendingLimit(), cmp.Fewest.NodeHours/max(cmp.Bound.NodeHours, 1e-9))
+			fmt.Fprintf(out, "\nvisor law: %.3f× the LP bound's cost, %.2f× the karpenter-like rule's; %.2f× the lower bound's node-hours, %.2f× the offline packing's; longest wait %s (target %s); the nodes-first packing uses %.2f× the lower bound's\n",
+				law.LPCostRatio, law.KarpenterCostRatio, law.NodeHoursRatio, law.PackingNodeHoursRatio, law.MaxPending.Round(time.Second), cmp.PendingLimit(), cmp.Fewest.NodeHours/max(cmp.Bound.NodeHours, 1e-9))
+			for _, t := range cmp.Targets() {
+				verdict := "met"
+				if !t.Met {
+					verdict = "NOT MET"
+				}
+				fmt.Fprintf(out, "  %s: %s (%s)\n", t.Name, verdict, t.Detail)
+			}
 			if plots == "" {
 				return nil
 			}

@@ -13,7 +13,7 @@ func TestScorePrintsTheTableAndWritesPlots(t *testing.T) {
 	if err != nil {
 		t.Fatalf("visor score: %v\n%s%s", err, out, stderr)
 	}
-	for _, want := range []string{"| visor law |", "| seed rule |", "| cluster-autoscaler-like |", "| lower bound |", "longest wait"} {
+	for _, want := range []string{"| visor law |", "| seed rule |", "| cluster-autoscaler-like |", "| karpenter-like |", "| LP bound |", "| lower bound |", "longest wait", "cost ≤ 1.10× LP bound: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

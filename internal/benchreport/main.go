@@ -30,18 +30,30 @@ func run(args []string) error {
 	plots := fl.String("plots", "docs/benchmarks", "directory for the SVG plots")
 	openb := fl.String("trace", "traces/alibaba-gpu2023-openb-pods.csv", "the openb pod trace")
 	spec := fl.String("spec", "traces/score-pools.yaml", "pools.yaml with the aws and sim pools to score")
+	scoresOnly := fl.Bool("scores-only", false, "keep the speed section of the report at -out as it is and recompute only the scores (no bench log needed)")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
 	var benches []benchmark
-	raw, err := os.ReadFile(*benchLog)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return err
-	default:
-		if benches, err = parseBench(bytes.NewReader(raw)); err != nil {
-			return fmt.Errorf("%s: %w", *benchLog, err)
+	var keptSpeed string
+	if *scoresOnly {
+		old, err := os.ReadFile(*out)
+		if err != nil {
+			return fmt.Errorf("-scores-only keeps the speed section of %s: %w", *out, err)
+		}
+		if keptSpeed, err = speedSection(string(old)); err != nil {
+			return fmt.Errorf("%s: %w", *out, err)
+		}
+	} else {
+		raw, err := os.ReadFile(*benchLog)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return err
+		default:
+			if benches, err = parseBench(bytes.NewReader(raw)); err != nil {
+				return fmt.Errorf("%s: %w", *benchLog, err)
+			}
 		}
 	}
 	start := time.Now()
@@ -61,7 +73,7 @@ func run(args []string) error {
 	var b bytes.Buffer
 	writeReport(&b, report{
 		generated: time.Now().UTC(), goVersion: runtime.Version(), cpus: runtime.NumCPU(),
-		benchLog: *benchLog, benches: benches, suite: suite, plotDir: filepath.ToSlash(rel), scoreTime: time.Since(start),
+		benchLog: *benchLog, benches: benches, keptSpeed: keptSpeed, suite: suite, plotDir: filepath.ToSlash(rel), scoreTime: time.Since(start),
 	})
 	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
 		return err

@@ -32,3 +32,20 @@ func TestReportSaysWhatWasNotMeasured(t *testing.T) {
 		t.Errorf("report without a log:\n%s", b.String())
 	}
 }
+
+func TestScoresOnlyKeepsTheSpeedSection(t *testing.T) {
+	old := "# Benchmarks\n\nWritten ...\n\n## Speed and memory\n\n| sizing | PlanScaleUp | 1 | 2 ns/op |\n\n## Scoring the control law on demand traces\n\nold scores\n"
+	kept, err := speedSection(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	writeReport(&b, report{keptSpeed: kept, benchLog: "missing.txt"})
+	out := b.String()
+	if !strings.Contains(out, "| sizing | PlanScaleUp | 1 | 2 ns/op |") || strings.Contains(out, "old scores") || strings.Contains(out, "No benchmark log") {
+		t.Errorf("report:\n%s", out)
+	}
+	if _, err := speedSection("# Benchmarks\n\nno sections"); err == nil {
+		t.Error("a report without a speed section was accepted")
+	}
+}

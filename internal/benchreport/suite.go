@@ -52,6 +52,14 @@ var variants = []struct {
 		p.IdleWindow = types.Duration(5 * time.Minute)
 	}, nil, nil},
 	{"scaleUpCooldown: 0", func(p *types.Policy) { p.ScaleUpCooldown = 0 }, nil, nil},
+	// Responsiveness: a shorter pending threshold (booting nodes already
+	// count as room, so a pod waits for one only when none will take it).
+	{"pendingThreshold: 30s", func(p *types.Policy) { p.PendingThreshold = types.Duration(30 * time.Second) }, nil, nil},
+	{"pendingThreshold: 10s", func(p *types.Policy) { p.PendingThreshold = types.Duration(10 * time.Second) }, nil, nil},
+	{"pendingThreshold: 10s + sampleInterval: 10s", func(p *types.Policy) {
+		p.PendingThreshold = types.Duration(10 * time.Second)
+		p.SampleInterval = types.Duration(10 * time.Second)
+	}, nil, nil},
 	{"allowedSizes: no single-GPU sizes", func(*types.Policy) {}, nil, func(c []types.InstanceType) []string {
 		return sizesWhere(c, func(t types.InstanceType) bool { return t.GPUs != 1 }, func(t types.InstanceType) bool { return t.GPUs == 1 })
 	}},
@@ -127,11 +135,19 @@ func scoreSuite(openbPath, specPath string) (suite, error) {
 			if v.rules != nil {
 				rules = *v.rules
 			}
-			s, err := score.ScoreLawWith(j.tr, j.catalog, p, rules, cmp.Bound, cmp.Packing, score.Options{})
+			s, err := score.ScoreLawWith(j.tr, j.catalog, p, rules, cmp, score.Options{})
 			if err != nil {
 				return out, err
 			}
 			out.variants = append(out.variants, variantRow{trace: j.tr.Name, variant: v.name, s: s, limit: cmp.PendingLimit()})
+		}
+		// The peers, as they ran in the comparison, close each trace's rows.
+		for _, peer := range []string{score.KarpenterLike, score.ClusterAutoscalerLike} {
+			for _, s := range cmp.Scores {
+				if s.Policy == peer {
+					out.variants = append(out.variants, variantRow{trace: j.tr.Name, variant: "peer: " + peer, s: s, limit: cmp.PendingLimit()})
+				}
+			}
 		}
 	}
 	return out, nil

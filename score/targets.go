@@ -1,0 +1,59 @@
+package score
+
+import (
+	"fmt"
+	"time"
+)
+
+// Target is one of the law's targets on one trace (issue 28), met or not,
+// with the numbers that say so.
+type Target struct {
+	Name   string
+	Met    bool
+	Detail string
+}
+
+// score is the named policy's row.
+func (c Comparison) score(policy string) Score {
+	for _, s := range c.Scores {
+		if s.Policy == policy {
+			return s
+		}
+	}
+	return Score{}
+}
+
+// Targets checks the law against its targets: cost within 1.10× the LP
+// bound and at most the karpenter-like rule's; p99 total pending within
+// the provisioning delay + 20 s; the longest wait at most the
+// cluster-autoscaler-like rule's; no busy removal or stranded eviction;
+// the LP bound below every policy; every run on the same input.
+func (c Comparison) Targets() []Target {
+	law, k, ca := c.Law(), c.score(KarpenterLike), c.score(ClusterAutoscalerLike)
+	wait := c.Options.ProvisioningDelay + 20*time.Second
+	below, same := true, true
+	var above []string
+	for _, r := range c.Runs {
+		if r.Cost < c.LP.Cost {
+			below = false
+			above = append(above, fmt.Sprintf("%s $%.2f", r.Policy, r.Cost))
+		}
+		same = same && r.Fingerprint == c.Fingerprint
+	}
+	for _, r := range []Run{c.LP, c.Bound, c.Packing, c.Fewest} {
+		same = same && r.Fingerprint == c.Fingerprint
+	}
+	boundDetail := fmt.Sprintf("LP bound $%.2f", c.LP.Cost)
+	if !below {
+		boundDetail += fmt.Sprintf(" is above %v", above)
+	}
+	return []Target{
+		{"cost ≤ 1.10× LP bound", law.LPCostRatio <= 1.10, fmt.Sprintf("%.3f×", law.LPCostRatio)},
+		{"cost ≤ karpenter-like", law.KarpenterCostRatio <= 1, fmt.Sprintf("%.3f× ($%.2f vs $%.2f)", law.KarpenterCostRatio, law.Cost, k.Cost)},
+		{fmt.Sprintf("p99 total pending ≤ %s", wait), law.WaitP99 <= wait, short(law.WaitP99)},
+		{"longest wait ≤ cluster-autoscaler-like's", law.MaxPending <= ca.MaxPending, fmt.Sprintf("%s vs %s", short(law.MaxPending), short(ca.MaxPending))},
+		{"0 busy removals, 0 stranded evictions", law.BusyRemovals == 0 && law.Stranded == 0, fmt.Sprintf("%d, %d", law.BusyRemovals, law.Stranded)},
+		{"LP bound below every policy", below, boundDetail},
+		{"identical input", same, "fingerprint " + c.Fingerprint},
+	}
+}
