@@ -128,18 +128,34 @@ func BenchmarkIdlePools(b *testing.B) {
 		specs[i] = contract.PoolSpec{Key: key(i), Policy: p}
 	}
 	started := time.Now()
-	// As `visor pool apply` does: bounded concurrency, one listing.
-	results, err := starter.ApplyPools(ctx, c, "default", specs, starter.ApplyOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, r := range results {
-		if r.Err != nil {
-			b.Fatalf("%s: %v", r.Pool, r.Err)
+	// As `visor pool apply` does: bounded concurrency, one listing. A start
+	// the loaded server did not answer in time is applied again, as a user
+	// re-runs the (idempotent) apply; how many is reported.
+	retried := 0
+	for pass := 0; ; pass++ {
+		results, err := starter.ApplyPools(ctx, c, "default", specs, starter.ApplyOptions{})
+		if err != nil {
+			b.Fatal(err)
 		}
+		var failed []error
+		for _, r := range results {
+			if r.Err != nil {
+				failed = append(failed, fmt.Errorf("%s: %w", r.Pool, r.Err))
+			}
+			if !r.Attempted || r.Err != nil {
+				retried++
+			}
+		}
+		if len(failed) == 0 {
+			break
+		}
+		if pass == 4 {
+			b.Fatalf("apply still failing after %d passes: %v", pass+1, failed[0])
+		}
+		b.Logf("apply pass %d: %d pools failed (%v); applying again", pass, len(failed), failed[0])
 	}
 	applied := time.Since(started)
-	b.Logf("applied %d pools in %s; settling %s", n, applied.Round(time.Millisecond), settle)
+	b.Logf("applied %d pools in %s (%d pool applies repeated); settling %s", n, applied.Round(time.Millisecond), retried, settle)
 	time.Sleep(settle)
 	// History growth is sampled on a few pools (reading every history
 	// would itself cost CPU inside the window).
@@ -165,6 +181,7 @@ func BenchmarkIdlePools(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(applied.Seconds(), "apply-s")
+	b.ReportMetric(float64(retried), "apply-repeats")
 	b.ReportMetric(float64(residentBytes(b))/(1<<20), "RSS-MiB")
 }
 
