@@ -139,6 +139,30 @@ func (d *Deployment) startServices() {
 		}
 		d.Services[svc] = p
 		d.t.Cleanup(func() { p.stop(10 * time.Second) })
+		// One at a time: each process writes the cluster's metadata record
+		// at start, and two doing it at once make the loser exit.
+		if svc != uiService {
+			d.waitLog(p, "service up", 2*time.Minute)
+		}
+	}
+}
+
+// waitLog waits until p's log shows line (since its latest start).
+func (d *Deployment) waitLog(p *proc, line string, timeout time.Duration) {
+	d.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		b, _ := os.ReadFile(p.logPath)
+		if i := strings.LastIndex(string(b), "--- start "); i >= 0 && strings.Contains(string(b[i:]), line) {
+			return
+		}
+		if ok, why := p.alive(); !ok {
+			d.t.Fatalf("%s: %s\n%s", p.name, why, p.logTail(3000))
+		}
+		if time.Now().After(deadline) {
+			d.t.Fatalf("%s: no %q in its log after %s\n%s", p.name, line, timeout, p.logTail(3000))
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
