@@ -47,29 +47,15 @@ spec:
 // The real kube-apiserver accepts every rendered object, with strict
 // field validation, in a server-side dry run.
 func TestRealAPIServerAcceptsEveryManifestInADryRun(t *testing.T) {
-	c := kubeapi.ForTest(t, kubeapi.Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	core := kubernetes.NewForConfigOrDie(c.AdminConfig)
-	dyn := dynamic.NewForConfigOrDie(c.AdminConfig)
-	_, err := core.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: releaseNamespace}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	installServiceMonitorCRD(ctx, t, dyn)
-
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(discovery.NewDiscoveryClientForConfigOrDie(c.AdminConfig)))
+	ctx, api := startAPIServer(t)
+	core, dyn := api.core, api.dyn
 	files, err := filepath.Glob("testdata/*.yaml")
 	require.NoError(t, err)
 	accepted := 0
 	for _, f := range files {
 		for _, m := range mustRender(t, filepath.Base(f), nil) {
 			u := toUnstructured(t, m)
-			mapping, err := mapper.RESTMapping(m.GVK.GroupKind(), m.GVK.Version)
-			require.NoError(t, err, "%s: %s is not served", f, m.GVK)
-			var res dynamic.ResourceInterface = dyn.Resource(mapping.Resource)
-			if mapping.Scope.Name() == "namespace" {
-				res = dyn.Resource(mapping.Resource).Namespace(u.GetNamespace())
-			}
-			_, err = res.Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict"})
+			_, err := api.resource(t, m, u).Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict"})
 			require.NoError(t, err, "%s: %s %s refused:\n%s", f, m.GVK.Kind, u.GetName(), m.YAML)
 			accepted++
 		}
@@ -94,6 +80,38 @@ func TestRealAPIServerAcceptsEveryManifestInADryRun(t *testing.T) {
 	deps, err := core.AppsV1().Deployments(releaseNamespace).List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	require.Empty(t, deps.Items)
+}
+
+// apiServer is a real kube-apiserver with the release's namespace and
+// the ServiceMonitor CRD, and the clients the tests use on it.
+type apiServer struct {
+	core   kubernetes.Interface
+	dyn    dynamic.Interface
+	mapper *restmapper.DeferredDiscoveryRESTMapper
+}
+
+func startAPIServer(t *testing.T) (context.Context, apiServer) {
+	t.Helper()
+	c := kubeapi.ForTest(t, kubeapi.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	api := apiServer{core: kubernetes.NewForConfigOrDie(c.AdminConfig), dyn: dynamic.NewForConfigOrDie(c.AdminConfig)}
+	_, err := api.core.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: releaseNamespace}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	installServiceMonitorCRD(ctx, t, api.dyn)
+	api.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(discovery.NewDiscoveryClientForConfigOrDie(c.AdminConfig)))
+	return ctx, api
+}
+
+// resource is where m's kind is served, in its namespace when namespaced.
+func (a apiServer) resource(t *testing.T, m manifest, u *unstructured.Unstructured) dynamic.ResourceInterface {
+	t.Helper()
+	mapping, err := a.mapper.RESTMapping(m.GVK.GroupKind(), m.GVK.Version)
+	require.NoError(t, err, "%s is not served", m.GVK)
+	if mapping.Scope.Name() == "namespace" {
+		return a.dyn.Resource(mapping.Resource).Namespace(u.GetNamespace())
+	}
+	return a.dyn.Resource(mapping.Resource)
 }
 
 func installServiceMonitorCRD(ctx context.Context, t *testing.T, dyn dynamic.Interface) {

@@ -201,3 +201,14 @@ func freeLowPort() (int, error) {
 	}
 	return 0, errors.New("no free loopback port between 20000 and 32000")
 }
+
+// PostmasterPID is the server's main process, from its postmaster.pid
+// file: what a test measures the cluster's CPU from.
+func (p *Postgres) PostmasterPID() (int, error) {
+	b, err := os.ReadFile(filepath.Join(p.dataDir, "postmaster.pid"))
+	if err != nil {
+		return 0, err
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	return strconv.Atoi(strings.TrimSpace(first))
+}

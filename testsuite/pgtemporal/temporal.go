@@ -98,20 +98,16 @@ func StartTemporal(t testing.TB, p *Postgres, namespace string) *Temporal {
 		t.Fatalf("Temporal schema on PostgreSQL: %v", err)
 	}
 	t.Logf("pgtemporal: schema set up in %s", time.Since(started).Round(time.Millisecond))
-	cfg, err := serverConfig(p)
+	ports, err := FreeServicePorts(temporal.DefaultServices)
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg := ServerConfig(p, ports)
 	srv, err := temporal.NewServer(
 		temporal.WithConfig(cfg),
 		temporal.ForServices(temporal.DefaultServices),
 		temporal.WithLogger(logger),
-		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
-			dynamicconfig.FrontendEnableUpdateWorkflowExecution.Key():              true,
-			dynamicconfig.FrontendEnableUpdateWorkflowExecutionAsyncAccepted.Key(): true,
-			// A registered namespace is usable in a second, not ten.
-			dynamicconfig.NamespaceCacheRefreshInterval.Key(): time.Second,
-		}),
+		temporal.WithDynamicConfigClient(DynamicConfig()),
 	)
 	if err != nil {
 		t.Fatalf("create Temporal server: %v", err)
@@ -123,12 +119,22 @@ func StartTemporal(t testing.TB, p *Postgres, namespace string) *Temporal {
 	t.Cleanup(s.Stop)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	if err := s.registerNamespace(ctx); err != nil {
+	if err := RegisterNamespace(ctx, s.Address, s.Namespace); err != nil {
 		log, _ := os.ReadFile(logPath)
 		t.Fatalf("%v\nserver log tail:\n%s", err, tail(log, 4000))
 	}
 	t.Logf("pgtemporal: server on %s (PostgreSQL %s) ready in %s", s.Address, p.Address(), time.Since(started).Round(time.Millisecond))
 	return s
+}
+
+// DynamicConfig is what every process of the server runs with.
+func DynamicConfig() dynamicconfig.StaticClient {
+	return dynamicconfig.StaticClient{
+		dynamicconfig.FrontendEnableUpdateWorkflowExecution.Key():              true,
+		dynamicconfig.FrontendEnableUpdateWorkflowExecutionAsyncAccepted.Key(): true,
+		// A registered namespace is usable in a second, not ten.
+		dynamicconfig.NamespaceCacheRefreshInterval.Key(): time.Second,
+	}
 }
 
 // Stop shuts the server down; PostgreSQL keeps every row.
@@ -144,17 +150,17 @@ func (s *Temporal) Dial() (client.Client, error) {
 	return client.Dial(client.Options{HostPort: s.Address, Namespace: s.Namespace, Logger: quietSDKLogger()})
 }
 
-// registerNamespace registers the namespace (once the frontend answers)
-// and waits until the namespace registry serves it.
-func (s *Temporal) registerNamespace(ctx context.Context) error {
+// RegisterNamespace registers namespace on the frontend at address (once
+// it answers) and waits until the namespace registry serves it.
+func RegisterNamespace(ctx context.Context, address, namespace string) error {
 	var last error
 	registered := false
 	for {
-		c, err := client.Dial(client.Options{HostPort: s.Address, Namespace: s.Namespace, Logger: quietSDKLogger()})
+		c, err := client.Dial(client.Options{HostPort: address, Namespace: namespace, Logger: quietSDKLogger()})
 		if err == nil {
 			if !registered {
 				_, err = c.WorkflowService().RegisterNamespace(ctx, &workflowservice.RegisterNamespaceRequest{
-					Namespace: s.Namespace, WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour),
+					Namespace: namespace, WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour),
 				})
 				if _, exists := err.(*serviceerror.NamespaceAlreadyExists); exists {
 					err = nil
@@ -162,10 +168,10 @@ func (s *Temporal) registerNamespace(ctx context.Context) error {
 				registered = err == nil
 			}
 			if err == nil {
-				_, err = c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: s.Namespace})
+				_, err = c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: namespace})
 			}
 			if err == nil {
-				_, err = c.WorkflowService().ListWorkflowExecutions(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: s.Namespace, PageSize: 1})
+				_, err = c.WorkflowService().ListWorkflowExecutions(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: namespace, PageSize: 1})
 			}
 			c.Close()
 			if err == nil {
@@ -175,27 +181,37 @@ func (s *Temporal) registerNamespace(ctx context.Context) error {
 		last = err
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("Temporal on PostgreSQL at %s: namespace %s not ready: %w", s.Address, s.Namespace, last)
+			return fmt.Errorf("Temporal on PostgreSQL at %s: namespace %s not ready: %w", address, namespace, last)
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
 }
 
-// serverConfig is a single-process cluster: every service on loopback,
-// persistence and visibility in PostgreSQL.
-func serverConfig(p *Postgres) (*config.Config, error) {
-	ports := make([]int, 8)
-	for i := range ports {
-		port, err := freeLowPort()
-		if err != nil {
-			return nil, fmt.Errorf("free port for an internal service: %w", err)
+// ServicePorts are each service's gRPC and membership port.
+type ServicePorts map[string]struct{ GRPC, Membership int }
+
+// FreeServicePorts draws two free loopback ports for each service.
+func FreeServicePorts(services []string) (ServicePorts, error) {
+	out := ServicePorts{}
+	for _, svc := range services {
+		grpc, err := freeLowPort()
+		if err == nil {
+			var membership int
+			membership, err = freeLowPort()
+			out[svc] = struct{ GRPC, Membership int }{grpc, membership}
 		}
-		ports[i] = port
+		if err != nil {
+			return nil, fmt.Errorf("free port for the %s service: %w", svc, err)
+		}
 	}
-	svc := func(grpc, membership int) config.Service {
-		return config.Service{RPC: config.RPC{GRPCPort: grpc, MembershipPort: membership, BindOnLocalHost: true}}
-	}
-	frontend := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
+	return out, nil
+}
+
+// ServerConfig is a cluster whose services listen on loopback at ports,
+// persistence and visibility in PostgreSQL. Every process of a
+// multi-process cluster builds the same config and runs its own services
+// of it; they find each other through the membership rows in PostgreSQL.
+func ServerConfig(p *Postgres, ports ServicePorts) *config.Config {
 	const store, visibility = "postgres-default", "postgres-visibility"
 	cfg := &config.Config{
 		Global: config.Global{Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: "127.0.0.1"}},
@@ -208,15 +224,13 @@ func serverConfig(p *Postgres) (*config.Config, error) {
 				visibility: {SQL: p.SQLConfig(visibilityDB)},
 			},
 		},
-		Services: map[string]config.Service{
-			"frontend": svc(ports[0], ports[1]),
-			"history":  svc(ports[2], ports[3]),
-			"matching": svc(ports[4], ports[5]),
-			"worker":   svc(ports[6], ports[7]),
-		},
+		Services: map[string]config.Service{},
 	}
-	devserver.OneProcessCluster(cfg, frontend)
-	return cfg, nil
+	for svc, port := range ports {
+		cfg.Services[svc] = config.Service{RPC: config.RPC{GRPCPort: port.GRPC, MembershipPort: port.Membership, BindOnLocalHost: true}}
+	}
+	devserver.OneProcessCluster(cfg, net.JoinHostPort("127.0.0.1", strconv.Itoa(ports["frontend"].GRPC)))
+	return cfg
 }
 
 // fileLogger sends the server's log to a file in the test's temp dir.

@@ -2,11 +2,13 @@ package clusterconfig
 
 import (
 	"context"
+	"reflect"
 	"time"
 
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/kubernetes"
 	"github.com/hanzoai/visor-fleet/connectors/sim"
+	"github.com/hanzoai/visor-fleet/connectors/sim/simremote"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -31,6 +33,11 @@ type SimConfig struct {
 	Faults SimFaults `json:"faults,omitempty"`
 	// Seed makes fault injection reproducible.
 	Seed int64 `json:"seed,omitempty"`
+	// Endpoint, http://host:port, is a sim host serving this cluster
+	// (connectors/sim/simremote): the worker uses that one cloud and
+	// cluster instead of running its own, so several workers share a
+	// fleet. The simulation's own settings are then the host's, not here.
+	Endpoint string `json:"endpoint,omitempty"`
 }
 
 // SimFaults is sim.FaultConfig with durations written as "2s"; the same
@@ -78,6 +85,15 @@ func (c *SimConfig) Validate(p connectors.Problems) {
 	for _, fp := range c.Faults.Problems() {
 		p.Add("faults."+fp.Field, "%s", fp.Message)
 	}
+	if c.Endpoint == "" {
+		return
+	}
+	if _, err := simremote.New(c.Endpoint, "check", Sim); err != nil {
+		p.Add("endpoint", "%v", err)
+	}
+	if c.Tick != 0 || c.ProvisionDelay != 0 || c.StatePath != "" || len(c.Catalog) > 0 || c.Seed != 0 || !reflect.ValueOf(c.Faults).IsZero() {
+		p.Add("endpoint", "a cluster served by a sim host takes its tick, provisionDelay, statePath, catalog, faults and seed from the host; remove them here")
+	}
 }
 
 // FilePaths is the state file, for the loader to anchor.
@@ -89,6 +105,13 @@ func buildSim(_ context.Context, section connectors.Config, env connectors.Build
 	var cfg SimConfig
 	if c, ok := section.(*SimConfig); ok && c != nil {
 		cfg = *c
+	}
+	if cfg.Endpoint != "" {
+		remote, err := simremote.New(cfg.Endpoint, env.ClusterID, Sim)
+		if err != nil {
+			return connectors.Built{}, err
+		}
+		return connectors.Built{Provider: remote, Observer: remote, Drainer: remote}, nil
 	}
 	simCfg := cfg.simConfig(env.ClusterID)
 	simCfg.Logger = env.Logger
