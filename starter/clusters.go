@@ -152,17 +152,18 @@ func clusterIDOf(workflowID string) string {
 	return workflowID
 }
 
-// ClusterStatus runs the cluster's `status` query.
+// ClusterStatus runs the cluster's `status` query, retrying transient
+// failures.
 func ClusterStatus(ctx context.Context, c client.Client, cluster string) (contract.ClusterStatus, error) {
 	var st contract.ClusterStatus
-	resp, err := c.QueryWorkflow(ctx, types.ClusterWorkflowID(cluster), "", contract.QueryClusterStatus)
+	err := query(ctx, c, types.ClusterWorkflowID(cluster), contract.QueryClusterStatus, &st)
 	if isNotFound(err) {
 		return st, fmt.Errorf("cluster %s is not enrolled", cluster)
 	}
 	if err != nil {
 		return st, fmt.Errorf("status of cluster %s: %w", cluster, err)
 	}
-	return st, resp.Get(&st)
+	return st, nil
 }
 
 // SetClusterPhase runs the validated `set-phase` update. It returns once
