@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -65,23 +66,34 @@ type DeleteResult struct {
 	View *ProviderView `json:"view,omitempty"`
 }
 
+// deleteProgress is DeleteNode's heartbeat: the provider took the delete.
+type deleteProgress struct {
+	Deleted bool `json:"deleted,omitempty"`
+}
+
 // DeleteNode deletes that very node, lowering its group's target so the
-// provider does not replace it. A node already gone is success.
+// provider does not replace it. A node already gone is success. It
+// heartbeats, so a lost worker is retried in seconds.
 func (a *Activities) DeleteNode(ctx context.Context, in DeleteInput) (DeleteResult, error) {
 	c, err := a.cluster(ctx, in.Key.Cluster)
 	if err != nil {
 		return DeleteResult{}, err
 	}
-	g, err := groupOf(ctx, c.Provider, in.Key, in.Node)
-	switch {
-	case errclass.IsNotFound(err):
-		// Already deleted (a retry after a lost answer).
-	case err != nil:
-		return DeleteResult{}, asTemporalError(err)
-	default:
-		if err := c.Provider.DeleteNodes(ctx, g.ID, []string{in.Node}, in.IdempotencyKey); err != nil && !errclass.IsNotFound(err) {
+	beats := beat[deleteProgress](ctx)
+	defer beats.end()
+	if !beats.get().Deleted {
+		g, err := groupOf(ctx, c.Provider, in.Key, in.Node)
+		switch {
+		case errclass.IsNotFound(err):
+			// Already deleted (a retry after a lost answer).
+		case err != nil:
 			return DeleteResult{}, asTemporalError(err)
+		default:
+			if err := c.Provider.DeleteNodes(ctx, g.ID, []string{in.Node}, in.IdempotencyKey); err != nil && !errclass.IsNotFound(err) {
+				return DeleteResult{}, asTemporalError(err)
+			}
 		}
+		beats.update(func(p *deleteProgress) { p.Deleted = true })
 	}
 	view, err := readView(ctx, c.Provider, in.Key)
 	if err != nil {
@@ -119,6 +131,13 @@ type ReleaseResult struct {
 	Released int `json:"released"`
 }
 
+// releaseProgress is ReleasePool's heartbeat: the groups deleted so far,
+// counted, so a retry neither deletes them again nor forgets them.
+type releaseProgress struct {
+	ReleaseResult
+	Deleted []string `json:"deleted,omitempty"`
+}
+
 // ReleasePool deletes every node group of the pool with its machines: the
 // last step of deregistration, after the observed nodes were drained, so
 // nothing of the pool is left running (and billed) at the provider. Group
@@ -132,19 +151,27 @@ func (a *Activities) ReleasePool(ctx context.Context, in ReleaseInput) (ReleaseR
 	if err != nil {
 		return ReleaseResult{}, err
 	}
+	beats := beat[releaseProgress](ctx)
+	defer beats.end()
 	groups, err := c.Provider.NodeGroups(ctx, in.Key)
 	if err != nil {
 		return ReleaseResult{}, asTemporalError(err)
 	}
-	var res ReleaseResult
 	for _, g := range groups {
+		if slices.Contains(beats.get().Deleted, g.ID) {
+			continue // an earlier attempt deleted it; it is still shutting down
+		}
 		key := connectors.IdempotencyKey(string(in.IdempotencyKey) + "/" + g.ID)
 		if err := c.Provider.DeleteNodeGroup(ctx, g.ID, key); err != nil && !errclass.IsNotFound(err) {
-			return res, asTemporalError(err)
+			return beats.get().ReleaseResult, asTemporalError(err)
 		}
-		res.Groups++
-		res.Released += max(g.TargetSize, len(g.Instances))
+		beats.update(func(p *releaseProgress) {
+			p.Deleted = append(slices.Clip(p.Deleted), g.ID)
+			p.Groups++
+			p.Released += max(g.TargetSize, len(g.Instances))
+		})
 	}
+	res := beats.get().ReleaseResult
 	left, err := c.Provider.NodeGroups(ctx, in.Key)
 	if err != nil {
 		return res, asTemporalError(err)

@@ -102,6 +102,7 @@ func (a *Activities) CollectLeaked(ctx context.Context, in CollectInput) error {
 	if !ok {
 		return asTemporalError(errclass.New(errclass.Permanent, c.Provider.Name(), "collect leaked machines", errors.New("this provider cannot list leaked machines")))
 	}
+	defer beat[struct{}](ctx).end()
 	return asTemporalError(lf.DeleteInstances(ctx, in.Key, in.IDs, in.IdempotencyKey))
 }
 

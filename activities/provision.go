@@ -206,8 +206,16 @@ type ProvisionResult struct {
 	View *ProviderView `json:"view,omitempty"`
 }
 
+// provisionProgress is Provision's heartbeat: the provider took the
+// change, into group GroupID.
+type provisionProgress struct {
+	Applied bool   `json:"applied,omitempty"`
+	GroupID string `json:"groupID,omitempty"`
+}
+
 // Provision grows the pool. The target is absolute and creation is keyed,
-// so a retry after a lost answer never provisions twice.
+// so a retry after a lost answer never provisions twice; it heartbeats,
+// so a lost worker is retried in seconds.
 func (a *Activities) Provision(ctx context.Context, in ProvisionInput) (ProvisionResult, error) {
 	if in.Target < 1 || in.Size == "" || in.IdempotencyKey == "" {
 		return ProvisionResult{}, asTemporalError(errclass.New(errclass.Permanent, "worker", "provision", fmt.Errorf("bad input: target %d, size %q, key %q", in.Target, in.Size, in.IdempotencyKey)))
@@ -216,10 +224,17 @@ func (a *Activities) Provision(ctx context.Context, in ProvisionInput) (Provisio
 	if err != nil {
 		return ProvisionResult{}, err
 	}
+	beats := beat[provisionProgress](ctx)
+	defer beats.end()
 	groupID := in.GroupID
-	if groupID != "" {
+	switch done := beats.get(); {
+	case done.Applied:
+		// An earlier attempt's worker was lost after the provider took
+		// the change: only its answer is left to read.
+		groupID = done.GroupID
+	case groupID != "":
 		err = c.Provider.SetTargetSize(ctx, groupID, in.Target, in.IdempotencyKey)
-	} else {
+	default:
 		var g connectors.NodeGroup
 		g, err = c.Provider.CreateNodeGroup(ctx, connectors.NodeGroupSpec{
 			Pool: in.Key, Name: GroupName(in.Key, in.Size), Size: in.Size, TargetSize: in.Target,
@@ -230,6 +245,7 @@ func (a *Activities) Provision(ctx context.Context, in ProvisionInput) (Provisio
 	if err != nil {
 		return ProvisionResult{}, asTemporalError(err)
 	}
+	beats.update(func(p *provisionProgress) { p.Applied, p.GroupID = true, groupID })
 	activity.GetLogger(ctx).Info("provisioned", "pool", in.Key.WorkflowID(), "group", groupID, "size", in.Size, "target", in.Target, "key", in.IdempotencyKey)
 	view, err := readView(ctx, c.Provider, in.Key)
 	if err != nil {

@@ -152,23 +152,24 @@ func clusterIDOf(workflowID string) string {
 	return workflowID
 }
 
-// ClusterStatus runs the cluster's `status` query; with a tenant's
-// credential its `public-status` one (no pools: the frontend refuses a
-// tenant the full status, which names every org's pools).
+// ClusterStatus runs the cluster's `status` query, retrying transient
+// failures; with a tenant's credential its `public-status` one (no pools:
+// the frontend refuses a tenant the full status, which names every org's
+// pools).
 func ClusterStatus(ctx context.Context, c client.Client, cluster string) (contract.ClusterStatus, error) {
 	var st contract.ClusterStatus
-	query := contract.QueryClusterStatus
+	name := contract.QueryClusterStatus
 	if tenantOrgs(c) != nil {
-		query = contract.QueryClusterPublic
+		name = contract.QueryClusterPublic
 	}
-	resp, err := c.QueryWorkflow(ctx, types.ClusterWorkflowID(cluster), "", query)
+	err := query(ctx, c, types.ClusterWorkflowID(cluster), name, &st)
 	if isNotFound(err) {
 		return st, fmt.Errorf("cluster %s is not enrolled", cluster)
 	}
 	if err != nil {
 		return st, fmt.Errorf("status of cluster %s: %w", cluster, err)
 	}
-	return st, resp.Get(&st)
+	return st, nil
 }
 
 // SetClusterPhase runs the validated `set-phase` update. It returns once

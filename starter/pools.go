@@ -146,14 +146,11 @@ func orDefault(q string) string {
 	return q
 }
 
-// PoolStatus runs the `status` query.
+// PoolStatus runs the `status` query, retrying transient failures.
 func PoolStatus(ctx context.Context, c client.Client, key types.PoolKey) (contract.PoolStatus, error) {
 	var st contract.PoolStatus
-	resp, err := c.QueryWorkflow(ctx, key.WorkflowID(), "", contract.QueryStatus)
-	if err != nil {
-		return st, err
-	}
-	return st, resp.Get(&st)
+	err := query(ctx, c, key.WorkflowID(), contract.QueryStatus, &st)
+	return st, err
 }
 
 // ScalePool runs the validated `scale` update; a rejection comes back as an

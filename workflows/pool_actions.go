@@ -148,7 +148,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 			in.FewerNodes, in.Objective = p.nodeHours, p.state.Policy.SizingObjective
 			in.Promised = p.state.awaitingPods()
 		}
-		if err := workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "plan scale-up"), a.PlanScaleUp, in).Get(ctx, &plan); err != nil {
+		if err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "plan scale-up"), a.PlanScaleUp, in), &plan); err != nil {
 			return 0, "", err
 		}
 		p.park(plan.Unplaceable)
@@ -173,7 +173,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 			pin.NodeLabels, pin.NodeTaints = p.state.Policy.NodeLabels, p.state.Policy.NodeTaints
 		}
 		summary := fmt.Sprintf("provision %d × %s", plan.NewNodes, plan.Size)
-		err := workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, summary), a.Provision, pin).Get(ctx, &res)
+		err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, summary), a.Provision, pin), &res)
 		if isErrorClass(err, errclass.InsufficientCapacity) {
 			excluded = append(excluded, plan.Size)
 			continue
@@ -198,7 +198,14 @@ func (p *pool) scaleDown(ctx workflow.Context, reason string, nodes []string, re
 	seq := p.nextSeq()
 	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(ActionScaleDown), Reason: reason, RequestedBy: requestedBy}
 	var failures []string
-	for _, node := range nodes {
+	for i, node := range nodes {
+		if i > 0 && requestedBy == "" {
+			if why := p.scaleDownFrozen(ctx); why != "" {
+				// The law decided this under a gate that has frozen since.
+				failures = append(failures, "stopped: "+why)
+				break
+			}
+		}
 		if err := p.removeNode(ctx, seq, node); err != nil {
 			failures = append(failures, fmt.Sprintf("%s: %v", node, err))
 			p.state.DrainBlocked[node] = workflow.Now(ctx).Add(p.state.Policy.IdleWindow.D())
@@ -223,12 +230,12 @@ func (p *pool) scaleDown(ctx workflow.Context, reason string, nodes []string, re
 func (p *pool) removeNode(ctx workflow.Context, seq int64, node string) error {
 	drain := activities.DrainInput{Key: p.spec.Key, Node: node, Timeout: p.state.Policy.DrainTimeout}
 	var dr connectors.DrainResult
-	if err := workflow.ExecuteActivity(p.drainCtx(ctx, "drain "+node), a.DrainNode, drain).Get(ctx, &dr); err != nil {
+	if err := p.awaitCall(ctx, workflow.ExecuteActivity(p.drainCtx(ctx, "drain "+node), a.DrainNode, drain), &dr); err != nil {
 		return err
 	}
 	del := activities.DeleteInput{Key: p.spec.Key, Node: node, IdempotencyKey: p.idempotencyKey(seq, "delete-"+node)}
 	var res activities.DeleteResult
-	if err := workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, "delete node "+node), a.DeleteNode, del).Get(ctx, &res); err != nil {
+	if err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, "delete node "+node), a.DeleteNode, del), &res); err != nil {
 		return err
 	}
 	p.state.TargetNodes = res.TotalTarget
@@ -351,7 +358,7 @@ func (p *pool) release(ctx workflow.Context) {
 	in := activities.ReleaseInput{Key: p.spec.Key, IdempotencyKey: p.idempotencyKey(seq, "release")}
 	var res activities.ReleaseResult
 	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: "release", Reason: "pool deregistered", RequestedBy: "deregister"}
-	if err := workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, "release node groups"), a.ReleasePool, in).Get(ctx, &res); err != nil {
+	if err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, "release node groups"), a.ReleasePool, in), &res); err != nil {
 		rec.Outcome = "failed: " + err.Error()
 	} else {
 		rec.Outcome = fmt.Sprintf("released %d groups, %d machines", res.Groups, res.Released)
@@ -372,6 +379,11 @@ func isErrorClass(err error, class errclass.Class) bool {
 	var appErr *temporal.ApplicationError
 	return err != nil && errors.As(err, &appErr) && appErr.Type() == string(class)
 }
+
+// providerHeartbeatTimeout is how long a provider activity may go without
+// a heartbeat (activities/heartbeat.go beats every 2 s) before the server
+// takes its worker for lost and retries it elsewhere.
+const providerHeartbeatTimeout = 10 * time.Second
 
 // activity kinds, each with its own timeouts.
 type activityKind int
@@ -398,7 +410,11 @@ func (p *pool) activityCtx(ctx workflow.Context, kind activityKind, summary stri
 		opts.StartToCloseTimeout = 30 * time.Second
 		opts.ScheduleToCloseTimeout = 3 * time.Minute
 	case providerActivity:
+		// The provider call may take its time; the worker making it
+		// heartbeats, so one lost mid-call is retried within seconds
+		// instead of holding the pool for the whole StartToClose.
 		opts.StartToCloseTimeout = 2 * time.Minute
+		opts.HeartbeatTimeout = providerHeartbeatTimeout
 		opts.ScheduleToCloseTimeout = 15 * time.Minute
 		opts.RetryPolicy.MaximumAttempts = 10
 	}

@@ -36,7 +36,7 @@ func (p *pool) repair(ctx workflow.Context, d Decision) {
 	for _, m := range d.Replace {
 		// Drain as far as it goes: a NotReady node's pods may never answer.
 		drain := activities.DrainInput{Key: p.spec.Key, Node: m.Name, Timeout: p.state.Policy.DrainTimeout}
-		_ = workflow.ExecuteActivity(p.drainCtx(ctx, "drain unready "+m.Name), a.DrainNode, drain).Get(ctx, nil)
+		_ = p.awaitCall(ctx, workflow.ExecuteActivity(p.drainCtx(ctx, "drain unready "+m.Name), a.DrainNode, drain), nil)
 		err := p.deleteMachine(ctx, seq, m)
 		if err == nil {
 			rec.Removed = append(rec.Removed, m.Name)
@@ -55,7 +55,7 @@ func (p *pool) repair(ctx workflow.Context, d Decision) {
 			ids = append(ids, m.ID)
 		}
 		in := activities.CollectInput{Key: p.spec.Key, IDs: ids, IdempotencyKey: p.idempotencyKey(seq, "collect")}
-		err := workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, fmt.Sprintf("collect %s", plural(len(ids), "leaked machine"))), a.CollectLeaked, in).Get(ctx, nil)
+		err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, fmt.Sprintf("collect %s", plural(len(ids), "leaked machine"))), a.CollectLeaked, in), nil)
 		if err == nil {
 			p.noteRepair(ctx, fmt.Sprintf("collected leaked machines %s", strings.Join(ids, ", ")))
 			if v := p.state.Provider; v != nil {
@@ -80,7 +80,7 @@ func outcome(what string, err error) string {
 func (p *pool) deleteMachine(ctx workflow.Context, seq int64, m MachineAction) error {
 	del := activities.DeleteInput{Key: p.spec.Key, Node: m.Name, IdempotencyKey: p.idempotencyKey(seq, "delete-"+m.Name)}
 	var res activities.DeleteResult
-	if err := workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, "delete machine "+m.Name), a.DeleteNode, del).Get(ctx, &res); err != nil {
+	if err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, "delete machine "+m.Name), a.DeleteNode, del), &res); err != nil {
 		return err
 	}
 	p.state.Removed[m.Name] = workflow.Now(ctx)
@@ -104,7 +104,7 @@ func (p *pool) replaceWith(ctx workflow.Context, seq int64, m MachineAction) err
 	in := activities.ProvisionInput{Key: p.spec.Key, Size: m.Size, GroupID: groupID, Target: target,
 		IdempotencyKey: p.idempotencyKey(seq, "replace-"+m.Name)}
 	var res activities.ProvisionResult
-	if err := workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, fmt.Sprintf("replace %s with 1 × %s", m.Name, m.Size)), a.Provision, in).Get(ctx, &res); err != nil {
+	if err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, fmt.Sprintf("replace %s with 1 × %s", m.Name, m.Size)), a.Provision, in), &res); err != nil {
 		return err
 	}
 	p.adoptResult(res.View, res.TotalTarget)

@@ -77,6 +77,9 @@ type pool struct {
 	// platformOrgs: scale-ups obey the platform's org limits as well as
 	// the policy's (versionPlatformOrgLimits).
 	platformOrgs bool
+	// intake: observations and gate changes are taken in while an action
+	// waits on its activities (versionInFlightIntake, pool_inflight.go).
+	intake bool
 }
 
 // maxActionsPerWake bounds how many decisions one wake-up carries out in a
@@ -147,6 +150,7 @@ func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 	p.shapes = p.truth && workflow.GetVersion(ctx, versionPendingShapes, workflow.DefaultVersion, 1) >= 1
 	p.nodeHours = p.consolidation && workflow.GetVersion(ctx, versionNodeHours, workflow.DefaultVersion, 1) >= 1
 	p.platformOrgs = p.truth && workflow.GetVersion(ctx, versionPlatformOrgLimits, workflow.DefaultVersion, 1) >= 1
+	p.intake = workflow.GetVersion(ctx, versionInFlightIntake, workflow.DefaultVersion, 1) >= 1
 	if workflow.GetVersion(ctx, versionIncarnationKeys, workflow.DefaultVersion, 1) >= 1 {
 		p.incarnation = incarnationOf(cmp.Or(info.FirstRunID, info.WorkflowExecution.RunID))
 	}
@@ -331,17 +335,7 @@ func (p *pool) needsResync(now time.Time) bool {
 // drainMessages applies every buffered signal without blocking. A signal
 // that does not decode is recorded and dropped.
 func (p *pool) drainMessages(ctx workflow.Context) {
-	for {
-		obs, ok, err := receiveAsync[types.PoolObservation](p.observe)
-		if !ok {
-			break
-		}
-		if err != nil {
-			p.reject(ctx, "observe", err)
-			continue
-		}
-		p.applyObservation(ctx, obs, false)
-	}
+	p.takeObservations(ctx)
 	for {
 		req, ok, err := receiveAsync[contract.ScaleRequest](p.force)
 		if !ok {
@@ -353,6 +347,29 @@ func (p *pool) drainMessages(ctx workflow.Context) {
 		}
 		p.applyForceScale(ctx, req)
 	}
+	p.takeGates(ctx)
+	for p.wake.ReceiveAsync(nil) {
+	}
+}
+
+// takeObservations applies every buffered observe signal.
+func (p *pool) takeObservations(ctx workflow.Context) {
+	for {
+		obs, ok, err := receiveAsync[types.PoolObservation](p.observe)
+		if !ok {
+			return
+		}
+		if err != nil {
+			p.reject(ctx, "observe", err)
+			continue
+		}
+		p.applyObservation(ctx, obs, false)
+	}
+}
+
+// takeGates applies every buffered cluster-gate signal (or, with trust,
+// marks the gate to be read from the cluster workflow).
+func (p *pool) takeGates(ctx workflow.Context) {
 	for {
 		g, ok, err := receiveAsync[contract.ClusterGate](p.gate)
 		if !ok {
@@ -369,84 +386,6 @@ func (p *pool) drainMessages(ctx workflow.Context) {
 			continue
 		}
 		p.applyGate(ctx, g)
-	}
-	for p.wake.ReceiveAsync(nil) {
-	}
-}
-
-// applyObservation folds a new observation into the durable state. A bad or
-// out-of-order one changes nothing and is recorded as rejected.
-//
-// fromActivity marks the pool's own resync: an activity's result comes from
-// a worker, not from a signal anyone could send, and needs no signature.
-func (p *pool) applyObservation(ctx workflow.Context, obs types.PoolObservation, fromActivity bool) {
-	if err := validateObservation(p.spec.Key, obs); err != nil {
-		p.reject(ctx, "observe", err)
-		return
-	}
-	now := workflow.Now(ctx)
-	if p.truth && obs.ObservedAt.After(now.Add(maxFutureSkew)) {
-		p.reject(ctx, "observe", fmt.Errorf("observation is dated %s, more than %s ahead of the workflow's clock (%s)",
-			obs.ObservedAt.UTC().Format(time.RFC3339), maxFutureSkew, now.UTC().Format(time.RFC3339)))
-		return
-	}
-	if p.authOn && !fromActivity {
-		if err := p.auth.systemInput(p.spec.Key.WorkflowID(), contract.SignalObserve, obs, obs.Auth, now); err != nil {
-			p.reject(ctx, "observe", err)
-			return
-		}
-	}
-	if prev := p.state.Observation; prev != nil && obs.ObservedAt.Before(prev.ObservedAt) {
-		p.reject(ctx, "observe", fmt.Errorf("observation of %s is older than the one held (%s)", obs.ObservedAt.Format(time.RFC3339), prev.ObservedAt.Format(time.RFC3339)))
-		return
-	}
-	s := p.state
-	if !p.shapes {
-		// Runs recorded before shapes decide from the list alone.
-		obs.PendingShapes = nil
-	} else if err := obs.ValidatePendingShapes(); err != nil {
-		p.reject(ctx, "observe", err)
-		return
-	}
-	if p.truth {
-		obs = s.withoutRemoved(boundObservation(obs, p.shapes))
-	}
-	s.Observation = &obs
-	s.ReceivedAt = now
-	s.IdleSince = updateIdleSince(s.Policy, s.IdleSince, obs, !p.truth)
-	if p.consolidation {
-		s.UnderusedSince = UpdateUnderusedSince(s.Policy, s.UnderusedSince, obs)
-	}
-	if p.truth {
-		s.trackNodes(obs)
-		s.trackPurchases(obs, now)
-	}
-	// What is gone from the cluster is forgotten.
-	entries := obs.PendingEntries()
-	pods := make(map[string]bool, len(entries))
-	for _, pod := range entries {
-		pods[pod.Key()] = true
-	}
-	keepOnly(s.Unplaceable, pods)
-	nodes := make(map[string]bool, len(obs.Nodes))
-	for _, n := range obs.Nodes {
-		nodes[n.Name] = true
-	}
-	keepOnly(s.DrainBlocked, nodes)
-	if !p.truth {
-		// Before provider truth: the target was known to be at least what
-		// is seen. Now only the provider moves it.
-		s.TargetNodes = max(s.TargetNodes, s.observedNodes())
-	}
-	p.recordNodeCount(ctx)
-}
-
-// keepOnly deletes the entries whose key is not in present.
-func keepOnly[V, P any](m map[string]V, present map[string]P) {
-	for key := range m {
-		if _, ok := present[key]; !ok {
-			delete(m, key)
-		}
 	}
 }
 
@@ -470,35 +409,6 @@ func (p *pool) reject(ctx workflow.Context, what string, err error) {
 		p.state.Rejected["other"]++
 	}
 	workflow.GetLogger(ctx).Warn("rejected "+what, "error", err)
-}
-
-func validateObservation(key types.PoolKey, obs types.PoolObservation) error {
-	if obs.Pool != key {
-		return fmt.Errorf("observation is for pool %s, not %s", obs.Pool.WorkflowID(), key.WorkflowID())
-	}
-	if obs.ObservedAt.IsZero() {
-		return fmt.Errorf("observation has no observedAt time")
-	}
-	for _, n := range obs.Nodes {
-		if n.Name == "" {
-			return fmt.Errorf("observation has a node with no name")
-		}
-		if n.Allocatable.IsNegative() || n.Requested.IsNegative() {
-			return fmt.Errorf("node %s has negative resources", n.Name)
-		}
-	}
-	for _, pod := range obs.PendingPods {
-		if pod.Name == "" || pod.Namespace == "" {
-			return fmt.Errorf("observation has a pending pod with no namespace/name")
-		}
-		if pod.Requests.IsNegative() {
-			return fmt.Errorf("pending pod %s has negative requests", pod.Key())
-		}
-		if pod.Count != 0 {
-			return fmt.Errorf("pending pod %s has a count: only a shape's unlisted pods are counted", pod.Key())
-		}
-	}
-	return nil
 }
 
 func (p *pool) shouldContinueAsNew(ctx workflow.Context) bool {

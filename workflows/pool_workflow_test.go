@@ -56,6 +56,8 @@ type world struct {
 	collected []string
 	// planner, when set, replaces the stand-in plan below.
 	planner func(activities.PlanInput) activities.PlanResult
+	// provisionTakes is how long, on the workflow's clock, Provision runs.
+	provisionTakes time.Duration
 }
 
 // view is the provider's account: one group whose instances are the
@@ -192,6 +194,10 @@ func newTestPool(t *testing.T, policy types.Policy, nodes []types.NodeObservatio
 		v := w.view()
 		w.mu.Lock()
 		return activities.ProvisionResult{GroupID: "g1", TotalTarget: in.Target, View: &v}, nil
+	}).AfterFn(func() time.Duration {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.provisionTakes
 	})
 	env.OnActivity(a.DrainNode, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.DrainInput) (connectors.DrainResult, error) {
 		w.mu.Lock()

@@ -87,3 +87,10 @@ const (
 // records tier changes as decisions and publishes VisorTier. Asked once per
 // run, on first use (pool_tier.go).
 const versionBillingTier = "billing-tier"
+
+// versionInFlightIntake: while an action waits on its activities (plan,
+// provision, drain, delete, collect, release), observe and cluster-gate
+// signals are applied as they arrive instead of when the loop resumes, and
+// a law's scale-down stops between nodes once the gate freezes it
+// (pool_inflight.go). Checked once per run.
+const versionInFlightIntake = "in-flight-intake"

@@ -126,10 +126,29 @@ func writeFileAtomic(path string, b []byte) (err error) {
 	return os.Rename(tmp.Name(), path)
 }
 
+// removeSaveLeftovers deletes the temp files of saves a kill cut short
+// (writeFileAtomic's, named after this state file only): nothing else
+// would, and the state file itself is whole either way.
+func removeSaveLeftovers(path string) error {
+	left, err := filepath.Glob(filepath.Join(filepath.Dir(path), filepath.Base(path)+".tmp-*"))
+	if err != nil {
+		return fmt.Errorf("sim: state folder of %s: %w", path, err)
+	}
+	for _, name := range left {
+		if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("sim: remove the leftover of a cut-short save %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
 // load restores a saved fleet; a missing file is a fresh fleet.
 func (f *Fleet) load() error {
 	if f.cfg.StatePath == "" {
 		return nil
+	}
+	if err := removeSaveLeftovers(f.cfg.StatePath); err != nil {
+		return err
 	}
 	b, err := os.ReadFile(f.cfg.StatePath)
 	if errors.Is(err, os.ErrNotExist) {

@@ -145,3 +145,31 @@ func TestRunStepsUntilCancelledThenSaves(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, workloadPods(t, restarted, testPool("web")), 2)
 }
+
+// A save cut short by a kill leaves its temp file; the next start removes
+// it (and only this state file's) and reads the state as saved.
+func TestStartRemovesLeftoversOfCutShortSaves(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "fleet.json")
+	f, err := New(Config{Cluster: testCluster, StatePath: path})
+	require.NoError(t, err)
+	require.NoError(t, f.Save())
+	saved, err := os.ReadFile(path)
+	require.NoError(t, err)
+	leftovers := []string{path + ".tmp-123456", path + ".tmp-"}
+	for _, name := range leftovers {
+		require.NoError(t, os.WriteFile(name, []byte(`{"version":1,"half":`), 0o644))
+	}
+	other := filepath.Join(dir, "other.json.tmp-42")
+	require.NoError(t, os.WriteFile(other, nil, 0o644))
+
+	_, err = New(Config{Cluster: testCluster, StatePath: path})
+	require.NoError(t, err)
+	for _, name := range leftovers {
+		assert.NoFileExists(t, name)
+	}
+	assert.FileExists(t, other, "another state file's save was removed")
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, saved, after)
+}

@@ -29,23 +29,10 @@ import (
 func TestStackAuthenticatesAndEncrypts(t *testing.T) {
 	const canary = "canary-reason-5e2b71"
 	dir := t.TempDir()
-	key := types.PoolKey{Org: "acme", Project: "shop", Service: "api", Provider: "sim", Cluster: "sim-auth"}
-	policy := types.DefaultPolicy()
-	policy.MinNodes, policy.MaxNodes = 1, 5
-	spec := starter.SpecFile{
-		Clusters: []contract.ClusterDeclared{{ID: "sim-auth", Provider: "sim", Phase: contract.PhaseActive, SampleInterval: types.Duration(time.Second)}},
-		Pools:    []starter.PoolEntry{{PoolSpec: contract.PoolSpec{Key: key, Policy: policy}}},
-	}
+	spec, key := onePool("sim-auth")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s, err := Start(ctx, Options{
-		Server: devserver.Options{DataDir: dir, GRPCPort: freePort(t), UIPort: -1, LogLevel: "error"},
-		Spec:   spec, SimTick: 200 * time.Millisecond, ProvisionDelay: time.Second,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := startOn(ctx, t, dir, spec)
 	stopped := false
 	defer func() {
 		if !stopped {
@@ -53,7 +40,10 @@ func TestStackAuthenticatesAndEncrypts(t *testing.T) {
 		}
 	}()
 
-	var accepted contract.ScaleAccepted
+	var (
+		accepted contract.ScaleAccepted
+		err      error
+	)
 	for deadline := time.Now().Add(time.Minute); ; {
 		accepted, err = starter.ScalePool(ctx, s.Client, key, contract.ScaleRequest{Target: 3, Reason: canary})
 		if err == nil || time.Now().After(deadline) {
@@ -134,6 +124,31 @@ func TestStackAuthenticatesAndEncrypts(t *testing.T) {
 			t.Errorf("%s mode %v, want owner-only", f, st.Mode().Perm())
 		}
 	}
+}
+
+// onePool is a spec of one sim cluster and one pool on it.
+func onePool(cluster string) (starter.SpecFile, types.PoolKey) {
+	key := types.PoolKey{Org: "acme", Project: "shop", Service: "api", Provider: "sim", Cluster: cluster}
+	policy := types.DefaultPolicy()
+	policy.MinNodes, policy.MaxNodes = 1, 5
+	return starter.SpecFile{
+		Clusters: []contract.ClusterDeclared{{ID: cluster, Provider: "sim", Phase: contract.PhaseActive, SampleInterval: types.Duration(time.Second)}},
+		Pools:    []starter.PoolEntry{{PoolSpec: contract.PoolSpec{Key: key, Policy: policy}}},
+	}, key
+}
+
+// startOn starts the stack on dir with the spec registered.
+func startOn(ctx context.Context, t *testing.T, dir string, spec starter.SpecFile) *Stack {
+	t.Helper()
+	s, err := Start(ctx, Options{
+		Server: devserver.Options{DataDir: dir, GRPCPort: freePort(t), UIPort: -1, LogLevel: "error"},
+		Spec:   spec, SimTick: 200 * time.Millisecond, ProvisionDelay: time.Second,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func freePort(t *testing.T) int {

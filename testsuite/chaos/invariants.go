@@ -20,6 +20,10 @@ type truth struct {
 	Ledger []meterledger.Row
 	Pools  poolsReading
 	Runs   []runTruth
+	// Freshness are the pools' observation times sampled while visor dev
+	// was up; FreshnessFailures the status reads that failed.
+	Freshness         []freshnessSample
+	FreshnessFailures int
 }
 
 // result is one invariant: how many things it looked at and what broke it.
@@ -50,6 +54,7 @@ func checkAll(t truth) []result {
 		checkLedgerGaps(t),
 		checkFailedWorkflows(t),
 		checkStuckWorkflows(t),
+		checkObservationFreshness(t),
 		checkMachineTimeouts(t),
 	}
 }

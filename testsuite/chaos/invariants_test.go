@@ -67,6 +67,12 @@ func healthyTruth(t *testing.T) truth {
 		for h := range 2 {
 			tr.Ledger = append(tr.Ledger, ledgerRow(k, "sim-4c8g", hour0.Add(time.Duration(h)*time.Hour)))
 		}
+		// Sampled while a worker was up: 60 s after it came up, with an
+		// observation 10 s old; and 10 s after, with one from before it.
+		up := readAt.Add(-2 * time.Minute)
+		tr.Freshness = append(tr.Freshness,
+			freshnessSample{Pool: id, UpAt: up, At: up.Add(time.Minute), ObservedAt: up.Add(50 * time.Second)},
+			freshnessSample{Pool: id, UpAt: up, At: up.Add(10 * time.Second), ObservedAt: up.Add(-5 * time.Minute)})
 	}
 	return tr
 }
@@ -181,6 +187,11 @@ func TestEachInvariantCatchesItsFault(t *testing.T) {
 			k := tr.Spec.Pools[0].Key
 			tr.Pools.Status[k.WorkflowID()].Status.LastObservationAt = readAt.Add(-time.Hour)
 		}, "no stuck workflow", ""},
+		"a pool blind while its worker is up": {func(tr *truth) {
+			s := tr.Freshness[0]
+			s.At, s.ObservedAt = s.UpAt.Add(2*time.Minute), s.UpAt.Add(30*time.Second)
+			tr.Freshness = append(tr.Freshness, s)
+		}, "no pool without an applied observation for more than 45s while a worker is up", ""},
 		"an activity retrying for ever": {func(tr *truth) {
 			id := tr.Spec.Pools[0].Key.WorkflowID()
 			tr.Pools.Open[id] = openTruth{WorkflowID: id, Activities: []pendingActivity{{Type: "Provision", State: enumspb.PENDING_ACTIVITY_STATE_SCHEDULED, Attempt: 9, LastFailure: "503"}}}

@@ -38,7 +38,7 @@ type killStats struct {
 
 // runKills starts visor dev on the data directory and kill -9s it at a
 // random moment, plan.kills times, each start with the faults reseeded.
-func runKills(ctx context.Context, dev devCommand, spec chaosSpec, plan killPlan, logf func(string, ...any)) (st killStats, err error) {
+func runKills(ctx context.Context, dev devCommand, spec chaosSpec, plan killPlan, fresh *freshness, logf func(string, ...any)) (st killStats, err error) {
 	rng := rand.New(rand.NewPCG(plan.seed, 0xc4a05))
 	began := time.Now()
 	defer func() { st.elapsed = time.Since(began) }()
@@ -91,11 +91,13 @@ func runKills(ctx context.Context, dev devCommand, spec chaosSpec, plan killPlan
 			st.startsUp++
 			st.startTotal += time.Since(p.started)
 			upFor := plan.minUp + time.Duration(rng.Int64N(int64(plan.maxUp-plan.minUp)+1))
+			stopSampling := fresh.watch(ctx, dev, poolKeys(spec.spec), time.Now())
 			select {
 			case <-time.After(upFor):
 			case <-p.exited:
 			case <-ctx.Done():
 			}
+			stopSampling()
 			st.upTotal += upFor
 		}
 		if p.hasExited() {

@@ -121,7 +121,8 @@ func run(ctx context.Context, o options) (int, error) {
 	logf("data %s, Temporal on 127.0.0.1:%d, %d kills planned", o.dataDir, o.grpcPort, o.plan.kills)
 
 	o.plan.deadline = time.Now().Add(o.maxChaos)
-	kills, err := runKills(ctx, dev, spec, o.plan, logf)
+	var fresh freshness
+	kills, err := runKills(ctx, dev, spec, o.plan, &fresh, logf)
 	if err != nil {
 		return 0, err
 	}
@@ -135,10 +136,11 @@ func run(ctx context.Context, o options) (int, error) {
 	if err := os.WriteFile(dev.specPath, raw, 0o600); err != nil {
 		return 0, err
 	}
-	t, rest, final, err := finalRun(ctx, dev, spec, o.settle, logf)
+	t, rest, final, err := finalRun(ctx, dev, spec, o.settle, &fresh, logf)
 	if err != nil {
 		return 0, err
 	}
+	t.Freshness, t.FreshnessFailures = fresh.taken()
 	results := append(checkAll(t), startsResult(kills, final))
 
 	out := os.Stdout
@@ -156,7 +158,7 @@ func run(ctx context.Context, o options) (int, error) {
 // finalRun starts visor dev without faults, lets the pools settle, reads
 // the truth and stops it with SIGINT. final lists what went wrong with
 // the process itself.
-func finalRun(ctx context.Context, dev devCommand, spec chaosSpec, limits settleLimits, logf func(string, ...any)) (t truth, rest settled, final []string, err error) {
+func finalRun(ctx context.Context, dev devCommand, spec chaosSpec, limits settleLimits, fresh *freshness, logf func(string, ...any)) (t truth, rest settled, final []string, err error) {
 	t.Spec = spec.spec
 	p, err := dev.start(filepath.Join(dev.dataDir, "logs", "dev-final.log"))
 	if err != nil {
@@ -178,7 +180,10 @@ func finalRun(ctx context.Context, dev devCommand, spec chaosSpec, limits settle
 		return t, rest, nil, fmt.Errorf("final run: %w", err)
 	}
 	defer c.Close()
-	if rest, err = settle(ctx, c, dev.dataDir, spec.spec, limits, logf); err != nil {
+	stopSampling := fresh.watch(ctx, dev, poolKeys(spec.spec), time.Now())
+	rest, err = settle(ctx, c, dev.dataDir, spec.spec, limits, logf)
+	stopSampling()
+	if err != nil {
 		return t, rest, nil, err
 	}
 	t.Pools, t.Sims = rest.Pools, rest.Sims

@@ -33,6 +33,24 @@ func seedPool(ctx workflow.Context, in workflows.PoolInput) error {
 	return workflow.NewContinueAsNewError(ctx, contract.PoolWorkflow, in)
 }
 
+// bareServer starts an embedded Temporal server without the stack's
+// identity, worker or fleet (the test brings its own workers) and dials it.
+func bareServer(ctx context.Context, t *testing.T, dir string) client.Client {
+	t.Helper()
+	srv, err := devserver.Start(ctx, devserver.Options{Memory: true, GRPCPort: testsuite.FreePort(t), UIPort: -1, LogLevel: "error",
+		SearchAttributes: starter.SearchAttributeTypes(), LogFile: filepath.Join(dir, "temporal.log")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+	c, err := client.Dial(client.Options{HostPort: srv.Address()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
 // TestMeteringSurvivesAWorkerDyingMidReport: a pool owes three hours of
 // node-hours (its workers were down). The worker dies while reporting the
 // second hour, after the ledger already took it; a new worker picks the
@@ -41,17 +59,7 @@ func TestMeteringSurvivesAWorkerDyingMidReport(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	srv, err := devserver.Start(ctx, devserver.Options{Memory: true, GRPCPort: testsuite.FreePort(t), UIPort: -1, LogLevel: "error",
-		SearchAttributes: starter.SearchAttributeTypes(), LogFile: filepath.Join(dir, "temporal.log")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
-	c, err := client.Dial(client.Options{HostPort: srv.Address()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := bareServer(ctx, t, dir)
 	ledger, err := meterledger.Open(filepath.Join(dir, "meter.db"))
 	if err != nil {
 		t.Fatal(err)

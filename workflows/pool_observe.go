@@ -1,0 +1,260 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// An observation reaches the pool by an observe signal (the watcher's) or
+// by the pool's own resync; either way it passes applyObservation's checks
+// and then PoolState.fold, in this file, takes it into the state.
+
+// applyObservation folds a new observation into the durable state. A bad or
+// out-of-order one changes nothing and is recorded as rejected.
+//
+// fromActivity marks the pool's own resync: an activity's result comes from
+// a worker, not from a signal anyone could send, and needs no signature.
+func (p *pool) applyObservation(ctx workflow.Context, obs types.PoolObservation, fromActivity bool) {
+	if err := validateObservation(p.spec.Key, obs); err != nil {
+		p.reject(ctx, "observe", err)
+		return
+	}
+	now := workflow.Now(ctx)
+	if p.truth && obs.ObservedAt.After(now.Add(maxFutureSkew)) {
+		p.reject(ctx, "observe", fmt.Errorf("observation is dated %s, more than %s ahead of the workflow's clock (%s)",
+			obs.ObservedAt.UTC().Format(time.RFC3339), maxFutureSkew, now.UTC().Format(time.RFC3339)))
+		return
+	}
+	if p.authOn && !fromActivity {
+		if err := p.auth.systemInput(p.spec.Key.WorkflowID(), contract.SignalObserve, obs, obs.Auth, now); err != nil {
+			p.reject(ctx, "observe", err)
+			return
+		}
+	}
+	if prev := p.state.Observation; prev != nil && obs.ObservedAt.Before(prev.ObservedAt) {
+		p.reject(ctx, "observe", fmt.Errorf("observation of %s is older than the one held (%s)", obs.ObservedAt.Format(time.RFC3339), prev.ObservedAt.Format(time.RFC3339)))
+		return
+	}
+	if !p.shapes {
+		// Runs recorded before shapes decide from the list alone.
+		obs.PendingShapes = nil
+	} else if err := obs.ValidatePendingShapes(); err != nil {
+		p.reject(ctx, "observe", err)
+		return
+	}
+	p.state.fold(obs, now, p.foldRules())
+	p.recordNodeCount(ctx)
+}
+
+// foldRules are the parts of a run's rules that change how an
+// observation is folded.
+type foldRules struct {
+	truth, shapes, consolidation bool
+}
+
+func (p *pool) foldRules() foldRules {
+	return foldRules{truth: p.truth, shapes: p.shapes, consolidation: p.consolidation}
+}
+
+// fold takes an observation that passed every check into the state: it is
+// the one place an observation changes what the pool knows (the node
+// clocks, idleness, purchases judged, what is forgotten); the meter's
+// timeline follows it (recordNodeCount).
+func (s *PoolState) fold(obs types.PoolObservation, now time.Time, r foldRules) {
+	if r.truth {
+		obs = s.withoutRemoved(boundObservation(obs, r.shapes))
+	}
+	s.Observation = &obs
+	s.ReceivedAt = now
+	s.IdleSince = updateIdleSince(s.Policy, s.IdleSince, obs, !r.truth)
+	if r.consolidation {
+		s.UnderusedSince = UpdateUnderusedSince(s.Policy, s.UnderusedSince, obs)
+	}
+	if r.truth {
+		s.trackNodes(obs)
+		s.trackPurchases(obs, now)
+	}
+	s.forgetGone(obs)
+	if !r.truth {
+		// Before provider truth: the target was known to be at least what
+		// is seen. Now only the provider moves it.
+		s.TargetNodes = max(s.TargetNodes, s.observedNodes())
+	}
+}
+
+// forgetGone drops what the state keeps about pods and nodes that are no
+// longer in the cluster.
+func (s *PoolState) forgetGone(obs types.PoolObservation) {
+	entries := obs.PendingEntries()
+	pods := make(map[string]bool, len(entries))
+	for _, pod := range entries {
+		pods[pod.Key()] = true
+	}
+	keepOnly(s.Unplaceable, pods)
+	nodes := make(map[string]bool, len(obs.Nodes))
+	for _, n := range obs.Nodes {
+		nodes[n.Name] = true
+	}
+	keepOnly(s.DrainBlocked, nodes)
+}
+
+func validateObservation(key types.PoolKey, obs types.PoolObservation) error {
+	if obs.Pool != key {
+		return fmt.Errorf("observation is for pool %s, not %s", obs.Pool.WorkflowID(), key.WorkflowID())
+	}
+	if obs.ObservedAt.IsZero() {
+		return fmt.Errorf("observation has no observedAt time")
+	}
+	for _, n := range obs.Nodes {
+		if n.Name == "" {
+			return fmt.Errorf("observation has a node with no name")
+		}
+		if n.Allocatable.IsNegative() || n.Requested.IsNegative() {
+			return fmt.Errorf("node %s has negative resources", n.Name)
+		}
+	}
+	for _, pod := range obs.PendingPods {
+		if pod.Name == "" || pod.Namespace == "" {
+			return fmt.Errorf("observation has a pending pod with no namespace/name")
+		}
+		if pod.Requests.IsNegative() {
+			return fmt.Errorf("pending pod %s has negative requests", pod.Key())
+		}
+		if pod.Count != 0 {
+			return fmt.Errorf("pending pod %s has a count: only a shape's unlisted pods are counted", pod.Key())
+		}
+	}
+	return nil
+}
+
+// trackNodes folds an observation into the node clocks: first Ready, and
+// NotReady since (only for nodes that were Ready once; a node that never
+// was is judged by its machine's provision timeout).
+func (s *PoolState) trackNodes(obs types.PoolObservation) {
+	present := make(map[string]bool, len(obs.Nodes))
+	for _, n := range obs.Nodes {
+		present[n.Name] = true
+		switch n.State {
+		case types.NodeReady, types.NodeCordoned:
+			if s.SeenReady[n.Name].IsZero() {
+				s.SeenReady[n.Name] = obs.ObservedAt
+			}
+			delete(s.NotReadySince, n.Name)
+		case types.NodeNotReady:
+			if !s.SeenReady[n.Name].IsZero() && s.NotReadySince[n.Name].IsZero() {
+				s.NotReadySince[n.Name] = obs.ObservedAt
+			}
+		}
+	}
+	keepOnly(s.SeenReady, present)
+	keepOnly(s.NotReadySince, present)
+	for name, at := range s.Removed {
+		if !present[name] && obs.ObservedAt.After(at) {
+			delete(s.Removed, name)
+		}
+	}
+}
+
+// withoutRemoved drops nodes the pool removed after the observation was
+// sampled: a late observation must not bring them back.
+func (s *PoolState) withoutRemoved(obs types.PoolObservation) types.PoolObservation {
+	if len(s.Removed) == 0 {
+		return obs
+	}
+	kept := make([]types.NodeObservation, 0, len(obs.Nodes))
+	for _, n := range obs.Nodes {
+		if at, gone := s.Removed[n.Name]; gone && !obs.ObservedAt.After(at) {
+			continue
+		}
+		kept = append(kept, n)
+	}
+	obs.Nodes = kept
+	return obs
+}
+
+// trackPurchases judges the pods the pool bought nodes for: one scheduled
+// is progress; one still pending, unchanged, beside a node of the bought
+// size that has been Ready a while, was not helped by the purchase.
+func (s *PoolState) trackPurchases(obs types.PoolObservation, now time.Time) {
+	entries := obs.PendingEntries()
+	pending := make(map[string]types.PendingPod, len(entries))
+	for _, pod := range entries {
+		pending[pod.Key()] = pod
+	}
+	// Long enough for the scheduler to retry the pod on the new node and
+	// for an observation to show the result.
+	grace := max(s.Policy.PendingThreshold.D(), 3*s.Policy.SampleInterval.D(), minNoHelpGrace)
+	for _, key := range workflow.DeterministicKeys(s.BoughtFor) {
+		buy := s.BoughtFor[key]
+		pod, still := pending[key]
+		switch {
+		case !still:
+			s.LastProgress = now
+			delete(s.BoughtFor, key)
+		case !pod.UnschedulableSince.Equal(buy.Since):
+			delete(s.BoughtFor, key)
+		default:
+			roomy, full := readyNodesBoughtAfter(obs, s.SeenReady, buy, pod, now, grace)
+			switch {
+			case roomy != "":
+				// The node has room for the pod and the scheduler still
+				// refused it: our simulation of its constraints was wrong,
+				// and buying again would only repeat the mistake.
+				s.NoHelp[key] = fmt.Sprintf("scale-up did not help: node %s (%s), bought at %s, has been Ready since %s with room for the pod, and the pod is still pending",
+					roomy, buy.Size, buy.At.UTC().Format(time.RFC3339), s.SeenReady[roomy].UTC().Format(time.RFC3339))
+				delete(s.BoughtFor, key)
+			case full:
+				// Its node filled up with other pods: the purchase was
+				// right but not enough, so the pod may buy again.
+				delete(s.BoughtFor, key)
+			}
+		}
+	}
+	for key := range s.NoHelp {
+		if pod, ok := pending[key]; !ok || pod.UnschedulableSince.After(now) {
+			delete(s.NoHelp, key)
+		}
+	}
+	keepOnly(s.Deferred, pending)
+	window := s.Policy.EffectiveRunawayGuardWindow()
+	kept := s.Additions[:0]
+	for _, add := range s.Additions {
+		if now.Sub(add.At) < window {
+			kept = append(kept, add)
+		}
+	}
+	s.Additions = kept
+}
+
+// readyNodesBoughtAfter looks at the nodes of the purchased size created
+// at or after the purchase and Ready for at least grace: it names one with
+// free room for the pod, or reports that such nodes exist but are full.
+func readyNodesBoughtAfter(obs types.PoolObservation, seenReady map[string]time.Time, buy Purchase, pod types.PendingPod, now time.Time, grace time.Duration) (roomy string, full bool) {
+	need := withSlot(pod.Requests)
+	for _, n := range obs.Nodes {
+		ready := seenReady[n.Name]
+		if n.Size != buy.Size || n.State != types.NodeReady || n.CreatedAt.Before(buy.At.Add(-time.Second)) ||
+			ready.IsZero() || now.Before(ready.Add(grace)) {
+			continue
+		}
+		if need.Fits(withSlots(n.FreeRoom(), n)) {
+			return n.Name, false
+		}
+		full = true
+	}
+	return "", full
+}
+
+// keepOnly deletes the entries whose key is not in present.
+func keepOnly[V, P any](m map[string]V, present map[string]P) {
+	for key := range m {
+		if _, ok := present[key]; !ok {
+			delete(m, key)
+		}
+	}
+}
