@@ -38,7 +38,10 @@ require (
 	sigs.k8s.io/yaml v1.6.0
 )
 
-require github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
+require (
+	github.com/grafana/grafana-foundation-sdk/go v0.0.22 // indirect
+	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
+)
 
 require (
 	github.com/BurntSushi/toml v1.6.0 // indirect
