@@ -10,18 +10,16 @@ TESTFLAGS ?= -timeout 30m
 run: build
 	./$(BIN) dev
 
-## build: the one binary, saying what it compiles and how long it took. A
-## first (cold) build compiles the Temporal server and Web UI: about 8 minutes
-## on 2 cores; with the build cache warm it takes seconds.
+## build: the one binary, saying how much it compiles and showing progress
+## (on a terminal or piped). A first (cold) build compiles the Temporal
+## server and Web UI: about 8 minutes on 2 cores; with the build cache warm
+## it takes seconds, then about a minute to link.
 build:
-	@if [ -x $(BIN) ]; then echo "building $(BIN) (seconds if little changed)..."; \
-	 else echo "building $(BIN): with a cold Go build cache this compiles the Temporal server and Web UI, about 8 minutes on 2 cores; later builds take seconds..."; fi
-	@bash -o pipefail -c 'start=$$(date +%s); \
-	 $(GO) build -v -o $(BIN) ./cmd/visor 2>&1 | awk '"'"'/^#|: |^go: /{print; next} {n++; if (n % 10 == 1) { printf "\r  %d packages compiled, now %s\033[K", n, $$0; fflush() }} END {if (n) printf "\r\033[K"}'"'"' && \
-	 echo "built $(BIN) in $$(( $$(date +%s) - start ))s"'
+	@bash scripts/build-visor.sh "$(GO)" "$(BIN)"
 
 ## test: every test, including the real kube-apiserver suite when its binaries are cached
 test:
+	@echo "make test: $$($(GO) list $(PKGS) | wc -l) packages. With a cold build cache the test binaries compile for about 10 minutes before the first result; each package prints one line (ok, FAIL or no test files) as it finishes; the real API server, PostgreSQL and browser suites take a few minutes each."
 	$(GO) test $(TESTFLAGS) $(PKGS)
 
 ## bench: speed and memory figures (go test -bench -benchmem), the

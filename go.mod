@@ -18,6 +18,7 @@ require (
 	github.com/digitalocean/go-libvirt v0.0.0-20261013170128-efbbdf578ac8
 	github.com/digitalocean/godo v1.237.0
 	github.com/golang-jwt/jwt/v4 v4.5.2
+	github.com/grafana/grafana-foundation-sdk/go v0.0.22
 	github.com/hetznercloud/hcloud-go/v2 v2.52.0
 	github.com/luthermonson/go-proxmox v0.8.2
 	github.com/prometheus/client_golang v1.25.0

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -19,6 +20,11 @@ import (
 
 // PoolStates are the values the pool workflow publishes as VisorState.
 var PoolStates = contract.PoolStates
+
+// StateDeregistered is what a listing shows for a pool whose run
+// completed its deregistration (the workflow's last VisorState is
+// "deregistering").
+const StateDeregistered = "deregistered"
 
 // PoolFilter narrows ListPools; empty fields match every pool.
 type PoolFilter struct {
@@ -125,6 +131,11 @@ func ListPools(ctx context.Context, c client.Client, namespace string, f PoolFil
 			s.StartedAt = e.GetStartTime().AsTime()
 			s.RunID = e.GetExecution().GetRunId()
 			s.Reason = poolReason(s, e.GetMemo())
+			// A pool's last published state is "deregistering"; once its
+			// run completed, the drain it announced is over.
+			if s.State == contract.StateDeregistering && e.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+				s.State, s.Reason = StateDeregistered, "deregistered: its nodes were released"
+			}
 			s.policyHash = memoString(e.GetMemo(), contract.MemoPolicyHash)
 			out = append(out, s)
 		}

@@ -42,8 +42,13 @@ func walkFields(n *yaml.Node, t reflect.Type, path string, errs *[]error) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	// A type that decodes itself (durations) is not a tree of fields.
+	// A type that decodes itself (durations, quantities, enums) is not a
+	// tree of fields: decode its scalar here, so a bad value is named by
+	// its line and path like a typo is, not by the decoder's bare message.
 	if reflect.PointerTo(t).Implements(jsonUnmarshaler) {
+		if err := decodeScalar(n, t); err != nil {
+			*errs = append(*errs, fmt.Errorf("%s (line %d): %w", orTop(path), n.Line, err))
+		}
 		return
 	}
 	switch t.Kind() {
@@ -89,6 +94,24 @@ func walkFields(n *yaml.Node, t reflect.Type, path string, errs *[]error) {
 			walkFields(kv[1], t.Elem(), join(path, kv[0].Value), errs)
 		}
 	}
+}
+
+// decodeScalar decodes one scalar through the type's own UnmarshalJSON,
+// as the spec decoder will: a string as a JSON string, a number or a
+// boolean as itself. Mappings and sequences are left to that decoder.
+func decodeScalar(n *yaml.Node, t reflect.Type) error {
+	if n.Kind != yaml.ScalarNode || n.ShortTag() == "!!null" {
+		return nil
+	}
+	var raw []byte
+	switch n.ShortTag() {
+	case "!!int", "!!float", "!!bool":
+		raw = []byte(n.Value)
+	default:
+		raw, _ = json.Marshal(n.Value)
+	}
+	v := reflect.New(t).Interface().(json.Unmarshaler)
+	return v.UnmarshalJSON(raw)
 }
 
 // mappingPairs lists a mapping's key/value pairs, with YAML merge keys

@@ -7,7 +7,9 @@ import (
 	"maps"
 	"os"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -62,6 +64,12 @@ type DemoDemand struct {
 func LoadSpecFile(path string) (SpecFile, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
+		// The path once: "pools.yaml: no such file or directory", not
+		// "pools.yaml: open pools.yaml: …".
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
 		return SpecFile{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return ParseSpecFile(path, raw)
@@ -72,7 +80,7 @@ func ParseSpecFile(path string, raw []byte) (SpecFile, error) {
 	// Unknown fields first: they are the commonest mistake, and this names
 	// line, pool index and the field meant.
 	if err := unknownFields(raw, reflect.TypeFor[SpecFile]()); err != nil {
-		return SpecFile{}, prefixLines(path, err)
+		return SpecFile{}, prefixLines(path, namePools(raw, err))
 	}
 	var f SpecFile
 	if err := yaml.UnmarshalStrict(raw, &f); err != nil {
@@ -217,6 +225,33 @@ func prefixLines(path string, err error) error {
 	errs := make([]error, len(lines))
 	for i, l := range lines {
 		errs[i] = fmt.Errorf("%s: %s", path, l)
+	}
+	return errors.Join(errs...)
+}
+
+// poolPath finds the first path into pools[N] in an error line.
+var poolPath = regexp.MustCompile(`pools\[(\d+)\][\w.\[\]-]*`)
+
+// namePools adds "of <pool ID>" after each path into pools[N] in err's
+// lines, as the later checks name pools, so every value error names the
+// file, the line, the pool and the field.
+func namePools(raw []byte, err error) error {
+	var keys struct {
+		Pools []struct {
+			Key types.PoolKey `json:"key"`
+		} `json:"pools"`
+	}
+	_ = yaml.Unmarshal(raw, &keys) // best effort: the error is what matters
+	lines := strings.Split(err.Error(), "\n")
+	errs := make([]error, len(lines))
+	for i, l := range lines {
+		if m := poolPath.FindStringSubmatchIndex(l); m != nil {
+			n, _ := strconv.Atoi(l[m[2]:m[3]])
+			if n < len(keys.Pools) && keys.Pools[n].Key.Org != "" {
+				l = l[:m[1]] + " of " + keys.Pools[n].Key.WorkflowID() + l[m[1]:]
+			}
+		}
+		errs[i] = errors.New(l)
 	}
 	return errors.Join(errs...)
 }

@@ -82,11 +82,11 @@ pools:
 	msg := err.Error()
 	for _, want := range []string{
 		`pools.yaml: unknown field "regoin" in clusters[0] (line 2); did you mean "region"?`,
-		`pools.yaml: unknown field "idelWindow" in pools[1].policy (line 10); did you mean "idleWindow"?`,
-		`pools.yaml: unknown field "residncy" in pools[1].placement (line 11); did you mean "residency"?`,
-		`pools.yaml: unknown field "memoryByts" in pools[1].demo.requests (line 12); did you mean "memoryBytes"?`,
-		`pools.yaml: unknown field "polcy" in pools[2] (line 14); did you mean "policy"?`,
-		`pools.yaml: unknown field "zzz" in pools[2] (line 15)` + "\n",
+		`pools.yaml: unknown field "idelWindow" in pools[1].policy of pool/acme/web/batch/sim/east (line 10); did you mean "idleWindow"?`,
+		`pools.yaml: unknown field "residncy" in pools[1].placement of pool/acme/web/batch/sim/east (line 11); did you mean "residency"?`,
+		`pools.yaml: unknown field "memoryByts" in pools[1].demo.requests of pool/acme/web/batch/sim/east (line 12); did you mean "memoryBytes"?`,
+		`pools.yaml: unknown field "polcy" in pools[2] of pool/acme/web/etl/sim/east (line 14); did you mean "policy"?`,
+		`pools.yaml: unknown field "zzz" in pools[2] of pool/acme/web/etl/sim/east (line 15)` + "\n",
 	} {
 		require.Contains(t, msg+"\n", want)
 	}
@@ -104,21 +104,31 @@ pools:
   - key: {org: acme, project: web, service: api, provider: sim, cluster: east}
     policy: {maxNodes: many}
 `))
-	require.EqualError(t, err, `pools.yaml: pools[0].policy.maxNodes (line 7): "many" is not a whole number`)
+	require.EqualError(t, err, `pools.yaml: pools[0].policy.maxNodes of pool/acme/web/api/sim/east (line 7): "many" is not a whole number`)
 	_, err = starter.ParseSpecFile("pools.yaml", []byte(specHeader+`
   - key: {org: acme, project: web, service: api, provider: sim, cluster: east}
     policy: {idleCPUThreshold: "0.3", maxNodes: 4.5}
     priceOverrides: {s-1: cheap}
 `))
-	require.ErrorContains(t, err, `pools.yaml: pools[0].policy.idleCPUThreshold (line 7): "0.3" is not a number`)
-	require.ErrorContains(t, err, `pools.yaml: pools[0].policy.maxNodes (line 7): "4.5" is not a whole number`)
-	require.ErrorContains(t, err, `pools.yaml: pools[0].priceOverrides.s-1 (line 8): "cheap" is not a number`)
+	require.ErrorContains(t, err, `pools.yaml: pools[0].policy.idleCPUThreshold of pool/acme/web/api/sim/east (line 7): "0.3" is not a number`)
+	require.ErrorContains(t, err, `pools.yaml: pools[0].policy.maxNodes of pool/acme/web/api/sim/east (line 7): "4.5" is not a whole number`)
+	require.ErrorContains(t, err, `pools.yaml: pools[0].priceOverrides.s-1 of pool/acme/web/api/sim/east (line 8): "cheap" is not a number`)
 	// What the walker does not judge still reads as YAML, not JSON plumbing.
 	_, err = starter.ParseSpecFile("pools.yaml", []byte(specHeader+`
   - key: {org: acme, project: web, service: api, provider: sim, cluster: east}
     policy: {idleWindow: soon}
 `))
-	require.ErrorContains(t, err, "pools.yaml: ")
-	require.ErrorContains(t, err, `"soon"`)
-	require.NotContains(t, err.Error(), "error unmarshaling JSON")
+	require.EqualError(t, err, `pools.yaml: pools[0].policy.idleWindow of pool/acme/web/api/sim/east (line 7): duration "soon": time: invalid duration "soon"`)
+}
+
+// A value the type decodes itself (a duration, a quantity) names the file,
+// the line, the pool and the field, like a typo does.
+func TestSpecFileValueErrorsNameFileLinePoolAndField(t *testing.T) {
+	_, err := starter.ParseSpecFile("pools.yaml", []byte(specHeader+`
+  - key: {org: acme, project: web, service: api, provider: sim, cluster: east}
+    policy:
+      maxNodes: 4
+      pendingThreshold: 15 seconds
+`))
+	require.EqualError(t, err, `pools.yaml: pools[0].policy.pendingThreshold of pool/acme/web/api/sim/east (line 9): duration "15 seconds": time: unknown unit " seconds" in duration "15 seconds"`)
 }

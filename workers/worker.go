@@ -24,6 +24,7 @@ func New(c client.Client, taskQueue string, acts *activities.Activities, opts wo
 	if taskQueue == "" {
 		taskQueue = contract.DefaultTaskQueue
 	}
+	opts.Interceptors = append(opts.Interceptors, &providerErrorCounter{})
 	w := worker.New(c, taskQueue, opts)
 	Register(w, acts)
 	return w

@@ -27,7 +27,8 @@ func TestDevStopsQuietlyOnInterrupt(t *testing.T) {
 		defer l.Close()
 		return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 	}
-	cmd := exec.Command(os.Args[0], "dev", "--memory", "--grpc-port", port(), "--ui-port", "-1",
+	grpcPort := port()
+	cmd := exec.Command(os.Args[0], "dev", "--memory", "--grpc-port", grpcPort, "--ui-port", "-1",
 		"--sim-tick", "100ms", "--provision-delay", "500ms", "--log-level", "info")
 	cmd.Env = append(os.Environ(), runAsCLI+"=1")
 	stdout, err := cmd.StdoutPipe()
@@ -53,7 +54,15 @@ func TestDevStopsQuietlyOnInterrupt(t *testing.T) {
 		_ = cmd.Process.Kill()
 		t.Fatalf("visor dev did not come up; stderr:\n%s", stderr.String())
 	}
-	// Let the demo pools observe, plan and provision for a while.
+	// Let the demo pools observe, plan and provision for a while; meanwhile
+	// a CLI run elsewhere, with no credential, is told how to get one.
+	cli := exec.Command(os.Args[0], "--address", "127.0.0.1:"+grpcPort, "pool", "list")
+	cli.Dir = t.TempDir()
+	cli.Env = append(withoutEnv(os.Environ(), "VISOR_CREDENTIAL", "VISOR_CODEC_KEYS"), runAsCLI+"=1")
+	out, err := cli.CombinedOutput()
+	require.Error(t, err, "pool list without a credential: %s", out)
+	require.Contains(t, string(out), "Request unauthorized.")
+	require.Contains(t, string(out), "export VISOR_CREDENTIAL=file:", "the refusal names the variable and the export line")
 	time.Sleep(4 * time.Second)
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	done := make(chan error, 1)
@@ -68,4 +77,21 @@ func TestDevStopsQuietlyOnInterrupt(t *testing.T) {
 	for _, line := range strings.Split(stderr.String(), "\n") {
 		require.NotRegexp(t, `level=(ERROR|WARN)`, line, "a clean stop printed:\n%s", stderr.String())
 	}
+}
+
+// withoutEnv drops the named variables from an environment.
+func withoutEnv(env []string, names ...string) []string {
+	var kept []string
+	for _, kv := range env {
+		drop := false
+		for _, n := range names {
+			if strings.HasPrefix(kv, n+"=") {
+				drop = true
+			}
+		}
+		if !drop {
+			kept = append(kept, kv)
+		}
+	}
+	return kept
 }

@@ -23,6 +23,7 @@ func (g *globalFlags) dial(ctx context.Context, metrics client.MetricsHandler) (
 		return nil, err
 	}
 	o.Logger, o.MetricsHandler = g.sdkLogger(), metrics
+	dialedWithoutCredential = o.Credential == ""
 	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
 	return starter.Dial(ctx, o)

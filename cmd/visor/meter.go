@@ -152,6 +152,16 @@ func newMeterCommand() *cobra.Command {
 			for _, t := range orgTotals {
 				report.OrgTotals = append(report.OrgTotals, meterOrgTotal{Org: t.Org, Tier: t.Tier, Meter: t.MeterID, Pools: t.Pools, Hours: t.Hours, Value: t.Value})
 			}
+			// Nothing billed yet: one sentence on stdout, where the table
+			// would be, instead of three empty tables and a note elsewhere.
+			if output == outputTable && len(report.Rows) == 0 && len(report.Totals) == 0 {
+				if f.To.IsZero() || f.To.After(open) {
+					fmt.Fprintln(cmd.OutOrStdout(), openHourNote(true, open))
+				} else {
+					fmt.Fprintln(cmd.OutOrStdout(), "no metered hour matches.")
+				}
+				return nil
+			}
 			if err := writeOutput(cmd.OutOrStdout(), output, report, func(tw *tabwriter.Writer) {
 				fmt.Fprintln(tw, "HOUR\tTIER\tMETER\tORG\tPOOL\tSIZE\tVALUE")
 				for _, r := range report.Rows {

@@ -96,6 +96,9 @@ The file's clusters section is not enrolled here: use visor cluster enroll.`,
 			if len(spec.Clusters) > 0 && p.output == outputTable {
 				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s declares %s; pool apply does not enroll clusters (visor cluster enroll does)\n", file, plural(len(spec.Clusters), "cluster", "clusters"))
 			}
+			if demo := demoPools(spec); len(demo) > 0 && p.output == outputTable {
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: pool apply ignores the demo section of %s (only visor dev's simulated fleet reads it at start; for a running visor dev use `visor demo pods POOL --count N`)\n", strings.Join(demo, ", "))
+			}
 			return failure
 		},
 	}
@@ -180,4 +183,15 @@ func progressWriter(w io.Writer) io.Writer {
 		return nil
 	}
 	return f
+}
+
+// demoPools names the pools whose entry has a demo section.
+func demoPools(spec starter.SpecFile) []string {
+	var out []string
+	for _, e := range spec.Pools {
+		if e.Demo != nil {
+			out = append(out, e.Key.WorkflowID())
+		}
+	}
+	return out
 }

@@ -43,7 +43,13 @@ func TestPoolApplyIsIdempotentAndRefusesBadFilesWhole(t *testing.T) {
 	_, _, err = visor(t, "pool", "apply")
 	require.ErrorContains(t, err, "say which spec file to apply with -f FILE")
 	_, _, err = visor(t, "pool", "apply", "-f", "testdata/missing.yaml")
-	require.ErrorContains(t, err, "testdata/missing.yaml: open testdata/missing.yaml: no such file")
+	require.EqualError(t, err, "testdata/missing.yaml: no such file or directory", "the path once")
+
+	// A file with demo sections says pool apply does not read them.
+	_, stderr, err := visor(t, "pool", "apply", "-f", "testdata/fleet.yaml")
+	require.NoError(t, err)
+	require.Contains(t, stderr, "note: pool apply ignores the demo section of pool/")
+	require.Contains(t, stderr, "visor demo pods POOL --count N")
 
 	out := mustVisor(t, "pool", "apply", "-f", "testdata/apply.yaml")
 	require.Regexp(t, `(?m)^POOL\s+RESULT$`, out)
@@ -57,13 +63,14 @@ func TestPoolApplyIsIdempotentAndRefusesBadFilesWhole(t *testing.T) {
 
 	// delete --wait drains the pool and returns once its workflow completed.
 	out = mustVisor(t, "pool", "delete", reportPool, "--reason", "retired", "--wait")
-	require.Regexp(t, `^`+reportPool+`: deregistered \(state deregistered, `, out)
+	require.Regexp(t, `^`+reportPool+`: deregistered \(state deregistered, released (no node|\d+ nodes?: [^ ]+)`, out)
+	require.NotRegexp(t, `\(state deregistered, \d+ nodes?\)`, out, "delete --wait names what it released, not the count it started from")
 	eventually(t, 20*time.Second, "the completed pool listed only with --all", func() error {
 		if got := ids(listJSON(t, "--org", "initech", "--service", "report")); len(got) != 0 {
 			return fmt.Errorf("running pools %v", got)
 		}
 		all := listJSON(t, "--org", "initech", "--service", "report", "--all")
-		if len(all) != 1 || all[0].Status != "Completed" {
+		if len(all) != 1 || all[0].Status != "Completed" || all[0].State != "deregistered" {
 			return fmt.Errorf("with --all: %+v", all)
 		}
 		return nil

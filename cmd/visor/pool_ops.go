@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -117,8 +118,16 @@ func (p *poolCmd) deleteCommand() *cobra.Command {
 				if err := c.GetWorkflow(ctx, key.WorkflowID(), "").Get(ctx, nil); err != nil {
 					return fmt.Errorf("%s did not finish deregistering: %w", key.WorkflowID(), err)
 				}
-				st.State = "deregistered"
-				return p.printState(cmd, st, "deregistered")
+				// The closed run still answers queries (a worker replays it):
+				// say what the deregistration released, not the node count
+				// it started from.
+				if final, err := starter.PoolStatus(ctx, c, key); err == nil {
+					st = final
+				}
+				st.State = starter.StateDeregistered
+				return writeOutput(cmd.OutOrStdout(), p.output, st, func(tw *tabwriter.Writer) {
+					fmt.Fprintf(tw, "%s: deregistered (state deregistered, %s)\n", st.Key.WorkflowID(), releasedText(st))
+				})
 			}
 			return p.printState(cmd, st, "deregistering")
 		})
@@ -126,6 +135,27 @@ func (p *poolCmd) deleteCommand() *cobra.Command {
 	cmd.Flags().StringVar(&req.RequestedBy, "requested-by", whoAmI(), "who asks")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until every node is drained and the workflow has completed")
 	return cmd
+}
+
+// releasedText says what a completed deregistration gave back: the nodes
+// it drained and deleted, by name, and the machines its release of the
+// node groups freed beyond them.
+func releasedText(st contract.PoolStatus) string {
+	var removed []string
+	machines := ""
+	for _, d := range st.Decisions {
+		if d.RequestedBy != "deregister" {
+			continue
+		}
+		removed = append(removed, d.Removed...)
+		if d.Action == "release" {
+			machines = "; " + d.Outcome
+		}
+	}
+	if len(removed) == 0 {
+		return "released no node" + machines
+	}
+	return fmt.Sprintf("released %s: %s%s", plural(len(removed), "node", "nodes"), strings.Join(removed, ", "), machines)
 }
 
 // printState reports an update's answer: one line, or the full status.

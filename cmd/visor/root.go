@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
@@ -37,9 +38,20 @@ func newRootCommand() *cobra.Command {
 	f.StringVar(&g.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	f.StringVar(&g.connect.Credential, "credential", "", "caller credential reference, file:PATH or env:NAME (env VISOR_CREDENTIAL; default .visor/dev-admin.json when present)")
 	f.StringVar(&g.connect.CodecKeys, "codec-keys", "", "payload codec key file reference (env VISOR_CODEC_KEYS; default .visor/codec-keys.json when present)")
-	root.AddCommand(newDevCommand(g), newWorkerCommand(g), newPoolCommand(g), newClusterCommand(g), newMeterCommand(),
-		newAuthCommand(g), newCodecCommand(), newCodecServerCommand(), newScoreCommand())
+	root.AddCommand(newDevCommand(g), newWorkerCommand(g), newPoolCommand(g), newClusterCommand(g), offline(newMeterCommand()),
+		newAuthCommand(g), offline(newCodecCommand()), offline(newCodecServerCommand()), offline(newScoreCommand()), offline(newDemoCommand()))
 	return root
+}
+
+// offline marks a command that never talks to Temporal: its help lists
+// only its own flags, not the connection flags every other command shares
+// (they are still accepted, and ignored, so scripts that pass them work).
+func offline(cmd *cobra.Command) *cobra.Command {
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		c.InheritedFlags().VisitAll(func(f *pflag.Flag) { f.Hidden = true })
+		c.Parent().HelpFunc()(c, args)
+	})
+	return cmd
 }
 
 // contractCmd carries what every pool and cluster subcommand shares: the

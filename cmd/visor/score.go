@@ -76,7 +76,7 @@ prints the score table and the law's targets, and writes plots.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&tracePath, "trace", "", "pod trace, openb pod-list CSV (traces/*.csv)")
+	f.StringVar(&tracePath, "trace", "", "pod trace: an openb pod-list CSV (traces/*.csv), or a synthetic one: synthetic:diurnal, synthetic:bursty or synthetic:step")
 	f.StringVar(&specPath, "policy", "", "pools.yaml whose pool's policy and provider catalog to score")
 	f.StringVar(&pool, "pool", "", "pool workflow ID when the file has several")
 	f.BoolVar(&topt.CompressDay, "compress-day", false, "fold the openb trace's dense 34 days into one busy day")

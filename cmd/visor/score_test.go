@@ -46,3 +46,29 @@ func TestScoreRefusesBadInputNamingIt(t *testing.T) {
 		}
 	}
 }
+
+// score is offline: its help names the synthetic traces and lists no
+// Temporal connection flag; a command that connects still lists them.
+func TestOfflineCommandsHelpListsNoConnectionFlags(t *testing.T) {
+	out, _, err := visorWith(t, "score", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"synthetic:diurnal", "--trace", "--policy"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("score --help lacks %q:\n%s", want, out)
+		}
+	}
+	for _, unwanted := range []string{"--address", "--tls-cert", "--namespace", "--credential"} {
+		if strings.Contains(out, unwanted) {
+			t.Errorf("score --help lists the connection flag %s:\n%s", unwanted, out)
+		}
+	}
+	out, _, err = visorWith(t, "pool", "list", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "--address") {
+		t.Errorf("pool list --help lost the connection flags:\n%s", out)
+	}
+}

@@ -29,6 +29,9 @@ func TestEveryValuesFileRendersObjectsKubernetesAndTheWorkerAccept(t *testing.T)
 			ms := mustRender(t, filepath.Base(f), nil)
 			require.NotEmpty(t, ms)
 			for _, cm := range byKind[*corev1.ConfigMap](t, ms, "ConfigMap") {
+				if _, ok := cm.Data["clusters.yaml"]; !ok {
+					continue // the Grafana dashboard's
+				}
 				path := filepath.Join(t.TempDir(), "clusters.yaml")
 				require.NoError(t, os.WriteFile(path, []byte(cm.Data["clusters.yaml"]), 0o600))
 				_, err := clusterconfig.Load(path)
@@ -314,4 +317,23 @@ func TestWebUIIsBehindOIDCAndTheCodecServerChecksTheCaller(t *testing.T) {
 		assert.Contains(t, args, want)
 	}
 	assert.NotContains(t, byKind[*appsv1.Deployment](t, mustRender(t, "minimal.yaml", nil), "Deployment"), "visor-visor-fleet-ui", "no UI unless asked for")
+}
+
+// The dashboard ConfigMap carries Grafana's sidecar label and the shipped
+// dashboard JSON, byte for byte; it is off unless asked for.
+func TestGrafanaDashboardIsAConfigMapForTheSidecar(t *testing.T) {
+	off := mustRender(t, "minimal.yaml", nil)
+	assert.Empty(t, byKind[*corev1.ConfigMap](t, off, "ConfigMap"))
+	ms := mustRender(t, "minimal.yaml", map[string]any{"grafanaDashboard": map[string]any{"enabled": true, "namespace": "monitoring", "folder": "Platform"}})
+	cms := byKind[*corev1.ConfigMap](t, ms, "ConfigMap")
+	cm := cms["visor-visor-fleet-dashboard"]
+	require.NotNil(t, cm, "configmaps %v", cms)
+	assert.Equal(t, "monitoring", cm.Namespace)
+	assert.Equal(t, "1", cm.Labels["grafana_dashboard"])
+	assert.Equal(t, "Platform", cm.Annotations["grafana_folder"])
+	shipped, err := os.ReadFile("../grafana/visor-fleet.json")
+	require.NoError(t, err)
+	assert.Equal(t, strings.TrimRight(string(shipped), "\n"), cm.Data["visor-fleet.json"])
+	_, err = render(t, "minimal.yaml", map[string]any{"grafanaDashboard": map[string]any{"enabled": true, "sidecarLabel": ""}})
+	require.ErrorContains(t, err, "sidecarLabel")
 }

@@ -22,6 +22,9 @@ import (
 type Fleet struct {
 	Sims     map[string]*sim.Fleet
 	Clusters workers.StaticClusters
+	// demoDir is where `visor demo pods` leaves requests ("" takes none).
+	demoDir string
+	logger  *slog.Logger
 }
 
 // Options tune the simulation.
@@ -41,7 +44,10 @@ func TokenPath(dir, cluster string) string { return filepath.Join(dir, cluster+"
 // New builds the sims for the spec's clusters (provider "sim" only) and
 // starts the demand each pool's demo section asks for.
 func New(spec starter.SpecFile, opts Options) (*Fleet, error) {
-	f := &Fleet{Sims: map[string]*sim.Fleet{}, Clusters: workers.StaticClusters{}}
+	f := &Fleet{Sims: map[string]*sim.Fleet{}, Clusters: workers.StaticClusters{}, logger: opts.Logger}
+	if opts.StateDir != "" {
+		f.demoDir = DemoDir(opts.StateDir)
+	}
 	for _, c := range spec.Clusters {
 		if c.Provider != "sim" {
 			continue
@@ -90,11 +96,29 @@ func New(spec starter.SpecFile, opts Options) (*Fleet, error) {
 	return f, nil
 }
 
-// Run steps every sim until ctx ends.
+// Run steps every sim until ctx ends, and takes `visor demo pods`
+// requests on the same tick.
 func (f *Fleet) Run(ctx context.Context, tick time.Duration) {
 	for _, s := range f.Sims {
 		go func() { _ = s.Run(ctx, tick) }()
 	}
+	if f.demoDir == "" {
+		return
+	}
+	go func() {
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := f.TakeDemoRequests(f.demoDir); err != nil && f.logger != nil {
+					f.logger.Warn("demo requests", "dir", f.demoDir, "error", err)
+				}
+			}
+		}
+	}()
 }
 
 // Save writes every sim's state.

@@ -2,6 +2,8 @@ package devserver
 
 import (
 	"context"
+	"errors"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -52,9 +54,22 @@ func startHostGuard(ip string, port int, backend string) (*hostGuard, error) {
 		return nil, err
 	}
 	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: backend})
+	proxy.ErrorHandler = proxyError
 	srv := &http.Server{Handler: hostCheck(allowedHosts(ip, port), proxy), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(l) }()
 	return &hostGuard{srv: srv}, nil
+}
+
+// proxyError answers a request the UI server did not: 502, as the proxy's
+// default does, but without its log line when the browser itself went away
+// (a tab closed, a page left mid-request), which is no error of anyone's
+// and used to print "http: proxy error: context canceled" in the terminal.
+func proxyError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, context.Canceled) || r.Context().Err() != nil {
+		return
+	}
+	log.Printf("visor dev: Web UI proxy: %s %s: %v", r.Method, r.URL.Path, err)
+	w.WriteHeader(http.StatusBadGateway)
 }
 
 func (g *hostGuard) stop() {

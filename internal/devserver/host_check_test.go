@@ -3,9 +3,11 @@ package devserver
 import (
 	"context"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -124,5 +126,61 @@ func TestEmbeddedWebUIBehindTheHostCheck(t *testing.T) {
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(s.UIAddress(), "http://"))
 	if code, _ = get("/", "attacker.example:"+port); code != http.StatusMisdirectedRequest {
 		t.Fatalf("foreign Host: %d, want 421", code)
+	}
+}
+
+// A browser that goes away mid-request (a tab closed) is no error: the
+// proxy logs nothing for it. A UI server that does not answer still gets
+// a 502 and one line naming the request.
+func TestProxyLogsNoLineWhenTheBrowserLeaves(t *testing.T) {
+	var logged strings.Builder
+	log.SetOutput(&logged)
+	defer log.SetOutput(os.Stderr)
+
+	release := make(chan struct{})
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer backend.Close()
+	defer close(release)
+	port := freeTestPort(t)
+	g, err := startHostGuard("127.0.0.1", port, strings.TrimPrefix(backend.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.stop()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/api/v1/namespaces", nil)
+	if _, err := http.DefaultClient.Do(req); err == nil {
+		t.Fatal("the request outlived its context")
+	}
+	time.Sleep(200 * time.Millisecond) // the proxy sees the cancellation
+	if strings.Contains(logged.String(), "proxy error") || strings.Contains(logged.String(), "Web UI proxy") {
+		t.Fatalf("a closed tab logged: %q", logged.String())
+	}
+
+	// The UI server gone: 502 and one line.
+	down, front := freeTestPort(t), freeTestPort(t)
+	g2, err := startHostGuard("127.0.0.1", front, net.JoinHostPort("127.0.0.1", strconv.Itoa(down)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g2.stop()
+	resp, err := http.Get("http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(front)) + "/workflows")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Fatalf("UI server down: %d, want 502", resp.StatusCode)
+	}
+	if !strings.Contains(logged.String(), "visor dev: Web UI proxy: GET /workflows:") {
+		t.Fatalf("UI server down logged %q", logged.String())
 	}
 }

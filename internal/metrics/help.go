@@ -18,6 +18,10 @@ var help = map[string]string{
 	"visor_pool_pending_pods":             "Pods of the pool's service unschedulable in its last observation.",
 	"visor_pool_scale_decisions_total":    "Decisions carried out, by direction (up, down, none), reason (floor, pending-pods, idle, manual, deregister, other) and outcome (ok, partial, noop, failed).",
 	"visor_pool_decision_latency_seconds": "Time from a decision being made to its outcome being recorded: planning and provisioning for scale-up, drain and delete for scale-down.",
+	"visor_pool_state":                    "1 for the pool's current state (label state: starting, steady, pending, scaling-up, idle-nodes, frozen, gated, paused, deregistering), 0 for the others.",
+	"visor_pool_oldest_pending_seconds":   "How long the pool's longest-waiting unschedulable pod has waited, as of its last observation.",
+	"visor_pool_hourly_cost_dollars":      "What the pool's nodes cost per hour at their catalog prices (the price actually paid where the provider reports it).",
+	"visor_provider_errors_total":         "Activity attempts that failed with a classified provider error, by class (Retryable, RateLimited, InsufficientCapacity, NotFound, Permanent), activity and pool.",
 	// Clusters and the meter, read on scrape (fleet_collector.go in cmd/visor).
 	"visor_cluster_reachable":               "1 when the cluster's watcher reaches it and its last sample is fresh, else 0 (its pools freeze scale-down).",
 	"visor_cluster_phase":                   "1 for the cluster's declared phase (label phase: pending, active, draining, disabled).",
