@@ -3,6 +3,7 @@ package workflows
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -30,6 +31,14 @@ const (
 	MetricRunawayGuard = "visor_pool_runaway_guard"
 	// MetricInFlight is machines asked for at the provider, not yet nodes.
 	MetricInFlight = "visor_pool_in_flight_machines"
+	// MetricPoolState is 1 for the pool's current state, 0 for the others
+	// (label state), so a dashboard counts pools by state.
+	MetricPoolState = "visor_pool_state"
+	// MetricOldestPending is how long the longest-waiting unschedulable
+	// pod has waited, in seconds, as of the last observation.
+	MetricOldestPending = "visor_pool_oldest_pending_seconds"
+	// MetricHourlyCost is what the pool's machines cost per hour.
+	MetricHourlyCost = "visor_pool_hourly_cost_dollars"
 )
 
 // poolMetrics remembers which decisions were already counted in this run.
@@ -58,6 +67,16 @@ func (p *pool) emitMetrics(ctx workflow.Context) {
 		guard = 1
 	}
 	h.Gauge(MetricRunawayGuard).Update(guard)
+	state := p.stateName()
+	for _, st := range contract.PoolStates {
+		v := 0.0
+		if st == state {
+			v = 1
+		}
+		h.WithTags(map[string]string{"state": st}).Gauge(MetricPoolState).Update(v)
+	}
+	h.Gauge(MetricOldestPending).Update(s.oldestPendingAge(workflow.Now(ctx)).Seconds())
+	h.Gauge(MetricHourlyCost).Update(s.hourlyCost())
 
 	// Decisions carried over by Continue-As-New were counted by the run
 	// that made them.
@@ -125,4 +144,28 @@ func decisionOutcome(text string) string {
 		}
 	}
 	return "ok"
+}
+
+// oldestPendingAge is how long the longest-waiting pending pod of the last
+// observation has waited by now; 0 with none.
+func (s *PoolState) oldestPendingAge(now time.Time) time.Duration {
+	if s.Observation == nil {
+		return 0
+	}
+	var oldest time.Time
+	older := func(t time.Time) {
+		if !t.IsZero() && (oldest.IsZero() || t.Before(oldest)) {
+			oldest = t
+		}
+	}
+	for _, pod := range s.Observation.PendingPods {
+		older(pod.UnschedulableSince)
+	}
+	for _, sh := range s.Observation.PendingShapes {
+		older(sh.OldestSince)
+	}
+	if oldest.IsZero() || now.Before(oldest) {
+		return 0
+	}
+	return now.Sub(oldest)
 }

@@ -235,7 +235,7 @@ func (p *pool) decide(now time.Time) Decision {
 		in.HoldFloor, in.HoldUntil = s.HoldTarget, s.HoldUntil
 	}
 	if p.truth {
-		p.capacitySummary = capacity.Describe(s.Policy, now, s.nodeCount(), 0).Summary(s.Policy)
+		p.capacitySummary = capacity.Describe(s.Policy, now, s.nodeCount(), s.hourlyCost()).Summary(s.Policy)
 	}
 	return Decide(in)
 }

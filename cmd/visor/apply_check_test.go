@@ -41,7 +41,7 @@ func TestPoolApplyChecksTheWholeFileAgainstThePlatform(t *testing.T) {
 
 	// Typos are caught before the server is asked, with line and suggestion.
 	_, _, err = visor(t, "pool", "apply", "-f", "testdata/apply-typo.yaml")
-	require.ErrorContains(t, err, `testdata/apply-typo.yaml: unknown field "idelWindow" in pools[1].policy (line 7); did you mean "idleWindow"?`)
+	require.ErrorContains(t, err, `testdata/apply-typo.yaml: unknown field "idelWindow" in pools[1].policy of pool/initech/audit/typo/sim/sim-cli (line 7); did you mean "idleWindow"?`)
 }
 
 // A failure mid-apply names exactly what was applied, what failed and

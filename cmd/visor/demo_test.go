@@ -17,7 +17,11 @@ import (
 // `visor demo pods` hands a running dev fleet pods for a pool and says so
 // once the fleet took them; what it cannot do is a clear error.
 func TestDemoPodsRunsPodsOnTheDevFleet(t *testing.T) {
-	dir := t.TempDir()
+	// Not t.TempDir: the running fleet may still save its state as the
+	// test ends, and a failed cleanup would fail the test.
+	dir, err := os.MkdirTemp("", "visor-demo-pods-")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "temporal.db"), nil, 0o600))
 	spec, err := starter.ParseSpecFile("pools.yaml", []byte(`
 clusters:

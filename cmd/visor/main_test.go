@@ -200,6 +200,8 @@ func eventually(t *testing.T, timeout time.Duration, what string, check func() e
 }
 
 func TestErrorTextShowsWhyTheFrontendRefused(t *testing.T) {
+	defer func(was bool) { dialedWithoutCredential = was }(dialedWithoutCredential)
+	dialedWithoutCredential = false
 	err := fmt.Errorf("list pools (q): %w", serviceerror.NewPermissionDenied("Request unauthorized.", "ListWorkflowExecutions: query \"\" lists the whole namespace"))
 	got := errorText(err)
 	if !strings.HasSuffix(got, "Request unauthorized.: ListWorkflowExecutions: query \"\" lists the whole namespace") {
@@ -207,5 +209,10 @@ func TestErrorTextShowsWhyTheFrontendRefused(t *testing.T) {
 	}
 	if plain := errorText(errors.New("boom")); plain != "boom" {
 		t.Fatalf("errorText(plain error) = %q", plain)
+	}
+	// A call that carried no credential is told how to get one.
+	dialedWithoutCredential = true
+	if got := errorText(err); !strings.Contains(got, "export VISOR_CREDENTIAL=file:") {
+		t.Fatalf("errorText without a credential = %q, want the export line", got)
 	}
 }

@@ -9,10 +9,14 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/hanzoai/visor-fleet/deploy/grafana"
+	"github.com/hanzoai/visor-fleet/internal/metrics"
 )
 
 func scrapeMetrics(t *testing.T) string {
@@ -51,7 +55,9 @@ func TestWorkerMetrics(t *testing.T) {
 	pool := map[string]string{"pool": searchPool, "org": "acme", "project": "web", "service": "search", "provider": "sim", "cluster": "sim-cli"}
 	eventually(t, 60*time.Second, "the search pool scaled up for its pods", func() error {
 		st := describeJSON(t, searchPool)
-		if st.PendingPods != 0 || st.Nodes < 2 {
+		// Its pods fit one node of the size the first decision buys (the
+		// floor is sized for the pods already pending), or several.
+		if st.PendingPods != 0 || st.Nodes < 1 {
 			return fmt.Errorf("nodes %d, pending %d, blocked %v, frozen %q, nohelp %v, inflight %d, decisions %+v, rejected %v %s", st.Nodes, st.PendingPods, st.Blocked, st.Frozen, st.NoHelp, st.InFlight, st.Decisions, st.Rejected, st.LastRejected)
 		}
 		text := scrapeMetrics(t)
@@ -66,13 +72,31 @@ func TestWorkerMetrics(t *testing.T) {
 		_, ok := sample(text, name, pool)
 		require.True(t, ok, "%s for the search pool", name)
 	}
-	up := map[string]string{"pool": searchPool, "direction": "up", "reason": "pending-pods", "outcome": "ok"}
-	n, ok := sample(text, "visor_pool_scale_decisions_total", up)
-	require.True(t, ok, "scale-up decisions counted")
-	require.GreaterOrEqual(t, n, 1.0)
+	var n float64
+	for _, reason := range []string{"floor", "pending-pods"} {
+		v, _ := sample(text, "visor_pool_scale_decisions_total", map[string]string{"pool": searchPool, "direction": "up", "reason": reason, "outcome": "ok"})
+		n += v
+	}
+	require.GreaterOrEqual(t, n, 1.0, "scale-up decisions counted")
 	count, ok := sample(text, "visor_pool_decision_latency_seconds_count", map[string]string{"pool": searchPool, "direction": "up"})
 	require.True(t, ok)
 	require.GreaterOrEqual(t, count, n, "one latency sample per decision")
+	// What the Grafana dashboard adds: the pool's state, its oldest pending
+	// pod's wait and its cost per hour.
+	st := describeJSON(t, searchPool)
+	state, ok := sample(text, "visor_pool_state", map[string]string{"pool": searchPool, "state": st.State})
+	require.True(t, ok && state == 1, "visor_pool_state is 1 for the pool's state %s", st.State)
+	_, ok = sample(text, "visor_pool_oldest_pending_seconds", pool)
+	require.True(t, ok, "visor_pool_oldest_pending_seconds for the search pool")
+	cost, ok := sample(text, "visor_pool_hourly_cost_dollars", pool)
+	require.True(t, ok && cost > 0, "visor_pool_hourly_cost_dollars with nodes running: %v", cost)
+	// Every metric the dashboard queries has a HELP line of its own.
+	for _, name := range grafana.Metrics() {
+		require.NotContains(t, metrics.HelpFor(name), "no description", "dashboard metric %s", name)
+		if strings.HasPrefix(name, "visor_pool_") {
+			require.Contains(t, text, "# HELP "+name+" "+metrics.HelpFor(name), "dashboard metric %s served with its HELP", name)
+		}
+	}
 	// The SDK's own metrics flow through the same handler.
 	_, ok = sample(text, "temporal_workflow_task_execution_latency_seconds_count", map[string]string{"workflow_type": "PoolWorkflow"})
 	require.True(t, ok, "SDK workflow task latency")

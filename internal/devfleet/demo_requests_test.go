@@ -27,7 +27,11 @@ pools:
   - key: {org: acme, project: web, service: api, provider: sim, cluster: east}
 `))
 	require.NoError(t, err)
-	dir := t.TempDir()
+	// Not t.TempDir: the running fleet may still save its state as the
+	// test ends, and a failed cleanup would fail the test.
+	dir, err := os.MkdirTemp("", "visor-demo-requests-")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	fleet, err := devfleet.New(spec, devfleet.Options{StateDir: dir, ProvisionDelay: time.Hour})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
