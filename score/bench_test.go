@@ -3,7 +3,7 @@ package score
 import (
 	"testing"
 
-	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/catalogs"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -18,7 +18,7 @@ func BenchmarkSimulateAlibabaDay(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	catalog, _ := connectors.CatalogOf("aws")
+	catalog := catalogs.AWS()
 	policy := types.DefaultPolicy()
 	policy.MaxNodes = 500
 	for _, c := range []struct {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -163,11 +164,11 @@ func (c Comparison) Law() Score {
 // ScoreLaw runs only the pool's law with policy, scored against bounds
 // already computed for the same trace: for sweeping policy variants.
 func ScoreLaw(tr Trace, catalog []types.InstanceType, policy types.Policy, bound, packing Run, opt Options) (Score, error) {
-	return ScoreLawWith(tr, catalog, policy, AllRules(), bound, packing, opt)
+	return ScoreLawWith(tr, catalog, policy, law.AllRules(), bound, packing, opt)
 }
 
 // ScoreLawWith is ScoreLaw with only the given version rules.
-func ScoreLawWith(tr Trace, catalog []types.InstanceType, policy types.Policy, rules Rules, bound, packing Run, opt Options) (Score, error) {
+func ScoreLawWith(tr Trace, catalog []types.InstanceType, policy types.Policy, rules law.Rules, bound, packing Run, opt Options) (Score, error) {
 	if err := policy.Validate(); err != nil {
 		return Score{}, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -87,9 +88,9 @@ func (p *pool) resyncWithProvider(ctx workflow.Context) {
 }
 
 // scaleUp sizes the overdue pods and provisions the plan.
-func (p *pool) scaleUp(ctx workflow.Context, d Decision) {
+func (p *pool) scaleUp(ctx workflow.Context, d law.Decision) {
 	seq := p.nextSeq()
-	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(ActionScaleUp), Reason: d.Reason}
+	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(law.ActionScaleUp), Reason: d.Reason}
 	p.grow(ctx, rec, d.Pods, d.MinNewNodes, d.MaxNewNodes)
 }
 
@@ -145,7 +146,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 			in.DaemonOverhead = p.state.daemonOverhead()
 			in.MaxHourlyCost, in.Machines = p.state.Policy.MaxHourlyCost, p.state.machinesBySize()
 			in.OrgBudget, in.OrgBudgetRoom = p.orgBudget.set, p.orgBudget.room
-			in.FewerNodes, in.Objective = p.nodeHours, p.state.Policy.SizingObjective
+			in.FewerNodes, in.Objective = p.lawRules().FewerNodes, p.state.Policy.SizingObjective
 			in.Promised = p.state.awaitingPods()
 		}
 		if err := workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "plan scale-up"), a.PlanScaleUp, in).Get(ctx, &plan); err != nil {
@@ -196,7 +197,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 // will not drain is uncordoned by the drain and left for later.
 func (p *pool) scaleDown(ctx workflow.Context, reason string, nodes []string, requestedBy string) {
 	seq := p.nextSeq()
-	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(ActionScaleDown), Reason: reason, RequestedBy: requestedBy}
+	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(law.ActionScaleDown), Reason: reason, RequestedBy: requestedBy}
 	var failures []string
 	for _, node := range nodes {
 		if err := p.removeNode(ctx, seq, node); err != nil {

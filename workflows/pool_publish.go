@@ -3,6 +3,7 @@ package workflows
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/law"
 )
 
 // Typed search attribute keys (docs/design.md).
@@ -45,7 +47,7 @@ func (p *pool) publish(ctx workflow.Context) {
 	now := saSnapshot{
 		state: p.stateName(), phase: string(s.Gate.Phase), region: s.Gate.Region,
 		nodes: s.observedNodes(), target: s.nodeCount(), pods: s.pendingPods(),
-		lastScale: latest(s.LastScaleUp, s.LastScaleDown), set: true,
+		lastScale: slices.MaxFunc([]time.Time{s.LastScaleUp, s.LastScaleDown}, time.Time.Compare), set: true,
 		tier: p.publishedTier(ctx), // pool_tier.go
 	}
 	if now != p.lastSA {
@@ -143,7 +145,7 @@ func (p *pool) details() string {
 		fmt.Fprintf(&b, "blocked: %s\n\n", bl)
 	}
 	if n := s.inFlight(); n > 0 {
-		fmt.Fprintf(&b, "booting: %s asked for, not Ready nodes yet\n\n", plural(n, "machine"))
+		fmt.Fprintf(&b, "booting: %s asked for, not Ready nodes yet\n\n", law.Plural(n, "machine"))
 	}
 	for _, key := range workflow.DeterministicKeys(s.NoHelp) {
 		fmt.Fprintf(&b, "no help: %s: %s\n\n", key, s.NoHelp[key])

@@ -9,8 +9,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/hanzoai/visor-fleet/capacity"
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -39,7 +39,7 @@ type pool struct {
 	lastSA      saSnapshot
 	lastDetails string
 	lastMemo    memoSnapshot
-	last        Decision
+	last        law.Decision
 	metrics     poolMetrics
 	// truth: this run reads the provider and follows the trust rules
 	// (versionProviderTruth); runs recorded before replay without.
@@ -182,7 +182,7 @@ func (p *pool) run(ctx workflow.Context) error {
 			// Acting changed the state: decide again for what comes next,
 			// and carry that out too rather than sleep on it.
 			d = p.decide(workflow.Now(ctx))
-			for i := 1; p.truth && i < maxActionsPerWake && d.Action != ActionNone && p.act(ctx, d); i++ {
+			for i := 1; p.truth && i < maxActionsPerWake && d.Action != law.ActionNone && p.act(ctx, d); i++ {
 				d = p.decide(workflow.Now(ctx))
 			}
 		}
@@ -196,11 +196,11 @@ func (p *pool) run(ctx workflow.Context) error {
 }
 
 // decide runs the pure control law over the current state.
-func (p *pool) decide(now time.Time) Decision {
+func (p *pool) decide(now time.Time) law.Decision {
 	s := p.state
 	p.addedWithoutProgress = s.addedWithoutProgress(now)
 	p.now = now
-	in := DecisionInput{
+	in := law.DecisionInput{
 		Policy:        s.Policy,
 		Observation:   s.Observation,
 		Now:           now,
@@ -219,9 +219,7 @@ func (p *pool) decide(now time.Time) Decision {
 		NoHelp:               s.NoHelp,
 		Awaiting:             s.awaiting(),
 		AddedWithoutProgress: p.addedWithoutProgress,
-		LegacyRules:          !p.truth,
-		Consolidation:        p.consolidation,
-		AcrossSizes:          p.nodeHours,
+		Rules:                p.lawRules(),
 		UnderusedSince:       s.UnderusedSince,
 	}
 	if p.truth && len(s.Policy.Headroom) > 0 {
@@ -231,37 +229,42 @@ func (p *pool) decide(now time.Time) Decision {
 		in.HoldFloor, in.HoldUntil = s.HoldTarget, s.HoldUntil
 	}
 	if p.truth {
-		p.capacitySummary = capacity.Describe(s.Policy, now, s.nodeCount(), 0).Summary(s.Policy)
+		p.capacitySummary = law.Describe(s.Policy, now, s.nodeCount(), 0).Summary(s.Policy)
 	}
-	return Decide(in)
+	return law.Decide(in)
+}
+
+// lawRules are the law's rules this run was recorded with.
+func (p *pool) lawRules() law.Rules {
+	return law.Rules{Legacy: !p.truth, Consolidation: p.consolidation, AcrossSizes: p.nodeHours, FewerNodes: p.nodeHours}
 }
 
 // act carries out a manual target if one is waiting, else the decision d.
 // It reports whether it changed anything.
-func (p *pool) act(ctx workflow.Context, d Decision) bool {
+func (p *pool) act(ctx workflow.Context, d law.Decision) bool {
 	if m := p.state.ManualTarget; m != nil {
 		p.state.ManualTarget = nil
 		p.scaleTo(ctx, *m)
 		return true
 	}
 	resynced := false
-	if d.Action == ActionScaleDown && p.observationAge(ctx) > 2*p.state.Policy.SampleInterval.D() {
+	if d.Action == law.ActionScaleDown && p.observationAge(ctx) > 2*p.state.Policy.SampleInterval.D() {
 		// Look again before removing anything: destructive steps act on
 		// fresh data only.
 		p.resync(ctx)
 		d, resynced = p.decide(workflow.Now(ctx)), true
-	} else if p.truth && d.Action != ActionNone {
+	} else if p.truth && d.Action != law.ActionNone {
 		// Every action that adds or removes capacity starts from what the
 		// provider says now, not from the pool's last look.
 		p.readProvider(ctx)
 		d, resynced = p.decide(workflow.Now(ctx)), true
 	}
 	switch d.Action {
-	case ActionScaleUp:
+	case law.ActionScaleUp:
 		p.scaleUp(ctx, d)
-	case ActionScaleDown:
+	case law.ActionScaleDown:
 		p.scaleDown(ctx, d.Reason, d.RemoveNodes, "")
-	case ActionRepair:
+	case law.ActionRepair:
 		p.repair(ctx, d)
 	default:
 		return resynced
@@ -413,9 +416,13 @@ func (p *pool) applyObservation(ctx workflow.Context, obs types.PoolObservation,
 	}
 	s.Observation = &obs
 	s.ReceivedAt = now
-	s.IdleSince = updateIdleSince(s.Policy, s.IdleSince, obs, !p.truth)
+	if p.truth {
+		s.IdleSince = law.UpdateIdleSince(s.Policy, s.IdleSince, obs)
+	} else {
+		s.IdleSince = law.LegacyIdleSince(s.Policy, s.IdleSince, obs)
+	}
 	if p.consolidation {
-		s.UnderusedSince = UpdateUnderusedSince(s.Policy, s.UnderusedSince, obs)
+		s.UnderusedSince = law.UpdateUnderusedSince(s.Policy, s.UnderusedSince, obs)
 	}
 	if p.truth {
 		s.trackNodes(obs)

@@ -20,7 +20,7 @@ func newScoreCommand() *cobra.Command {
 		Use:   "score --trace <file> --policy <pools.yaml>",
 		Short: "Score the control law against baselines on a demand trace (offline simulation)",
 		Long: `Replays a pod trace (Alibaba openb pod-list CSV format) in simulated time against
-the pool's own law (workflows.Decide with the real planner), the HIP seed rule, a
+the pool's own law (law.Decide with the real planner), the HIP seed rule, a
 cluster-autoscaler-like rule and three offline yardsticks, on the same trace and
 catalog; prints the score table and writes plots.`,
 		Args: cobra.NoArgs,

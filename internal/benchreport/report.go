@@ -106,7 +106,7 @@ planner's placement rules (GPU pods on GPU nodes, other pods off them while a si
 without GPUs holds them); scale-down drains (evicted pods are pending again and
 placed at once where there is room) and deletes.
 
-- **visor law**: ` + "`workflows.Decide`" + ` (the pool workflow's own pure law) fed as the workflow
+- **visor law**: ` + "`law.Decide`" + ` (the pool workflow's own pure law) fed as the workflow
   feeds it in a run recorded with its consolidation and node-hours rules
   (` + "`versionNodeHours`" + `: consolidation across sizes, the planner's ` + "`FewerNodes`" + `), sampling
   every ` + "`sampleInterval`" + `, and ` + "`sizing.PlanScaleUp`" + ` for each scale-up.
