@@ -22,6 +22,7 @@ var workerLinks = []string{
 	"github.com/aws/aws-sdk-go/", // v1, should it ever come in
 	"github.com/hetznercloud/hcloud-go",
 	"github.com/vmware/govmomi",
+	"github.com/Azure/azure-sdk-for-go",
 	"k8s.io/client-go/kubernetes/fake",
 	module + "/connectors/sim", // spec files' faults are types.FaultSpec
 	module + "/workflows",

@@ -12,7 +12,9 @@ import (
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
-func TestDeleteNodeGroupRemovesThePoolAndARepeatIsSuccess(t *testing.T) {
+// Deleting the pool's own node pool (and a repeat) is the conformance
+// suite's; one Visor does not manage is refused and left standing.
+func TestDeleteNodeGroupLeavesAPoolVisorDoesNotManage(t *testing.T) {
 	srv := newFake(t)
 	p := newProvider(t, srv)
 	ctx := context.Background()
@@ -21,16 +23,10 @@ func TestDeleteNodeGroupRemovesThePoolAndARepeatIsSuccess(t *testing.T) {
 
 	require.NoError(t, p.DeleteNodeGroup(ctx, np.ID, "dereg/"+connectors.IdempotencyKey(np.ID)))
 	left := srv.Pools(cluster)
-	require.Len(t, left, 1, "the pool and its droplets are gone")
+	require.Len(t, left, 1)
 	assert.Equal(t, other.ID, left[0].ID)
-	groups, err := p.NodeGroups(ctx, pool)
-	require.NoError(t, err)
-	assert.Empty(t, groups)
 
-	require.NoError(t, p.DeleteNodeGroup(ctx, np.ID, "dereg/"+connectors.IdempotencyKey(np.ID)), "a pool already gone is success")
-	assert.Equal(t, 1, count(srv.Requests(), "DELETE "), "the repeat deletes nothing")
-
-	err = p.DeleteNodeGroup(ctx, other.ID, "k")
+	err := p.DeleteNodeGroup(ctx, other.ID, "k")
 	require.Error(t, err)
 	assert.True(t, errclass.IsPermanent(err), "a pool Visor does not manage is refused: %v", err)
 	assert.Len(t, srv.Pools(cluster), 1)

@@ -38,7 +38,7 @@ func TestDeleteNodeGroupDeletesEveryServerOfTheGroupOnly(t *testing.T) {
 	assert.True(t, errclass.IsPermanent(p.DeleteNodeGroup(ctx, "no-slash", "k")))
 }
 
-func TestNodeGroupsReportCreatedAtAndDeleteNodesTakesAnID(t *testing.T) {
+func TestNodeGroupsReportCreatedAt(t *testing.T) {
 	srv := newFake(t)
 	p := newProvider(t, srv)
 	ctx := context.Background()
@@ -50,9 +50,6 @@ func TestNodeGroupsReportCreatedAtAndDeleteNodesTakesAnID(t *testing.T) {
 		assert.True(t, inst.CreatedAt.Equal(servers[i].Created), "CreatedAt is the server's created time")
 		assert.False(t, inst.CreatedAt.IsZero())
 	}
-	// A server that never joined is deleted by its ID.
-	require.NoError(t, p.DeleteNodes(ctx, groupID, []string{fmt.Sprint(servers[1].ID)}, "k-del"))
-	assert.Equal(t, []string{servers[0].Name}, names(srv.Servers()))
 }
 
 func TestLeakedServersCarryThePoolLabelButNoGroupsSize(t *testing.T) {

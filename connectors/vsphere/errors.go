@@ -1,6 +1,8 @@
 package vsphere
 
 import (
+	"fmt"
+
 	"github.com/vmware/govmomi/fault"
 	"github.com/vmware/govmomi/vim25/types"
 
@@ -43,10 +45,32 @@ func classOfFault(f types.BaseMethodFault) errclass.Class {
 	return errclass.Retryable
 }
 
-// classify wraps err as a *errclass.Error for op.
+// classify wraps err as a *errclass.Error for op. When vCenter refused the
+// login or its permissions, the message names the credential reference
+// (never the secret), so whoever reads it knows which one to fix.
 func (p *Provider) classify(op string, err error) error {
 	if err == nil || errclass.Classified(err) {
 		return err
 	}
-	return errclass.New(ClassOf(err), ProviderName, op, err)
+	class := ClassOf(err)
+	if refusedCredential(err) {
+		err = fmt.Errorf("vCenter refused credential %s or its permissions: %w", p.cfg.Credentials, err)
+	}
+	return errclass.New(class, ProviderName, op, err)
+}
+
+// refusedCredential reports a login or permission fault; NotAuthenticated
+// (a lapsed session) is not one: the next attempt logs in again.
+func refusedCredential(err error) bool {
+	var f types.BaseMethodFault
+	if _, ok := fault.As(err, &f); !ok {
+		return false
+	}
+	switch f.(type) {
+	case *types.NotAuthenticated:
+		return false
+	case types.BaseInvalidLogin, types.BaseSecurityError:
+		return true
+	}
+	return false
 }

@@ -101,27 +101,17 @@ func TestExpiredSessionLogsInAgain(t *testing.T) {
 	assert.NotEqual(t, s.Key, s2.Key)
 }
 
+// A refused login and an unset reference are the conformance suite's; a
+// credential without the user:password form is vSphere's own.
 func TestNewRejectsBadCredentialsAndConfig(t *testing.T) {
 	ctx := context.Background()
 	sim := startVCSim(t)
 
-	t.Setenv("VISOR_TEST_VSPHERE_CREDENTIAL", simUser+":wrong-password")
+	t.Setenv("VISOR_TEST_VSPHERE_CREDENTIAL", "no-colon-here")
 	_, err := New(ctx, sim.config(), nil)
 	assert.True(t, errclass.IsPermanent(err), "got %v", err)
 	assert.Contains(t, err.Error(), credEnv)
-	assert.NotContains(t, err.Error(), "wrong-password")
-
-	t.Setenv("VISOR_TEST_VSPHERE_CREDENTIAL", "no-colon-here")
-	_, err = New(ctx, sim.config(), nil)
-	assert.True(t, errclass.IsPermanent(err), "got %v", err)
-	assert.Contains(t, err.Error(), credEnv)
 	assert.NotContains(t, err.Error(), "no-colon-here")
-
-	cfg := sim.config()
-	cfg.Credentials = "env:VISOR_TEST_VSPHERE_UNSET"
-	_, err = New(ctx, cfg, nil)
-	assert.True(t, errclass.IsPermanent(err), "got %v", err)
-	assert.Contains(t, err.Error(), "VISOR_TEST_VSPHERE_UNSET")
 
 	t.Setenv("VISOR_TEST_VSPHERE_CREDENTIAL", simUser+":"+simPassword)
 	for name, tc := range map[string]struct {

@@ -38,21 +38,6 @@ func TestDeleteNodeGroupDestroysItsVMsAndFolder(t *testing.T) {
 	assert.True(t, errclass.IsPermanent(p.DeleteNodeGroup(ctx, "no-slash", key)))
 }
 
-func TestDeleteNodesTakesTheVMsManagedObjectID(t *testing.T) {
-	ctx := context.Background()
-	sim := startVCSim(t)
-	p := sim.provider(t)
-	pool := testPool("byid")
-	key := connectors.IdempotencyKey(pool.WorkflowID() + "/decision/1")
-	g, err := p.CreateNodeGroup(ctx, connectors.NodeGroupSpec{Pool: pool, Size: "small", TargetSize: 2}, key)
-	require.NoError(t, err)
-	victim := g.Instances[0]
-	require.NotEqual(t, victim.ID, victim.Name)
-	require.NoError(t, p.DeleteNodes(ctx, g.ID, []string{victim.ID}, key+"/timeout"))
-	assert.False(t, sim.vmExists(t, g.ID, victim.Name))
-	assert.True(t, sim.vmExists(t, g.ID, g.Instances[1].Name))
-}
-
 func TestStrayVMInThePoolFolderIsALeak(t *testing.T) {
 	ctx := context.Background()
 	sim := startVCSim(t)

@@ -84,8 +84,8 @@ func (v *vcsim) config() Config {
 		Folder:       "/DC0/vm/visor",
 		ResourcePool: "/DC0/host/DC0_C0/Resources",
 		Templates: []Template{
-			{Shape: Shape{Name: "small", CPUs: 2, MemoryMiB: 4096, HourlyPrice: 0.05}, Path: "/DC0/vm/DC0_C0_RP0_VM0"},
-			{Shape: Shape{Name: "large", CPUs: 4, MemoryMiB: 8192, HourlyPrice: 0.10}, Path: "/DC0/vm/DC0_C0_RP0_VM1"},
+			{Shape: Shape{Name: "small", CPUs: 2, MemoryMiB: 4096, HourlyPrice: 0.05, PriceDate: "2026-11"}, Path: "/DC0/vm/DC0_C0_RP0_VM0"},
+			{Shape: Shape{Name: "large", CPUs: 4, MemoryMiB: 8192, HourlyPrice: 0.10, PriceDate: "2026-11"}, Path: "/DC0/vm/DC0_C0_RP0_VM1"},
 		},
 	}
 }

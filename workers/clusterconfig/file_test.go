@@ -74,7 +74,7 @@ clusters:
 		assert.Contains(t, got, want)
 	}
 	assert.Len(t, got, 14, "no problems beyond the ones planted: %v", got)
-	assert.Contains(t, got["Bad_ID/provider"], "digitalocean, aws, hetzner, vsphere, sim")
+	assert.Contains(t, got["Bad_ID/provider"], "digitalocean, aws, hetzner, vsphere, azure, sim")
 	assert.Contains(t, got["eks-1/aws.credentials"], "secret:NAMESPACE/NAME/KEY")
 
 	// One line per problem, each naming the file, the cluster and the field.

@@ -3,6 +3,7 @@ package clusterconfig
 import (
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/aws"
+	"github.com/hanzoai/visor-fleet/connectors/azure"
 	"github.com/hanzoai/visor-fleet/connectors/digitalocean"
 	"github.com/hanzoai/visor-fleet/connectors/hetzner"
 	"github.com/hanzoai/visor-fleet/connectors/vsphere"
@@ -14,6 +15,7 @@ const (
 	AWS          = aws.ProviderName
 	Hetzner      = hetzner.ProviderName
 	VSphere      = vsphere.ProviderName
+	Azure        = azure.ProviderName
 	Sim          = "sim"
 )
 
@@ -24,6 +26,7 @@ var Providers = register(
 	aws.Kind,
 	hetzner.Kind,
 	vsphere.Kind,
+	azure.Kind,
 	simKind,
 )
 
