@@ -153,22 +153,6 @@ func IsIdle(p types.Policy, n types.NodeObservation) bool {
 	return n.State == types.NodeReady && n.IdleBelow(p.IdleCPUThreshold, p.IdleMemoryThreshold)
 }
 
-// isIdleOnCPUAndMemory is the rule before GPUs counted, kept for replay.
-func isIdleOnCPUAndMemory(p types.Policy, n types.NodeObservation) bool {
-	// Kept as written then: replay of recorded runs depends on it.
-	return n.State == types.NodeReady &&
-		n.CPUUtilization() < p.IdleCPUThreshold &&
-		n.MemoryUtilization() < p.IdleMemoryThreshold
-}
-
-// idleRule picks the idle rule the run was recorded with.
-func idleRule(legacy bool) func(types.Policy, types.NodeObservation) bool {
-	if legacy {
-		return isIdleOnCPUAndMemory
-	}
-	return IsIdle
-}
-
 // CountNodes is the pool's size as the ceiling and floor see it: every
 // observed node not being deleted, plus nodes asked for but not yet seen.
 func CountNodes(obs *types.PoolObservation, inFlight int) int {
@@ -198,16 +182,14 @@ func Decide(in DecisionInput) Decision {
 		return d
 	}
 	obs := in.Observation
-	if !in.Rules.Legacy {
-		// Scheduled capacity: a window's floor or ceiling holds while it
-		// is open (the floor from one provisioning delay before).
-		b := EffectiveBounds(in.Policy, in.Now)
-		p.MinNodes, p.MaxNodes = b.MinNodes, b.MaxNodes
-		wake(NextChange(in.Policy, in.Now), "capacity window")
-		if in.Now.Before(in.HoldUntil) {
-			p.MinNodes = min(max(p.MinNodes, in.HoldFloor), p.MaxNodes)
-			wake(in.HoldUntil, "manual hold ends")
-		}
+	// Scheduled capacity: a window's floor or ceiling holds while it is
+	// open (the floor from one provisioning delay before).
+	b := EffectiveBounds(in.Policy, in.Now)
+	p.MinNodes, p.MaxNodes = b.MinNodes, b.MaxNodes
+	wake(NextChange(in.Policy, in.Now), "capacity window")
+	if in.Now.Before(in.HoldUntil) {
+		p.MinNodes = min(max(p.MinNodes, in.HoldFloor), p.MaxNodes)
+		wake(in.HoldUntil, "manual hold ends")
 	}
 	age := in.Now.Sub(obs.ObservedAt)
 	stale := age > p.EffectiveStaleAfter()
@@ -219,14 +201,10 @@ func Decide(in DecisionInput) Decision {
 	// Machines that never joined and nodes gone NotReady are repaired
 	// before anything is bought around them, unless so many are unready
 	// that the failure is the cluster's, not the machines'.
-	massFailure := ""
-	if !in.Rules.Legacy {
-		var repair Decision
-		repair, massFailure = machineHealth(in, wake)
-		if massFailure == "" && (len(repair.Expire) > 0 || len(repair.Replace) > 0 || len(repair.Collect) > 0) {
-			repair.WakeAt, repair.WakeReason = d.WakeAt, d.WakeReason
-			return repair
-		}
+	repair, massFailure := machineHealth(in, wake)
+	if massFailure == "" && (len(repair.Expire) > 0 || len(repair.Replace) > 0 || len(repair.Collect) > 0) {
+		repair.WakeAt, repair.WakeReason = d.WakeAt, d.WakeReason
+		return repair
 	}
 
 	// Floor first: a pool below its floor grows without waiting for demand.
@@ -241,11 +219,8 @@ func Decide(in DecisionInput) Decision {
 
 	// Scale up: pods unschedulable longer than the threshold, and the
 	// headroom the pool keeps, which never waits for the threshold.
-	pods := overdue(in, wake)
-	if !in.Rules.Legacy {
-		pods = append(pods, in.HeadroomShort...)
-	}
-	consolidating := in.Rules.consolidating()
+	pods := append(overdue(in, wake), in.HeadroomShort...)
+	consolidating := in.Rules.Consolidation
 	if len(pods) > 0 {
 		upCooldownEnd := in.LastScaleUp.Add(p.ScaleUpCooldown.D())
 		guardNodes, guardWindow := p.EffectiveRunawayGuard()
@@ -254,7 +229,7 @@ func Decide(in DecisionInput) Decision {
 			d.Blocked = append(d.Blocked, fmt.Sprintf("%s pending but scale-up is not allowed: %s", Plural(podCount(pods), "pod"), in.Gate.Reason))
 		case current >= p.MaxNodes:
 			d.Blocked = append(d.Blocked, fmt.Sprintf("%s pending but the pool is at its ceiling of %d nodes", Plural(podCount(pods), "pod"), p.MaxNodes))
-		case !in.Rules.Legacy && in.AddedWithoutProgress >= guardNodes:
+		case in.AddedWithoutProgress >= guardNodes:
 			d.Blocked = append(d.Blocked, fmt.Sprintf("runaway guard: %s added within %s and no pending pod got scheduled onto a new node; %s pending buy nothing until one does",
 				Plural(in.AddedWithoutProgress, "node"), guardWindow, Plural(podCount(pods), "pod")))
 		case in.Now.Before(upCooldownEnd) && !anyDeferred(in, pods) && !(consolidating && len(uncovered(in, pods)) > 0):
@@ -286,24 +261,21 @@ func Decide(in DecisionInput) Decision {
 	case obs.PendingCount() > 0:
 		return d
 	}
-	if !in.Rules.Legacy {
-		// Disruption windows: scale-down only when one allows it.
-		sd := ScaleDownAllowed(in.Policy, in.Now)
-		wake(sd.Until, "disruption window")
-		if !sd.Allowed {
-			d.Blocked = append(d.Blocked, "scale-down not allowed now: "+sd.Reason)
-			return d
-		}
+	// Disruption windows: scale-down only when one allows it.
+	sd := ScaleDownAllowed(in.Policy, in.Now)
+	wake(sd.Until, "disruption window")
+	if !sd.Allowed {
+		d.Blocked = append(d.Blocked, "scale-down not allowed now: "+sd.Reason)
+		return d
 	}
 	var idle []string
-	isIdle := idleRule(in.Rules.Legacy)
 	empty := map[string]bool{}
 	for _, n := range obs.Nodes {
 		since, ok := in.IdleSince[n.Name]
-		if !ok || !isIdle(p, n) {
+		if !ok || !IsIdle(p, n) {
 			continue
 		}
-		if !in.Rules.Legacy && len(n.DrainBlockers) > 0 {
+		if len(n.DrainBlockers) > 0 {
 			d.Skipped = append(d.Skipped, fmt.Sprintf("%s cannot be emptied: %s", n.Name, strings.Join(n.DrainBlockers, "; ")))
 			continue
 		}
@@ -328,7 +300,7 @@ func Decide(in DecisionInput) Decision {
 	sort.Slice(idle, func(i, j int) bool {
 		// Empty nodes first (nothing to evict), then longest idle, then by
 		// name for determinism.
-		if !in.Rules.Legacy && empty[idle[i]] != empty[idle[j]] {
+		if empty[idle[i]] != empty[idle[j]] {
 			return empty[idle[i]]
 		}
 		a, b := in.IdleSince[idle[i]], in.IdleSince[idle[j]]
@@ -355,25 +327,22 @@ func Decide(in DecisionInput) Decision {
 	if p.MaxScaleDownPerDecision > 0 {
 		limit = min(limit, p.MaxScaleDownPerDecision)
 	}
-	remove := idle[:limit]
-	if !in.Rules.Legacy {
-		if slots := DrainSlots(in.Policy, current, draining(obs)); slots < limit {
-			if slots <= 0 {
-				d.Blocked = append(d.Blocked, fmt.Sprintf("%s idle; the disruption budget allows no more nodes draining at once", Plural(len(idle), "node")))
-				return d
-			}
-			limit = slots
-		}
-		remove = fitsElsewhere(obs, idle, limit, &d)
-		if in.KeepsHeadroom != nil {
-			remove = keepHeadroom(remove, in.KeepsHeadroom, &d)
-		}
-		if len(remove) == 0 {
-			if consolidating {
-				consolidate(in, p, current, &d, wake)
-			}
+	if slots := DrainSlots(in.Policy, current, draining(obs)); slots < limit {
+		if slots <= 0 {
+			d.Blocked = append(d.Blocked, fmt.Sprintf("%s idle; the disruption budget allows no more nodes draining at once", Plural(len(idle), "node")))
 			return d
 		}
+		limit = slots
+	}
+	remove := fitsElsewhere(obs, idle, limit, &d)
+	if in.KeepsHeadroom != nil {
+		remove = keepHeadroom(remove, in.KeepsHeadroom, &d)
+	}
+	if len(remove) == 0 {
+		if consolidating {
+			consolidate(in, p, current, &d, wake)
+		}
+		return d
 	}
 	d.Action = ActionScaleDown
 	d.RemoveNodes = remove
@@ -417,7 +386,7 @@ func overdue(in DecisionInput, wake func(time.Time, string)) []types.PendingPod 
 // demand would otherwise never shrink.
 func scaleDownCooldownEnd(in DecisionInput, p types.Policy) time.Time {
 	end := in.LastScaleDown.Add(p.ScaleDownCooldown.D())
-	if in.Rules.consolidating() {
+	if in.Rules.Consolidation {
 		return end
 	}
 	return latest(end, in.LastScaleUp.Add(p.ScaleUpCooldown.D()))
@@ -437,11 +406,6 @@ func podCount(pods []types.PendingPod) int {
 // not ready, or gone loses it. One busy sample breaks the window.
 func UpdateIdleSince(p types.Policy, prev map[string]time.Time, obs types.PoolObservation) map[string]time.Time {
 	return foldClocks(prev, obs, func(n types.NodeObservation) bool { return IsIdle(p, n) })
-}
-
-// LegacyIdleSince is UpdateIdleSince under Rules.Legacy's idle rule.
-func LegacyIdleSince(p types.Policy, prev map[string]time.Time, obs types.PoolObservation) map[string]time.Time {
-	return foldClocks(prev, obs, func(n types.NodeObservation) bool { return isIdleOnCPUAndMemory(p, n) })
 }
 
 // foldClocks keeps each node's clock while holds says so, starting it at

@@ -71,9 +71,6 @@ func machineHealth(in DecisionInput, wake func(time.Time, string)) (Decision, st
 // anyDeferred reports whether an overdue pod was left out of the last
 // scale-up only because it grew another size.
 func anyDeferred(in DecisionInput, pods []types.PendingPod) bool {
-	if in.Rules.Legacy {
-		return false
-	}
 	for _, pod := range pods {
 		if in.Deferred[pod.Key()] {
 			return true

@@ -20,9 +20,6 @@ func TestGPUNodeInUseIsNeverIdle(t *testing.T) {
 	if IsIdle(p, busyGPU) {
 		t.Fatal("a node with its GPUs in use counted as idle")
 	}
-	if !isIdleOnCPUAndMemory(p, busyGPU) {
-		t.Fatal("the legacy rule changed (replay depends on it)")
-	}
 	if !IsIdle(p, gpuNode("g2", 0.05, 0)) {
 		t.Fatal("a GPU node with no GPU in use and little CPU is idle")
 	}

@@ -4,10 +4,6 @@ package law
 // AllRules; the scorer turns single rules off to measure what each one
 // is worth (score.NewLawWith, cmd/benchreport).
 type Rules struct {
-	// Legacy reproduces the law as it was before provider truth, machine
-	// clocks, GPU-aware idleness and the runaway guard, for runs recorded
-	// before them. Never with the others.
-	Legacy bool
 	// Consolidation: the scale-up cooldown holds back only pods booting
 	// nodes have room for, a scale-up no longer holds scale-down back, and
 	// underused nodes whose pods fit on the others are removed
@@ -25,6 +21,3 @@ type Rules struct {
 
 // AllRules is what a new pool run decides with.
 func AllRules() Rules { return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true} }
-
-// consolidating says whether the consolidation rules apply.
-func (r Rules) consolidating() bool { return r.Consolidation && !r.Legacy }

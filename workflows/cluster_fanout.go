@@ -23,11 +23,10 @@ type GateFanout struct {
 }
 
 // tellPools tells every pool the new gate. Up to one batch of pools it
-// sends them all at once, as always; beyond that (versionGateFanout) it
+// sends them all at once, as always; beyond that it
 // starts a batched fan-out carried in the state.
 func (c *cluster) tellPools(ctx workflow.Context) {
-	if len(c.state.Pools) <= gateFanoutBatch ||
-		workflow.GetVersion(ctx, versionGateFanout, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if len(c.state.Pools) <= gateFanoutBatch {
 		c.state.Fanout = nil
 		for _, id := range workflow.DeterministicKeys(c.state.Pools) {
 			c.signalGate(ctx, id, c.state.Gate)

@@ -80,9 +80,7 @@ func (p *pool) publish(ctx workflow.Context) {
 		workflow.SetCurrentDetails(ctx, details)
 		p.lastDetails = details
 	}
-	if p.memoVersion >= 1 {
-		p.publishMemo(ctx)
-	}
+	p.publishMemo(ctx)
 	p.emitMetrics(ctx)
 }
 
@@ -91,11 +89,9 @@ func (p *pool) publish(ctx workflow.Context) {
 func (p *pool) publishMemo(ctx workflow.Context) {
 	memo := memoSnapshot{reason: p.reasonLine(), policy: contract.PolicyHash(p.state.Policy)}
 	fields := map[string]any{contract.MemoPoolReason: memo.reason, contract.MemoPolicyHash: memo.policy}
-	if p.memoVersion >= 2 {
-		// In cents, so price noise does not rewrite the memo.
-		memo.cents = int64(math.Round(p.state.hourlyCost() * 100))
-		fields[contract.MemoPoolHourlyCost] = float64(memo.cents) / 100
-	}
+	// In cents, so price noise does not rewrite the memo.
+	memo.cents = int64(math.Round(p.state.hourlyCost() * 100))
+	fields[contract.MemoPoolHourlyCost] = float64(memo.cents) / 100
 	if memo == p.lastMemo {
 		return
 	}

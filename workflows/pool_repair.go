@@ -135,7 +135,7 @@ func (p *pool) backedOffSizes(now time.Time) []string {
 func (p *pool) park(unplaceable []activities.UnplaceablePod) {
 	for _, u := range unplaceable {
 		switch {
-		case !p.truth, u.Code == sizing.CodeNoFit, u.Code == sizing.CodeInvalidRequest:
+		case u.Code == sizing.CodeNoFit, u.Code == sizing.CodeInvalidRequest:
 			p.state.Unplaceable[u.Pod] = u.Reason
 		case u.Code == sizing.CodeOtherSize:
 			p.state.Deferred[u.Pod] = true

@@ -41,42 +41,23 @@ type pool struct {
 	lastMemo    memoSnapshot
 	last        law.Decision
 	metrics     poolMetrics
-	// truth: this run reads the provider and follows the trust rules
-	// (versionProviderTruth); runs recorded before replay without.
-	truth bool
+	// rules are the law's rules this run decides with (readRules).
+	rules law.Rules
 	// addedWithoutProgress is the runaway guard's count at the last decision;
 	// capacitySummary the capacity policies in force then.
 	addedWithoutProgress int
 	capacitySummary      string
 	// now is workflow time at the last decision, for the status query.
 	now time.Time
-	// authOn: this run verifies signed signals with the trust in auth
-	// (versionAuthenticatedInputs); gateDirty: a gate signal arrived and
-	// the gate is read from the cluster workflow, not taken from it.
-	authOn    bool
+	// auth verifies signed signals with the worker's trust; gateDirty: a
+	// gate signal arrived and the gate is read from the cluster workflow,
+	// not taken from it.
 	auth      authority
 	gateDirty bool
-	// memoVersion: 1 publishes the memo (reason, policy hash), 2 adds the
-	// pool's hourly cost (versionPoolMemo).
-	memoVersion workflow.Version
 	// orgBudget is what the org's cost budget leaves this scale-up.
 	orgBudget orgBudget
-	// resyncOnce: one activity per safety resync (versionResyncOnce).
-	resyncOnce bool
-	// consolidation: the law's consolidation rules (versionConsolidation).
-	consolidation bool
-	// nodeHours: the law's node-hours rules (versionNodeHours).
-	nodeHours bool
-	// shapes: the run decides from the observation's pending shapes, so
-	// pods past its list are sized too (versionPendingShapes).
-	shapes  bool
-	billing billingVersion // pool_tier.go
-	// incarnation names this life of the pool in its idempotency keys
-	// (versionIncarnationKeys); empty in runs recorded before it.
+	// incarnation names this life of the pool in its idempotency keys.
 	incarnation string
-	// platformOrgs: scale-ups obey the platform's org limits as well as
-	// the policy's (versionPlatformOrgLimits).
-	platformOrgs bool
 }
 
 // maxActionsPerWake bounds how many decisions one wake-up carries out in a
@@ -96,22 +77,19 @@ func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 	// only its own org's pool IDs, and this keeps such a start from
 	// carrying another pool's spec (and so moving that pool's nodes).
 	info := workflow.GetInfo(ctx)
-	if id := info.WorkflowExecution.ID; strings.HasPrefix(id, "pool/") && id != in.Spec.Key.WorkflowID() &&
-		workflow.GetVersion(ctx, versionStartIdentity, workflow.DefaultVersion, 1) >= 1 {
+	if id := info.WorkflowExecution.ID; strings.HasPrefix(id, "pool/") && id != in.Spec.Key.WorkflowID() {
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pool spec is for %s, but this workflow is %s: a pool runs only under its own ID", in.Spec.Key.WorkflowID(), id), "InvalidPoolSpec", nil)
 	}
 	// Another org's tenant queue would have that org's own worker buy,
 	// drain and delete for this pool in that org's cloud account.
-	if err := in.Spec.CheckProviderQueue(); err != nil &&
-		workflow.GetVersion(ctx, versionProviderQueueOwner, workflow.DefaultVersion, 1) >= 1 {
+	if err := in.Spec.CheckProviderQueue(); err != nil {
 		return temporal.NewNonRetryableApplicationError("invalid pool spec: "+err.Error(), "InvalidPoolSpec", nil)
 	}
 	// A pool's state comes only from its own previous run. A start that
 	// carries one (a tenant may start its own pool with any input) could
 	// otherwise skip metering with a cursor in the future, take a policy
 	// that never passed set-policy's checks, or clear its nonces.
-	carried := in.State != nil && info.ContinuedExecutionRunID == "" &&
-		workflow.GetVersion(ctx, versionFreshStartState, workflow.DefaultVersion, 1) >= 1
+	carried := in.State != nil && info.ContinuedExecutionRunID == ""
 	if carried {
 		workflow.GetLogger(ctx).Warn("pool start carried state without a previous run: ignored, starting from the spec", "pool", in.Spec.Key.WorkflowID())
 		in.State = nil
@@ -139,20 +117,9 @@ func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 	if err := p.registerHandlers(ctx); err != nil {
 		return err
 	}
-	p.truth = workflow.GetVersion(ctx, versionProviderTruth, workflow.DefaultVersion, 1) >= 1
-	p.authOn = workflow.GetVersion(ctx, versionAuthenticatedInputs, workflow.DefaultVersion, 1) >= 1
-	p.memoVersion = workflow.GetVersion(ctx, versionPoolMemo, workflow.DefaultVersion, 2)
-	p.resyncOnce = p.truth && workflow.GetVersion(ctx, versionResyncOnce, workflow.DefaultVersion, 1) >= 1
-	p.consolidation = p.truth && workflow.GetVersion(ctx, versionConsolidation, workflow.DefaultVersion, 1) >= 1
-	p.shapes = p.truth && workflow.GetVersion(ctx, versionPendingShapes, workflow.DefaultVersion, 1) >= 1
-	p.nodeHours = p.consolidation && workflow.GetVersion(ctx, versionNodeHours, workflow.DefaultVersion, 1) >= 1
-	p.platformOrgs = p.truth && workflow.GetVersion(ctx, versionPlatformOrgLimits, workflow.DefaultVersion, 1) >= 1
-	if workflow.GetVersion(ctx, versionIncarnationKeys, workflow.DefaultVersion, 1) >= 1 {
-		p.incarnation = incarnationOf(cmp.Or(info.FirstRunID, info.WorkflowExecution.RunID))
-	}
-	if p.authOn {
-		p.loadTrust(ctx)
-	}
+	p.rules = readRules(ctx)
+	p.incarnation = incarnationOf(cmp.Or(info.FirstRunID, info.WorkflowExecution.RunID))
+	p.loadTrust(ctx)
 	p.announce(ctx, false)
 	return p.run(ctx)
 }
@@ -160,7 +127,7 @@ func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 func (p *pool) run(ctx workflow.Context) error {
 	for {
 		p.drainMessages(ctx)
-		if p.authOn && p.auth.refresh {
+		if p.auth.refresh {
 			p.loadTrust(ctx)
 		}
 		if p.gateDirty {
@@ -182,7 +149,7 @@ func (p *pool) run(ctx workflow.Context) error {
 			// Acting changed the state: decide again for what comes next,
 			// and carry that out too rather than sleep on it.
 			d = p.decide(workflow.Now(ctx))
-			for i := 1; p.truth && i < maxActionsPerWake && d.Action != law.ActionNone && p.act(ctx, d); i++ {
+			for i := 1; i < maxActionsPerWake && d.Action != law.ActionNone && p.act(ctx, d); i++ {
 				d = p.decide(workflow.Now(ctx))
 			}
 		}
@@ -219,24 +186,17 @@ func (p *pool) decide(now time.Time) law.Decision {
 		NoHelp:               s.NoHelp,
 		Awaiting:             s.awaiting(),
 		AddedWithoutProgress: p.addedWithoutProgress,
-		Rules:                p.lawRules(),
+		Rules:                p.rules,
 		UnderusedSince:       s.UnderusedSince,
 	}
-	if p.truth && len(s.Policy.Headroom) > 0 {
+	if len(s.Policy.Headroom) > 0 {
 		p.withHeadroom(&in, now)
 	}
-	if p.truth && now.Before(s.HoldUntil) {
+	if now.Before(s.HoldUntil) {
 		in.HoldFloor, in.HoldUntil = s.HoldTarget, s.HoldUntil
 	}
-	if p.truth {
-		p.capacitySummary = law.Describe(s.Policy, now, s.nodeCount(), 0).Summary(s.Policy)
-	}
+	p.capacitySummary = law.Describe(s.Policy, now, s.nodeCount(), 0).Summary(s.Policy)
 	return law.Decide(in)
-}
-
-// lawRules are the law's rules this run was recorded with.
-func (p *pool) lawRules() law.Rules {
-	return law.Rules{Legacy: !p.truth, Consolidation: p.consolidation, AcrossSizes: p.nodeHours, FewerNodes: p.nodeHours}
 }
 
 // act carries out a manual target if one is waiting, else the decision d.
@@ -253,7 +213,7 @@ func (p *pool) act(ctx workflow.Context, d law.Decision) bool {
 		// fresh data only.
 		p.resync(ctx)
 		d, resynced = p.decide(workflow.Now(ctx)), true
-	} else if p.truth && d.Action != law.ActionNone {
+	} else if d.Action != law.ActionNone {
 		// Every action that adds or removes capacity starts from what the
 		// provider says now, not from the pool's last look.
 		p.readProvider(ctx)
@@ -365,7 +325,7 @@ func (p *pool) drainMessages(ctx workflow.Context) {
 			p.reject(ctx, "cluster-gate", err)
 			continue
 		}
-		if p.authOn && !p.auth.open() {
+		if !p.auth.open() {
 			// Anyone can send a signal: the gate's content is not taken,
 			// the gate is read from the cluster workflow itself.
 			p.gateDirty = true
@@ -388,12 +348,12 @@ func (p *pool) applyObservation(ctx workflow.Context, obs types.PoolObservation,
 		return
 	}
 	now := workflow.Now(ctx)
-	if p.truth && obs.ObservedAt.After(now.Add(maxFutureSkew)) {
+	if obs.ObservedAt.After(now.Add(maxFutureSkew)) {
 		p.reject(ctx, "observe", fmt.Errorf("observation is dated %s, more than %s ahead of the workflow's clock (%s)",
 			obs.ObservedAt.UTC().Format(time.RFC3339), maxFutureSkew, now.UTC().Format(time.RFC3339)))
 		return
 	}
-	if p.authOn && !fromActivity {
+	if !fromActivity {
 		if err := p.auth.systemInput(p.spec.Key.WorkflowID(), contract.SignalObserve, obs, obs.Auth, now); err != nil {
 			p.reject(ctx, "observe", err)
 			return
@@ -404,30 +364,17 @@ func (p *pool) applyObservation(ctx workflow.Context, obs types.PoolObservation,
 		return
 	}
 	s := p.state
-	if !p.shapes {
-		// Runs recorded before shapes decide from the list alone.
-		obs.PendingShapes = nil
-	} else if err := obs.ValidatePendingShapes(); err != nil {
+	if err := obs.ValidatePendingShapes(); err != nil {
 		p.reject(ctx, "observe", err)
 		return
 	}
-	if p.truth {
-		obs = s.withoutRemoved(boundObservation(obs, p.shapes))
-	}
+	obs = s.withoutRemoved(boundObservation(obs))
 	s.Observation = &obs
 	s.ReceivedAt = now
-	if p.truth {
-		s.IdleSince = law.UpdateIdleSince(s.Policy, s.IdleSince, obs)
-	} else {
-		s.IdleSince = law.LegacyIdleSince(s.Policy, s.IdleSince, obs)
-	}
-	if p.consolidation {
-		s.UnderusedSince = law.UpdateUnderusedSince(s.Policy, s.UnderusedSince, obs)
-	}
-	if p.truth {
-		s.trackNodes(obs)
-		s.trackPurchases(obs, now)
-	}
+	s.IdleSince = law.UpdateIdleSince(s.Policy, s.IdleSince, obs)
+	s.UnderusedSince = law.UpdateUnderusedSince(s.Policy, s.UnderusedSince, obs)
+	s.trackNodes(obs)
+	s.trackPurchases(obs, now)
 	// What is gone from the cluster is forgotten.
 	entries := obs.PendingEntries()
 	pods := make(map[string]bool, len(entries))
@@ -440,11 +387,6 @@ func (p *pool) applyObservation(ctx workflow.Context, obs types.PoolObservation,
 		nodes[n.Name] = true
 	}
 	keepOnly(s.DrainBlocked, nodes)
-	if !p.truth {
-		// Before provider truth: the target was known to be at least what
-		// is seen. Now only the provider moves it.
-		s.TargetNodes = max(s.TargetNodes, s.observedNodes())
-	}
 	p.recordNodeCount(ctx)
 }
 
@@ -458,7 +400,7 @@ func keepOnly[V, P any](m map[string]V, present map[string]P) {
 }
 
 func (p *pool) applyGate(ctx workflow.Context, g contract.ClusterGate) {
-	if now := workflow.Now(ctx); p.truth && g.Since.After(now.Add(maxFutureSkew)) {
+	if now := workflow.Now(ctx); g.Since.After(now.Add(maxFutureSkew)) {
 		p.reject(ctx, "cluster-gate", fmt.Errorf("gate is dated %s, more than %s ahead of the workflow's clock", g.Since.UTC().Format(time.RFC3339), maxFutureSkew))
 		return
 	}

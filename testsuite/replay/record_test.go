@@ -34,9 +34,13 @@ func TestRecordHistories(t *testing.T) {
 		t.Skip("set VISOR_RECORD_HISTORIES=1 (make replay-record) to re-record the fixtures")
 	}
 	key := types.PoolKey{Org: "acme", Project: "shop", Service: "api", Provider: "sim", Cluster: "sim-replay"}
+	// Only the 2-CPU size, so the six pods need several nodes and the
+	// scale-down path is recorded too (any size would fit them on one).
+	policy := testsuite.FastPolicy()
+	policy.AllowedSizes = []string{"sim-2c4g"}
 	spec := starter.SpecFile{
 		Clusters: []contract.ClusterDeclared{{ID: "sim-replay", Provider: "sim", Phase: contract.PhaseActive, Region: "us-east", SampleInterval: types.Duration(time.Second)}},
-		Pools: []starter.PoolEntry{{PoolSpec: contract.PoolSpec{Key: key, Policy: testsuite.FastPolicy()},
+		Pools: []starter.PoolEntry{{PoolSpec: contract.PoolSpec{Key: key, Policy: policy},
 			Demo: &starter.DemoDemand{Shape: "steady", Pods: 6, Requests: types.Resources{MilliCPU: 900, Memory: types.GiB}}}},
 	}
 	s := testsuite.StartStack(t, spec, "")
@@ -65,7 +69,7 @@ func TestRecordHistories(t *testing.T) {
 	must(t, s.Client.SignalWorkflow(ctx, key.WorkflowID(), "", contract.SignalForceScale, contract.ScaleRequest{Target: 99, Reason: "clamped"}))
 	_, err = starter.ResumePool(ctx, s.Client, key, contract.PauseRequest{})
 	must(t, err)
-	p := testsuite.FastPolicy()
+	p := policy
 	p.MaxNodes = 5
 	_, err = starter.SetPoolPolicy(ctx, s.Client, key, p)
 	must(t, err)
@@ -97,7 +101,7 @@ func TestRecordHistories(t *testing.T) {
 }
 
 // TestRecordFreshStartState records a pool started with a carried state
-// but no earlier run (the path versionFreshStartState guards: a tenant may
+// but no earlier run (the path PoolWorkflow guards: a tenant may
 // start its own pool with any input), which ignores the state.
 func TestRecordFreshStartState(t *testing.T) {
 	if os.Getenv("VISOR_RECORD_HISTORIES") != "1" {
