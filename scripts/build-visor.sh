@@ -12,8 +12,10 @@ BIN="${2:-bin/visor}"
 PKG=./cmd/visor
 
 start=$(date +%s)
-total=$("$GO" list -deps "$PKG" | wc -l)
-stale=$("$GO" list -deps -f '{{if .Stale}}x{{end}}' "$PKG" | grep -c x || true)
+# One listing gives both counts (each `go list -deps` hashes every package).
+listing=$("$GO" list -deps -f '{{.Stale}}' "$PKG")
+total=$(grep -c . <<<"$listing" || true)
+stale=$(grep -c true <<<"$listing" || true)
 if [ "$stale" -gt $((total / 2)) ]; then
 	echo "building $BIN: $stale of $total packages to compile (a cold Go build cache: about 8 minutes on 2 cores, then about a minute to link)"
 else
