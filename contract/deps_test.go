@@ -51,12 +51,30 @@ func TestStarterLinksNoWorker(t *testing.T) {
 // or connector, so the workflow's billing logic stays replay-safe and small.
 func TestPureMeteringLinksNoSinkNorProvider(t *testing.T) {
 	forbidden := []string{"go.temporal.io/", module + "/metering/ledger", module + "/metering/httpsink", module + "/connectors"}
-	for _, f := range workerLinks {
-		if f != module+"/metering" {
-			forbidden = append(forbidden, f)
+	assertLinksNone(t, module+"/metering", append(forbidden, except(workerLinks, module+"/metering")...))
+}
+
+// The control law is pure: no Temporal, no worker, no connector, so a
+// workflow calls it replay-safely and the scorer runs the very same law.
+func TestLawLinksNoTemporalNorWorker(t *testing.T) {
+	assertLinksNone(t, module+"/law", append([]string{"go.temporal.io/", module + "/connectors", module + "/catalogs"}, except(workerLinks, module+"/sizing")...))
+}
+
+// The scorer reaches the law and the providers' catalogs, never the pool
+// workflow, an activity, a worker or a provider's package or SDK.
+func TestScoreLinksNoWorkflowsNorWorkers(t *testing.T) {
+	assertLinksNone(t, module+"/score", except(workerLinks, module+"/sizing"))
+}
+
+// except is links without the one prefix a package may link.
+func except(links []string, allowed string) []string {
+	var out []string
+	for _, l := range links {
+		if l != allowed {
+			out = append(out, l)
 		}
 	}
-	assertLinksNone(t, module+"/metering", forbidden)
+	return out
 }
 
 func assertLinksNone(t *testing.T, pkg string, forbidden []string) {

@@ -63,7 +63,7 @@ func (p *pool) emitMetrics(ctx workflow.Context) {
 	h.Gauge(MetricNoHelpPods).Update(float64(len(s.NoHelp)))
 	h.Gauge(MetricInFlight).Update(float64(s.inFlight()))
 	guard := 0.0
-	if limit, _ := s.Policy.EffectiveRunawayGuard(); p.truth && p.addedWithoutProgress >= limit {
+	if limit, _ := s.Policy.EffectiveRunawayGuard(); p.addedWithoutProgress >= limit {
 		guard = 1
 	}
 	h.Gauge(MetricRunawayGuard).Update(guard)

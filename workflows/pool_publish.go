@@ -3,6 +3,7 @@ package workflows
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/law"
 )
 
 // Typed search attribute keys (docs/design.md).
@@ -45,7 +47,7 @@ func (p *pool) publish(ctx workflow.Context) {
 	now := saSnapshot{
 		state: p.stateName(), phase: string(s.Gate.Phase), region: s.Gate.Region,
 		nodes: s.observedNodes(), target: s.nodeCount(), pods: s.pendingPods(),
-		lastScale: latest(s.LastScaleUp, s.LastScaleDown), set: true,
+		lastScale: slices.MaxFunc([]time.Time{s.LastScaleUp, s.LastScaleDown}, time.Time.Compare), set: true,
 		tier: p.publishedTier(ctx), // pool_tier.go
 	}
 	if now != p.lastSA {
@@ -78,9 +80,7 @@ func (p *pool) publish(ctx workflow.Context) {
 		workflow.SetCurrentDetails(ctx, details)
 		p.lastDetails = details
 	}
-	if p.memoVersion >= 1 {
-		p.publishMemo(ctx)
-	}
+	p.publishMemo(ctx)
 	p.emitMetrics(ctx)
 }
 
@@ -89,11 +89,9 @@ func (p *pool) publish(ctx workflow.Context) {
 func (p *pool) publishMemo(ctx workflow.Context) {
 	memo := memoSnapshot{reason: p.reasonLine(), policy: contract.PolicyHash(p.state.Policy)}
 	fields := map[string]any{contract.MemoPoolReason: memo.reason, contract.MemoPolicyHash: memo.policy}
-	if p.memoVersion >= 2 {
-		// In cents, so price noise does not rewrite the memo.
-		memo.cents = int64(math.Round(p.state.hourlyCost() * 100))
-		fields[contract.MemoPoolHourlyCost] = float64(memo.cents) / 100
-	}
+	// In cents, so price noise does not rewrite the memo.
+	memo.cents = int64(math.Round(p.state.hourlyCost() * 100))
+	fields[contract.MemoPoolHourlyCost] = float64(memo.cents) / 100
 	if memo == p.lastMemo {
 		return
 	}
@@ -143,7 +141,7 @@ func (p *pool) details() string {
 		fmt.Fprintf(&b, "blocked: %s\n\n", bl)
 	}
 	if n := s.inFlight(); n > 0 {
-		fmt.Fprintf(&b, "booting: %s asked for, not Ready nodes yet\n\n", plural(n, "machine"))
+		fmt.Fprintf(&b, "booting: %s asked for, not Ready nodes yet\n\n", law.Plural(n, "machine"))
 	}
 	for _, key := range workflow.DeterministicKeys(s.NoHelp) {
 		fmt.Fprintf(&b, "no help: %s: %s\n\n", key, s.NoHelp[key])

@@ -3,6 +3,7 @@ package main
 import (
 	"time"
 
+	"github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/score"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -22,19 +23,19 @@ type variantRow struct {
 }
 
 // variants are the policy changes the sweep tries, each from the pool's
-// policy; rules, when set, are the law's version rules instead of all.
+// policy; rules, when set, are the law's rules instead of all (law.AllRules).
 var variants = []struct {
 	name  string
 	apply func(*types.Policy)
-	rules *score.Rules
+	rules *law.Rules
 	// allow, when set, is the sizes the variant allows of the trace's
 	// catalog; nil skips the trace (its catalog has no such sizes).
 	allow func([]types.InstanceType) []string
 }{
 	{"pool policy as given", func(*types.Policy) {}, nil, nil},
-	{"without the node-hours rules (versionNodeHours)", func(*types.Policy) {}, &score.Rules{}, nil},
-	{"node-hours rules: FewerNodes only", func(*types.Policy) {}, &score.Rules{FewerNodes: true}, nil},
-	{"node-hours rules: AcrossSizes only", func(*types.Policy) {}, &score.Rules{AcrossSizes: true}, nil},
+	{"without the node-hours rules (AcrossSizes, FewerNodes)", func(*types.Policy) {}, &law.Rules{Consolidation: true}, nil},
+	{"node-hours rules: FewerNodes only", func(*types.Policy) {}, &law.Rules{Consolidation: true, FewerNodes: true}, nil},
+	{"node-hours rules: AcrossSizes only", func(*types.Policy) {}, &law.Rules{Consolidation: true, AcrossSizes: true}, nil},
 	{"disableConsolidation: true", func(p *types.Policy) { p.DisableConsolidation = true }, nil, nil},
 	{"sizingObjective: nodes", func(p *types.Policy) { p.SizingObjective = types.SizingNodes }, nil, nil},
 	{"consolidationThreshold: 0.5", func(p *types.Policy) { p.ConsolidationThreshold = 0.5 }, nil, nil},
@@ -131,7 +132,7 @@ func scoreSuite(openbPath, specPath string) (suite, error) {
 					continue
 				}
 			}
-			rules := score.AllRules()
+			rules := law.AllRules()
 			if v.rules != nil {
 				rules = *v.rules
 			}
