@@ -1,4 +1,4 @@
-package connectors
+package errclass
 
 import (
 	"net/http"

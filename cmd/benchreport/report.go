@@ -40,7 +40,7 @@ var areas = []struct {
 }
 
 func writeReport(b *bytes.Buffer, r report) {
-	fmt.Fprintf(b, "# Benchmarks\n\nWritten by `make bench` (`go run ./internal/benchreport`) on %s with %s on %d CPUs. Do not edit by hand.\n\n",
+	fmt.Fprintf(b, "# Benchmarks\n\nWritten by `make bench` (`go run ./cmd/benchreport`) on %s with %s on %d CPUs. Do not edit by hand.\n\n",
 		r.generated.Format("2006-01-02 15:04 MST"), r.goVersion, r.cpus)
 	if r.keptSpeed != "" {
 		b.WriteString(r.keptSpeed)

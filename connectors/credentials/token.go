@@ -1,4 +1,4 @@
-package connectors
+package credentials
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 // for provider's New. A value that cannot (say, a file holding more than the
 // token) is a Permanent "configure" error naming the reference, never the
 // value.
-func (ref CredentialRef) ResolveToken(ctx context.Context, secrets SecretReader, provider string) (string, error) {
+func (ref Ref) ResolveToken(ctx context.Context, secrets SecretReader, provider string) (string, error) {
 	token, err := ref.Resolve(ctx, secrets)
 	if err != nil {
 		return "", err
