@@ -2,6 +2,8 @@ package law
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/hanzoai/visor-fleet/types"
@@ -63,7 +65,12 @@ func machineHealth(in DecisionInput, wake func(time.Time, string)) (Decision, st
 			unhealthy, total, p.EffectiveMaxUnreadyFraction()*100)
 	}
 	if n := len(d.Expire) + len(d.Replace) + len(d.Collect); n > 0 {
-		d.Reason = fmt.Sprintf("%s to repair", Plural(n, "machine"))
+		// Each machine's own reason, so the decision says why, not only how many.
+		var why []string
+		for _, m := range slices.Concat(d.Expire, d.Replace, d.Collect) {
+			why = append(why, m.Reason)
+		}
+		d.Reason = fmt.Sprintf("%s to repair: %s", Plural(n, "machine"), strings.Join(why, "; "))
 	}
 	return d, ""
 }

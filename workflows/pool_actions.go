@@ -71,6 +71,15 @@ func (p *pool) resyncWithProvider(ctx workflow.Context) {
 	}
 }
 
+// Outcomes of a scale-up that asked the provider for nothing.
+const (
+	outcomeNothingBought = "nothing bought: "
+	outcomeNothingToAdd  = "nothing to add: "
+)
+
+// actionManualScaleUp records a force-scale that buys nodes.
+const actionManualScaleUp = "manual-scale-up"
+
 // scaleUp sizes the overdue pods and provisions the plan.
 func (p *pool) scaleUp(ctx workflow.Context, d law.Decision) {
 	seq := p.nextSeq()
@@ -85,7 +94,7 @@ func (p *pool) grow(ctx workflow.Context, rec contract.DecisionRecord, pods []ty
 	room, note := p.orgRoom(ctx)
 	p.state.OrgNote = note
 	if room <= 0 {
-		rec.Outcome = "nothing bought: " + note
+		rec.Outcome = outcomeNothingBought + note
 		p.state.LastScaleUp = workflow.Now(ctx) // wait a cooldown, not a wake-up
 		p.state.record(rec)
 		return
@@ -99,10 +108,10 @@ func (p *pool) grow(ctx workflow.Context, rec contract.DecisionRecord, pods []ty
 		rec.Outcome = "failed: " + err.Error()
 	case added == 0 && p.state.Budget != "":
 		// The budget leaves nothing to buy: wait a cooldown, not a wake-up.
-		rec.Outcome = "nothing bought: " + p.state.Budget
+		rec.Outcome = outcomeNothingBought + p.state.Budget
 		p.state.LastScaleUp = workflow.Now(ctx)
 	case added == 0:
-		rec.Outcome = "nothing to add: " + p.unplaceableSummary()
+		rec.Outcome = outcomeNothingToAdd + p.unplaceableSummary()
 	default:
 		rec.Outcome = fmt.Sprintf("asked for %d × %s", added, size)
 		p.state.LastScaleUp = workflow.Now(ctx)
@@ -246,7 +255,7 @@ func (p *pool) scaleTo(ctx workflow.Context, m ManualScale) {
 	}
 	switch {
 	case m.Target > current:
-		rec := contract.DecisionRecord{Seq: m.Seq, At: workflow.Now(ctx), Action: "manual-scale-up", Reason: reason, RequestedBy: m.RequestedBy}
+		rec := contract.DecisionRecord{Seq: m.Seq, At: workflow.Now(ctx), Action: actionManualScaleUp, Reason: reason, RequestedBy: m.RequestedBy}
 		p.grow(ctx, rec, nil, m.Target-current, m.Target-current)
 	case m.Target < current:
 		p.scaleDown(ctx, reason, p.leastUsedNodes(current-m.Target), m.RequestedBy)

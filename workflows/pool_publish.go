@@ -117,10 +117,39 @@ func (p *pool) reasonLine() string {
 		return truncate("paused: "+s.PausedReason, 120)
 	case p.last.Frozen != "":
 		return truncate(p.last.Frozen, 120)
-	case len(p.last.Blocked) > 0:
-		return truncate(p.last.Blocked[0], 120)
 	case s.Gate.Phase == contract.PhaseDisabled || s.Gate.Phase == contract.PhasePending:
 		return "cluster " + string(s.Gate.Phase)
+	}
+	// A scale-up that bought nothing (cost budget, org limit, pods that fit
+	// no size) is the cause while its pods wait, even though the law's own
+	// line then reads as the cooldown that follows it.
+	if held := s.heldScaleUp(); held != "" {
+		return truncate(held, 120)
+	}
+	if len(p.last.Blocked) > 0 {
+		return truncate(p.last.Blocked[0], 120)
+	}
+	if len(s.Unplaceable) > 0 {
+		return truncate(p.unplaceableSummary(), 120)
+	}
+	return ""
+}
+
+// heldScaleUp is the outcome of the newest scale-up when it bought nothing
+// and pods are still pending, else "".
+func (s *PoolState) heldScaleUp() string {
+	if s.Observation == nil || s.Observation.PendingCount() == 0 {
+		return ""
+	}
+	for i := len(s.Decisions) - 1; i >= 0; i-- {
+		d := s.Decisions[i]
+		if d.Action != string(law.ActionScaleUp) && d.Action != actionManualScaleUp {
+			continue
+		}
+		if d.Added == 0 && (strings.HasPrefix(d.Outcome, outcomeNothingBought) || strings.HasPrefix(d.Outcome, outcomeNothingToAdd)) {
+			return d.Outcome
+		}
+		return ""
 	}
 	return ""
 }
@@ -161,6 +190,9 @@ func (p *pool) details() string {
 	if n := len(s.Decisions); n > 0 {
 		d := s.Decisions[n-1]
 		fmt.Fprintf(&b, "last decision #%d %s: %s → %s\n\n", d.Seq, d.Action, d.Reason, d.Outcome)
+		if d.Repeats > 0 {
+			fmt.Fprintf(&b, "the same again %d more times, the last #%d at %s\n\n", d.Repeats, d.LastSeq, d.LastAt.UTC().Format(time.RFC3339))
+		}
 	}
 	if p.last.WakeReason != "" && !p.last.WakeAt.IsZero() {
 		fmt.Fprintf(&b, "next: %s at %s\n", p.last.WakeReason, p.last.WakeAt.UTC().Format(time.RFC3339))

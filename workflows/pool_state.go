@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"strings"
 	"time"
 
 	"github.com/hanzoai/visor-fleet/activities"
@@ -172,10 +173,26 @@ func (s *PoolState) ensureMaps() {
 }
 
 func (s *PoolState) record(r contract.DecisionRecord) {
+	if n := len(s.Decisions); n > 0 && repeats(s.Decisions[n-1], r) {
+		last := &s.Decisions[n-1]
+		last.Repeats++
+		last.LastSeq, last.LastAt = r.Seq, r.At
+		return
+	}
 	s.Decisions = append(s.Decisions, r)
 	if len(s.Decisions) > maxDecisionsKept {
 		s.Decisions = s.Decisions[len(s.Decisions)-maxDecisionsKept:]
 	}
+}
+
+// repeats says whether r is the same decision as last with the same
+// outcome, and neither asked the provider for anything: only such a
+// decision may fold into the one before it.
+func repeats(last, r contract.DecisionRecord) bool {
+	return r.Action == last.Action && r.Reason == last.Reason && r.Outcome == last.Outcome &&
+		r.RequestedBy == last.RequestedBy && r.Size == last.Size &&
+		r.Added == 0 && last.Added == 0 && len(r.Removed) == 0 && len(last.Removed) == 0 &&
+		(strings.HasPrefix(r.Outcome, outcomeNothingBought) || strings.HasPrefix(r.Outcome, outcomeNothingToAdd))
 }
 
 // observedNodes counts nodes in the last observation that are not leaving.
