@@ -172,6 +172,9 @@ type Cluster struct {
 	Provider Provider
 	Observer Observer
 	Drainer  Drainer
+	// Events records Kubernetes Events on the cluster's pods and nodes;
+	// nil where the cluster has none to record them on.
+	Events EventRecorder
 	// EnrollmentToken references the cluster's enrollment token; the
 	// watcher signs the observed state it reports with it. Empty: the
 	// watcher reports reachability only.

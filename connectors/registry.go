@@ -49,9 +49,10 @@ type BuildEnv struct {
 // Built is what a Kind's Build returns.
 type Built struct {
 	Provider Provider
-	// Observer and Drainer are set only by a kind that OwnsCluster.
+	// Observer, Drainer and Events are set only by a kind that OwnsCluster.
 	Observer Observer
 	Drainer  Drainer
+	Events   EventRecorder
 	// Release frees what the provider holds (a session, a running
 	// simulation); nil when there is nothing.
 	Release func(context.Context) error

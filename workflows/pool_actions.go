@@ -138,7 +138,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 		if err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "plan scale-up"), a.PlanScaleUp, in), &plan); err != nil {
 			return 0, "", err
 		}
-		p.park(plan.Unplaceable)
+		p.tellUnplaceable(ctx, p.park(plan.Unplaceable))
 		p.state.Budget = plan.Budget
 		if len(plan.SizeRoom) > 0 {
 			p.state.SizeRoom = plan.SizeRoom
@@ -165,6 +165,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 			return 0, plan.Size, err
 		}
 		p.bought(ctx, seq, plan, pods)
+		p.tellBought(ctx, seq, plan, pods)
 		p.adoptResult(res.View, res.TotalTarget)
 		return plan.NewNodes, plan.Size, nil
 	}
@@ -187,7 +188,9 @@ func (p *pool) scaleDown(ctx workflow.Context, reason string, nodes []string, re
 		}
 		if err := p.removeNode(ctx, seq, node); err != nil {
 			failures = append(failures, fmt.Sprintf("%s: %v", node, err))
-			p.state.DrainBlocked[node] = workflow.Now(ctx).Add(p.state.Policy.IdleWindow.D())
+			until := workflow.Now(ctx).Add(p.state.Policy.IdleWindow.D())
+			p.state.DrainBlocked[node] = until
+			p.tellDrainBlocked(ctx, node, err, until)
 			continue
 		}
 		rec.Removed = append(rec.Removed, node)

@@ -131,16 +131,20 @@ func (p *pool) backedOffSizes(now time.Time) []string {
 // park records what the plan could not place. Only a pod no allowed size
 // can ever hold is parked until it, the policy or the catalog changes; a
 // pod that merely did not fit the size this plan grew is deferred to the
-// very next decision.
-func (p *pool) park(unplaceable []activities.UnplaceablePod) {
+// very next decision. It returns the pods parked now that were not before.
+func (p *pool) park(unplaceable []activities.UnplaceablePod) (fresh []activities.UnplaceablePod) {
 	for _, u := range unplaceable {
 		switch {
 		case u.Code == sizing.CodeNoFit, u.Code == sizing.CodeInvalidRequest:
+			if _, told := p.state.Unplaceable[u.Pod]; !told {
+				fresh = append(fresh, u)
+			}
 			p.state.Unplaceable[u.Pod] = u.Reason
 		case u.Code == sizing.CodeOtherSize:
 			p.state.Deferred[u.Pod] = true
 		}
 	}
+	return fresh
 }
 
 // bought remembers which pods a purchase was for, for the runaway guard.

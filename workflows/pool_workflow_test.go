@@ -58,6 +58,8 @@ type world struct {
 	planner func(activities.PlanInput) activities.PlanResult
 	// provisionTakes is how long, on the workflow's clock, Provision runs.
 	provisionTakes time.Duration
+	// events the pool recorded on its pods and nodes.
+	events []connectors.ClusterEvent
 }
 
 // view is the provider's account: one group whose instances are the
@@ -235,6 +237,12 @@ func newTestPool(t *testing.T, policy types.Policy, nodes []types.NodeObservatio
 		defer w.mu.Unlock()
 		w.collected = append(w.collected, in.IDs...)
 		w.leaked = nil
+		return nil
+	})
+	env.OnActivity(a.RecordEvents, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.EventsInput) error {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.events = append(w.events, in.Events...)
 		return nil
 	})
 	env.OnActivity(a.ReportMeter, mock.Anything, mock.Anything).Return(func(ctx context.Context, events []metering.Event) error {

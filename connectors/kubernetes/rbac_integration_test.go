@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8s "k8s.io/client-go/kubernetes"
 
+	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/connectors/kubernetes"
 	"github.com/hanzoai/visor-fleet/testsuite/kubeapi"
@@ -96,7 +97,34 @@ func connectorCycle(e *env, client k8s.Interface, withSecrets bool, node string)
 	if err := d.Uncordon(e.ctx, node); err != nil {
 		return "Uncordon", err
 	}
+	if err := recordTwice(e, client, node); err != nil {
+		return "RecordEvents", err
+	}
 	return "", nil
+}
+
+// recordTwice records one event on node twice, so the recorder creates it
+// and then patches its count, and waits until the API server holds it with
+// count 2 or the recorder's write failed.
+func recordTwice(e *env, client k8s.Interface, node string) error {
+	r := kubernetes.NewEventRecorder(client)
+	defer r.Close()
+	ev := connectors.ClusterEvent{Kind: connectors.EventKindNode, Name: node, Type: connectors.EventWarning,
+		Reason: connectors.EventDisruptionBlocked, Message: "visor: the RBAC cycle"}
+	for range 2 {
+		if err := r.RecordEvents(e.ctx, []connectors.ClusterEvent{ev}); err != nil {
+			return err
+		}
+	}
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if err := r.LastWriteError(); err != nil {
+			return err
+		}
+		if got := e.eventsOn("default", node); len(got) == 1 && got[0].Count == 2 {
+			return nil
+		}
+	}
+	return fmt.Errorf("the event on node %s was not written with count 2 within 15s: %+v", node, e.eventsOn("default", node))
 }
 
 // observeFromCache samples through the informer cache for a few seconds:

@@ -33,7 +33,7 @@ func (s *Source) build(ctx context.Context, spec ClusterSpec) (built, error) {
 		if err != nil {
 			return built{}, connectError(spec, spec.Provider, "simulation", err)
 		}
-		return built{cluster: spec.cluster(b.Provider, b.Observer, b.Drainer), release: b.Release}, nil
+		return built{cluster: spec.cluster(b.Provider, b.Observer, b.Drainer, b.Events), release: b.Release}, nil
 	}
 	kube, err := spec.kubeClients()
 	if err != nil {
@@ -54,7 +54,9 @@ func (s *Source) build(ctx context.Context, spec ClusterSpec) (built, error) {
 		return built{}, connectError(spec, spec.Provider, "provider", err)
 	}
 	observer := kubernetes.NewObserver(kube.core, observe)
+	events := kubernetes.NewEventRecorder(kube.core)
 	release := func(ctx context.Context) error {
+		events.Close()
 		err := observer.Close(ctx) // stops the informers, if any
 		if b.Release != nil {
 			err = errors.Join(err, b.Release(ctx))
@@ -63,19 +65,20 @@ func (s *Source) build(ctx context.Context, spec ClusterSpec) (built, error) {
 	}
 	return built{
 		cluster: spec.cluster(b.Provider, observer,
-			kubernetes.NewDrainer(kube.core, kubernetes.DrainerConfig{})),
+			kubernetes.NewDrainer(kube.core, kubernetes.DrainerConfig{}), events),
 		release: release,
 	}, nil
 }
 
 // cluster bundles a cluster's connectors, the provider behind the
 // argument checks every provider gets.
-func (c ClusterSpec) cluster(p connectors.Provider, o connectors.Observer, d connectors.Drainer) connectors.Cluster {
+func (c ClusterSpec) cluster(p connectors.Provider, o connectors.Observer, d connectors.Drainer, ev connectors.EventRecorder) connectors.Cluster {
 	return connectors.Cluster{
 		ID:       c.ID,
 		Provider: connectors.Checked(p),
 		Observer: o,
 		Drainer:  d,
+		Events:   ev,
 		// Resolved by the watcher when it reports; relative file
 		// references were made absolute when the file was loaded.
 		EnrollmentToken: c.EnrollmentToken,

@@ -124,11 +124,14 @@ func buildSim(_ context.Context, section connectors.Config, env connectors.Build
 	done := make(chan error, 1)
 	go func() { done <- fleet.Run(runCtx, cfg.tick()) }()
 	client := fleet.Clientset()
+	events := kubernetes.NewEventRecorder(client)
 	return connectors.Built{
 		Provider: fleet,
 		Observer: kubernetes.NewObserver(client, kubernetes.Config{Cluster: env.ClusterID, Provider: Sim}),
 		Drainer:  kubernetes.NewDrainer(client, kubernetes.DrainerConfig{}),
+		Events:   events,
 		Release: func(ctx context.Context) error {
+			events.Close()
 			stop()
 			select {
 			case err := <-done:

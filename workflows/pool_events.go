@@ -1,0 +1,73 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hanzoai/visor-fleet/activities"
+	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/law"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// The pool says why on the objects themselves, where `kubectl describe`
+// shows it: a pod it bought for, a pod it cannot help, a node it could not
+// drain. Events are told without waiting: they are for people, never a
+// reason to hold a decision, and a lost one is not retried for long.
+
+// tell records events on the pool's pods and nodes.
+func (p *pool) tell(ctx workflow.Context, events []connectors.ClusterEvent) {
+	if len(events) == 0 {
+		return
+	}
+	events = events[:min(len(events), connectors.MaxEventsPerCall)]
+	actx := p.activityCtx(ctx, quickActivity, "record "+law.Plural(len(events), "event"))
+	opts := workflow.GetActivityOptions(actx)
+	opts.RetryPolicy.MaximumAttempts = 3
+	opts.ScheduleToCloseTimeout = time.Minute
+	workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), a.RecordEvents, activities.EventsInput{Key: p.spec.Key, Events: events})
+}
+
+// tellBought tells each pod a purchase was for which nodes it bought.
+func (p *pool) tellBought(ctx workflow.Context, seq int64, plan activities.PlanResult, pods []types.PendingPod) {
+	left := make(map[string]bool, len(plan.Unplaceable))
+	for _, u := range plan.Unplaceable {
+		left[u.Pod] = true
+	}
+	msg := fmt.Sprintf("visor: buying %d × %s for this pod, pool %s, decision #%d", plan.NewNodes, plan.Size, p.spec.Key.WorkflowID(), seq)
+	var events []connectors.ClusterEvent
+	for _, pod := range pods {
+		// A shape's unlisted pods have no name of their own to tell.
+		if pod.Count > 0 || left[pod.Key()] || law.IsHeadroomPod(pod) {
+			continue
+		}
+		events = append(events, podEvent(pod.Key(), connectors.EventNormal, connectors.EventTriggeredScaleUp, msg))
+	}
+	p.tell(ctx, events)
+}
+
+// tellUnplaceable tells pods newly found to fit no size the pool may buy
+// why, and what would fix it; a pod told before is not told again.
+func (p *pool) tellUnplaceable(ctx workflow.Context, fresh []activities.UnplaceablePod) {
+	var events []connectors.ClusterEvent
+	for _, u := range fresh {
+		msg := fmt.Sprintf("visor: pool %s buys no node for this pod: %s", p.spec.Key.WorkflowID(), u.Reason)
+		events = append(events, podEvent(u.Pod, connectors.EventWarning, connectors.EventNotTriggerScaleUp, msg))
+	}
+	p.tell(ctx, events)
+}
+
+// tellDrainBlocked tells a node the pool wanted gone why it stays.
+func (p *pool) tellDrainBlocked(ctx workflow.Context, node string, err error, until time.Time) {
+	msg := fmt.Sprintf("visor: pool %s could not drain this node: %v; it tries again after %s", p.spec.Key.WorkflowID(), err, until.UTC().Format(time.RFC3339))
+	p.tell(ctx, []connectors.ClusterEvent{{Kind: connectors.EventKindNode, Name: node, Type: connectors.EventWarning, Reason: connectors.EventDisruptionBlocked, Message: msg}})
+}
+
+// podEvent is an event on the pod a "namespace/name" key names.
+func podEvent(key, typ, reason, msg string) connectors.ClusterEvent {
+	ns, name, _ := strings.Cut(key, "/")
+	return connectors.ClusterEvent{Kind: connectors.EventKindPod, Namespace: ns, Name: name, Type: typ, Reason: reason, Message: msg}
+}
