@@ -183,7 +183,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 		}
 		if p.truth {
 			p.bought(ctx, seq, plan, pods)
-			p.adoptResult(res.View, res.TotalTarget)
+			p.adoptResult(ctx, res.View, res.TotalTarget)
 		} else {
 			p.state.TargetNodes = max(res.TotalTarget, p.state.TargetNodes+plan.NewNodes)
 		}
@@ -241,7 +241,7 @@ func (p *pool) removeNode(ctx workflow.Context, seq int64, node string) error {
 	p.state.TargetNodes = res.TotalTarget
 	if p.truth {
 		p.state.Removed[node] = workflow.Now(ctx)
-		p.adoptResult(res.View, res.TotalTarget)
+		p.adoptResult(ctx, res.View, res.TotalTarget)
 	}
 	return nil
 }
@@ -341,6 +341,11 @@ func (p *pool) deregister(ctx workflow.Context) error {
 	meterUntil := workflow.Now(ctx)
 	if workflow.GetVersion(ctx, versionMeterFinalHour, workflow.DefaultVersion, 1) >= 1 {
 		meterUntil = meterUntil.UTC().Truncate(time.Hour).Add(time.Hour)
+	}
+	if p.truth {
+		// The meter bills machines up to the provider's last word: read
+		// it after the release, so every machine is seen ended.
+		p.readProvider(ctx)
 	}
 	p.meterThrough(ctx, meterUntil)
 	p.announce(ctx, true)

@@ -85,7 +85,7 @@ func (p *pool) deleteMachine(ctx workflow.Context, seq int64, m MachineAction) e
 	}
 	p.state.Removed[m.Name] = workflow.Now(ctx)
 	delete(p.state.NotReadySince, m.Name)
-	p.adoptResult(res.View, res.TotalTarget)
+	p.adoptResult(ctx, res.View, res.TotalTarget)
 	return nil
 }
 
@@ -107,7 +107,7 @@ func (p *pool) replaceWith(ctx workflow.Context, seq int64, m MachineAction) err
 	if err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, fmt.Sprintf("replace %s with 1 × %s", m.Name, m.Size)), a.Provision, in), &res); err != nil {
 		return err
 	}
-	p.adoptResult(res.View, res.TotalTarget)
+	p.adoptResult(ctx, res.View, res.TotalTarget)
 	return nil
 }
 

@@ -75,10 +75,11 @@ func (p *pool) noteLifespan(ctx workflow.Context) {
 // hourEvents is what one hour bills: under its tier in runs that know
 // tiers, node-hours as before in runs recorded earlier.
 func (p *pool) hourEvents(ctx workflow.Context, hour time.Time) []metering.Event {
+	perSize := p.hourNodeHours(hour)
 	if !p.billingOn(ctx) {
-		return metering.EventsForHour(p.spec.Key, p.state.Meter, hour)
+		return metering.NodeHourEvents(p.spec.Key, perSize, hour)
 	}
-	return metering.EventsForTieredHour(p.spec.Key, p.state.Meter, p.state.Tiers, hour)
+	return metering.TieredEvents(p.spec.Key, perSize, p.state.Tiers, hour)
 }
 
 // publishedTier is the VisorTier value, "" in runs before tiers.
