@@ -91,17 +91,26 @@ func (m *Machines) Take(at time.Time, live, ended []MachineRun) (dropped int, er
 		}
 	}
 	known := make(map[string]bool, len(m.Live)+len(m.Ended))
-	for i, s := range m.Ended {
-		known[s.ID] = true
-		// An end first estimated, reported by the provider later: take
-		// the provider's, within what is still unbilled.
-		if r, ok := endedAt[s.ID]; ok && s.Estimated {
-			m.Ended[i].To = clampTime(r.Ended.UTC(), maxTime(s.From, m.Horizon), s.To)
-			m.Ended[i].Estimated = false
-		}
-	}
-	// Machines that were running: still listed, or ended.
 	var next []MachineSpan
+	kept := m.Ended[:0]
+	for _, s := range m.Ended {
+		known[s.ID] = true
+		switch r, reported := endedAt[s.ID]; {
+		case alive[s.ID]:
+			// Listed again (a provider that lost the termination, as a
+			// restored snapshot would): it runs on from where it began.
+			s.To, s.Estimated = time.Time{}, false
+			next = append(next, s)
+			continue
+		case reported && s.Estimated:
+			// An end first estimated, reported by the provider later:
+			// take the provider's, within what is still unbilled.
+			s.To, s.Estimated = clampTime(r.Ended.UTC(), maxTime(s.From, m.Horizon), s.To), false
+		}
+		kept = append(kept, s)
+	}
+	m.Ended = kept
+	// Machines that were running: still listed, or ended.
 	for _, s := range m.Live {
 		known[s.ID] = true
 		if alive[s.ID] {

@@ -103,3 +103,17 @@ func TestMachinesLiveCountToTheNewestRead(t *testing.T) {
 	require.Equal(t, map[string]float64{"s": 1, "t": (40 * time.Minute).Hours()}, m.NodeHours(mt0))
 	require.Equal(t, map[string]float64{"s": 1, "t": 1}, m.NodeHours(mat(time.Hour)))
 }
+
+func TestMachinesListedAgainRunOn(t *testing.T) {
+	var m Machines
+	live := []MachineRun{{ID: "a", Size: "s", Created: mat(0)}}
+	_, err := m.Take(mat(10*time.Minute), live, nil)
+	require.NoError(t, err)
+	_, err = m.Take(mat(20*time.Minute), nil, nil)
+	require.NoError(t, err)
+	_, err = m.Take(mat(30*time.Minute), live, nil)
+	require.NoError(t, err)
+	require.Empty(t, m.Ended)
+	require.Len(t, m.Live, 1)
+	require.InDelta(t, 0.5, m.NodeHours(mt0)["s"], 1e-12)
+}
