@@ -219,15 +219,6 @@ func (m *Machines) Prune(before time.Time) {
 	}
 }
 
-// Running counts the live machines per size.
-func (m *Machines) Running() map[string]int {
-	out := map[string]int{}
-	for _, s := range m.Live {
-		out[s.Size]++
-	}
-	return out
-}
-
 func compareSpans(a, b MachineSpan) int {
 	if c := a.From.Compare(b.From); c != 0 {
 		return c

@@ -86,7 +86,13 @@ func providerMachineTime(fm finalMeter) (map[meterKey]time.Duration, map[string]
 	add := func(pool, size string, from, to time.Time) {
 		from, to = from.UTC(), to.UTC()
 		for h := from.Truncate(time.Hour); h.Before(to); h = h.Add(time.Hour) {
-			lo, hi := maxT(from, h), minT(to, h.Add(time.Hour))
+			lo, hi := from, to
+			if h.After(lo) {
+				lo = h
+			}
+			if end := h.Add(time.Hour); end.Before(hi) {
+				hi = end
+			}
 			if hi.After(lo) {
 				out[meterKey{pool, size, h}] += hi.Sub(lo)
 			}
@@ -184,23 +190,4 @@ func compareMeterKeys(a, b meterKey) int {
 	return cmp.Or(cmp.Compare(a.pool, b.pool), cmp.Compare(a.size, b.size), a.hour.Compare(b.hour))
 }
 
-func absDuration(d time.Duration) time.Duration {
-	if d < 0 {
-		return -d
-	}
-	return d
-}
-
-func maxT(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
-func minT(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
-}
+func absDuration(d time.Duration) time.Duration { return max(d, -d) }
