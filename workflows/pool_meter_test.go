@@ -19,7 +19,8 @@ import (
 // TestMeteringMatchesTheIntegralOfNodeCount drives a pool's node count
 // through known changes over several hours of skipped time, reporting into
 // a real SQLite ledger, and checks the ledger's node-hours equal the
-// integral of the node count. The first report of every hour answers an
+// machine time the provider ran: here, each node's machine launched and
+// terminated with it, the integral of the node count. The first report of every hour answers an
 // error after writing (a lost answer), so each hour is retried: the ledger
 // must still hold exactly one row per key.
 func TestMeteringMatchesTheIntegralOfNodeCount(t *testing.T) {
