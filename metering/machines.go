@@ -62,8 +62,10 @@ const MaxEndedSpans = 2000
 // (with their end). A machine that was live and is neither listed nor
 // reported ended ended at this read. A machine seen for the first time
 // runs from its creation (or from this read when the provider gives no
-// creation time). A read older than the newest one taken is ignored.
-// It returns how many ended machines were dropped past MaxEndedSpans.
+// creation time). A read older than the newest one taken is ignored, and
+// so is one without a time. A machine with no ID or a bad size is left
+// out and the error says so; the rest of the read is taken. It returns
+// how many ended machines were dropped past MaxEndedSpans.
 func (m *Machines) Take(at time.Time, live, ended []MachineRun) (dropped int, err error) {
 	if at.IsZero() {
 		return 0, fmt.Errorf("provider read has no time")
@@ -72,14 +74,24 @@ func (m *Machines) Take(at time.Time, live, ended []MachineRun) (dropped int, er
 	if at.Before(m.Seen) {
 		return 0, nil
 	}
-	for _, r := range append(slices.Clip(live), ended...) {
-		if r.ID == "" {
-			return 0, fmt.Errorf("provider read lists a machine with no ID")
+	// A machine the meter cannot name is left out, and said so, rather
+	// than the read: one bad entry must not hold every hour back.
+	var bad error
+	valid := func(runs []MachineRun) []MachineRun {
+		var out []MachineRun
+		for _, r := range runs {
+			switch err := ValidateSize(r.Size); {
+			case r.ID == "":
+				bad = fmt.Errorf("provider read lists a machine with no ID: left out")
+			case err != nil:
+				bad = fmt.Errorf("machine %s: %w: left out", r.ID, err)
+			default:
+				out = append(out, r)
+			}
 		}
-		if err := ValidateSize(r.Size); err != nil {
-			return 0, fmt.Errorf("machine %s: %w", r.ID, err)
-		}
+		return out
 	}
+	live, ended = valid(live), valid(ended)
 	alive := make(map[string]bool, len(live))
 	for _, r := range live {
 		alive[r.ID] = true
@@ -164,7 +176,7 @@ func (m *Machines) Take(at time.Time, live, ended []MachineRun) (dropped int, er
 		m.Ended = slices.Delete(m.Ended, 0, over)
 		dropped = over
 	}
-	return dropped, nil
+	return dropped, bad
 }
 
 // Covers reports whether the provider's truth is known through t: a read

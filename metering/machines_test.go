@@ -71,14 +71,18 @@ func TestMachinesIgnoreOlderReadsAndBadInput(t *testing.T) {
 	_, err = m.Take(mat(5*time.Minute), nil, nil)
 	require.NoError(t, err)
 	require.Len(t, m.Live, 1, "an older read changes nothing")
-	_, err = m.Take(mat(20*time.Minute), []MachineRun{{ID: "", Size: "s"}}, nil)
-	require.ErrorContains(t, err, "no ID")
-	_, err = m.Take(mat(20*time.Minute), []MachineRun{{ID: "x", Size: "a/b"}}, nil)
-	require.ErrorContains(t, err, "machine x")
 	_, err = m.Take(time.Time{}, nil, nil)
 	require.Error(t, err)
 	require.Len(t, m.Live, 1)
 	require.Equal(t, mat(10*time.Minute), m.Seen)
+	// A bad entry is left out; the rest of the read counts.
+	a := MachineRun{ID: "a", Size: "s", Created: mat(0)}
+	_, err = m.Take(mat(20*time.Minute), []MachineRun{a, {ID: "", Size: "s"}}, nil)
+	require.ErrorContains(t, err, "no ID")
+	_, err = m.Take(mat(30*time.Minute), []MachineRun{a, {ID: "x", Size: "a/b"}}, nil)
+	require.ErrorContains(t, err, "machine x")
+	require.Len(t, m.Live, 1)
+	require.Equal(t, mat(30*time.Minute), m.Seen)
 }
 
 func TestMachinesBoundEnded(t *testing.T) {

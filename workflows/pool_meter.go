@@ -38,7 +38,7 @@ func (p *pool) meterReading(ctx workflow.Context, view activities.ProviderView) 
 	}
 	dropped, err := p.state.Machines.Take(view.ReadAt, live, ended)
 	if err != nil {
-		p.reject(ctx, "meter", fmt.Errorf("provider read not metered: %w", err))
+		p.reject(ctx, "meter", fmt.Errorf("provider read: %w", err))
 	}
 	if dropped > 0 {
 		p.reject(ctx, "meter", fmt.Errorf("more than %d ended machines await billing: the %d that ended first were dropped", metering.MaxEndedSpans, dropped))
