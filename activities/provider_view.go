@@ -30,6 +30,9 @@ type GroupView struct {
 	Size      string         `json:"size"`
 	Target    int            `json:"target"`
 	Instances []MachineState `json:"instances,omitempty"`
+	// Ended are the group's machines the provider reports terminated
+	// recently, each with EndedAt: what the meter bills them until.
+	Ended []MachineState `json:"ended,omitempty"`
 }
 
 // MachineState is one machine at the provider. Name is the Kubernetes node
@@ -39,11 +42,16 @@ type MachineState struct {
 	Name      string                   `json:"name"`
 	State     connectors.InstanceState `json:"state"`
 	CreatedAt time.Time                `json:"createdAt,omitempty"`
+	// EndedAt is when the provider terminated it (Ended machines only).
+	EndedAt time.Time `json:"endedAt,omitzero"`
 }
 
 // maxViewMachines bounds what one view carries into workflow history: a
 // provider answer is input like any other.
 const maxViewMachines = 2 * types.MaxPolicyNodes
+
+// maxViewEnded bounds the ended machines one group's view carries.
+const maxViewEnded = 200
 
 // Target is the pool's target summed over its groups.
 func (v ProviderView) Target() int {
@@ -120,6 +128,15 @@ func viewOf(groups []connectors.NodeGroup, at time.Time) ProviderView {
 			gv.Instances = append(gv.Instances, MachineState{ID: inst.ID, Name: inst.Name, State: inst.State, CreatedAt: inst.CreatedAt})
 		}
 		sort.Slice(gv.Instances, func(i, j int) bool { return gv.Instances[i].Name < gv.Instances[j].Name })
+		// The newest ended machines are the ones a reader has not seen.
+		for i := len(g.Ended) - 1; i >= 0 && len(gv.Ended) < maxViewEnded; i-- {
+			inst := g.Ended[i]
+			if inst.EndedAt.IsZero() {
+				continue
+			}
+			gv.Ended = append(gv.Ended, MachineState{ID: inst.ID, Name: inst.Name, State: inst.State, CreatedAt: inst.CreatedAt, EndedAt: inst.EndedAt})
+		}
+		sort.Slice(gv.Ended, func(i, j int) bool { return gv.Ended[i].ID < gv.Ended[j].ID })
 		v.Groups = append(v.Groups, gv)
 	}
 	sort.Slice(v.Groups, func(i, j int) bool { return v.Groups[i].ID < v.Groups[j].ID })

@@ -37,6 +37,9 @@ type Instance struct {
 	// CreatedAt is when the provider launched the machine; zero if the
 	// provider does not say. A registration timeout counts from it.
 	CreatedAt time.Time `json:"createdAt,omitzero"`
+	// EndedAt is when the provider terminated the machine: set only on a
+	// NodeGroup's Ended machines.
+	EndedAt time.Time `json:"endedAt,omitzero"`
 }
 
 // NodeGroup is a set of same-size machines the provider scales as one:
@@ -49,6 +52,13 @@ type NodeGroup struct {
 	TargetSize int               `json:"targetSize"`
 	Instances  []Instance        `json:"instances"`
 	Labels     map[string]string `json:"labels,omitempty"`
+	// Ended are machines of the group the provider terminated recently
+	// (as far back as it keeps such a record), each with CreatedAt and
+	// EndedAt. The meter bills a machine from CreatedAt to EndedAt, so a
+	// machine that came and went between two reads is still billed
+	// exactly. A provider that keeps no such record leaves it empty; the
+	// meter then ends a machine at the first read that no longer lists it.
+	Ended []Instance `json:"ended,omitempty"`
 }
 
 // NodeGroupSpec asks for a new node group.

@@ -79,7 +79,14 @@ func PoolHoursKey(pool types.PoolKey, hour time.Time) string {
 // yields none.
 func EventsForHour(pool types.PoolKey, t Timeline, hour time.Time) []Event {
 	start := hour.UTC().Truncate(time.Hour)
-	perSize := NodeHours(t, start)
+	return NodeHourEvents(pool, NodeHours(t, start), start)
+}
+
+// NodeHourEvents builds one managed node-hours event per size in perSize
+// (node-hours that ran in the UTC hour containing hour), ordered by size;
+// sizes at zero yield none.
+func NodeHourEvents(pool types.PoolKey, perSize map[string]float64, hour time.Time) []Event {
+	start := hour.UTC().Truncate(time.Hour)
 	sizes := make([]string, 0, len(perSize))
 	for size := range perSize {
 		sizes = append(sizes, size)
@@ -87,6 +94,9 @@ func EventsForHour(pool types.PoolKey, t Timeline, hour time.Time) []Event {
 	slices.Sort(sizes)
 	events := make([]Event, 0, len(sizes))
 	for _, size := range sizes {
+		if perSize[size] <= 0 {
+			continue
+		}
 		e := newEvent(pool, contract.TierManaged, MeterNodeHours, start, perSize[size], IdempotencyKey(pool, size, start))
 		e.Size, e.Dimensions[DimSize] = size, size
 		events = append(events, e)
@@ -100,15 +110,22 @@ func EventsForHour(pool types.PoolKey, t Timeline, hour time.Time) []Event {
 // the pool existed, with the node-hours that ran as a dimension only.
 func EventsForTieredHour(pool types.PoolKey, t Timeline, tiers Tiers, hour time.Time) []Event {
 	start := hour.UTC().Truncate(time.Hour)
+	return TieredEvents(pool, NodeHours(t, start), tiers, start)
+}
+
+// TieredEvents is EventsForTieredHour for node-hours per size already
+// worked out (from a Timeline or from Machines).
+func TieredEvents(pool types.PoolKey, perSize map[string]float64, tiers Tiers, hour time.Time) []Event {
+	start := hour.UTC().Truncate(time.Hour)
 	if tiers.ForHour(start) != contract.TierBYO {
-		return EventsForHour(pool, t, start)
+		return NodeHourEvents(pool, perSize, start)
 	}
 	value := tiers.PoolHours(start)
 	if value == 0 {
 		return nil
 	}
 	e := newEvent(pool, contract.TierBYO, MeterPoolHours, start, value, PoolHoursKey(pool, start))
-	perSize, nodeHours := NodeHours(t, start), 0.0
+	nodeHours := 0.0
 	for _, size := range slices.Sorted(maps.Keys(perSize)) {
 		nodeHours += perSize[size] // in order, so the sum replays bit for bit
 	}

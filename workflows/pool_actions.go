@@ -166,7 +166,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 		}
 		p.bought(ctx, seq, plan, pods)
 		p.tellBought(ctx, seq, plan, pods)
-		p.adoptResult(res.View, res.TotalTarget)
+		p.adoptResult(ctx, res.View, res.TotalTarget)
 		return plan.NewNodes, plan.Size, nil
 	}
 	return 0, "", fmt.Errorf("no capacity in sizes %s", strings.Join(excluded, ", "))
@@ -206,7 +206,6 @@ func (p *pool) scaleDown(ctx workflow.Context, reason string, nodes []string, re
 		rec.Outcome += "; " + strings.Join(failures, "; ")
 	}
 	p.state.record(rec)
-	p.recordNodeCount(ctx)
 }
 
 func (p *pool) removeNode(ctx workflow.Context, seq int64, node string) error {
@@ -222,7 +221,7 @@ func (p *pool) removeNode(ctx workflow.Context, seq int64, node string) error {
 	}
 	p.state.TargetNodes = res.TotalTarget
 	p.state.Removed[node] = workflow.Now(ctx)
-	p.adoptResult(res.View, res.TotalTarget)
+	p.adoptResult(ctx, res.View, res.TotalTarget)
 	return nil
 }
 
@@ -312,7 +311,10 @@ func (p *pool) deregister(ctx workflow.Context) error {
 	// to zero.
 	p.release(ctx)
 	// The nodes are gone: meter the hour in progress too, so the last
-	// partial hour is billed before the workflow completes.
+	// partial hour is billed before the workflow completes. The meter
+	// bills machines up to the provider's last word: read it after the
+	// release, so every machine is seen ended.
+	p.readProvider(ctx)
 	p.meterThrough(ctx, workflow.Now(ctx).UTC().Truncate(time.Hour).Add(time.Hour))
 	p.announce(ctx, true)
 	p.publish(ctx)

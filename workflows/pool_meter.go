@@ -1,30 +1,54 @@
 package workflows
 
 import (
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/metering"
 )
 
-// recordNodeCount folds the pool's current composition (observed nodes per
-// size) into the metering timeline, at workflow time.
-func (p *pool) recordNodeCount(ctx workflow.Context) {
-	counts := map[string]int{}
-	if obs := p.state.Observation; obs != nil {
-		for _, n := range obs.Nodes {
-			size := n.Size
-			if size == "" {
-				size = "unknown"
-			}
-			counts[size]++
+// The meter bills what the provider ran: every read of the pool's node
+// groups (resync, the read before an action, an action's answer) is
+// folded into PoolState.Machines, each machine from the creation time the
+// provider reports to the end time it reports (or, when it reports none,
+// the first read that no longer lists it). An hour is billed only once a
+// read taken after the hour's end has been seen, so a worker gone or an
+// observation gone stale neither drops nor invents machine time: the next
+// read after the gap tells what ran in it..
+
+// meterReadRetry is how long the meter waits before reading the provider
+// again when a read it needed to close an hour failed.
+const meterReadRetry = 30 * time.Second
+
+// meterReading folds one provider read into the machines the meter bills.
+func (p *pool) meterReading(ctx workflow.Context, view activities.ProviderView) {
+	var live, ended []metering.MachineRun
+	for _, g := range view.Groups {
+		for _, m := range g.Instances {
+			live = append(live, metering.MachineRun{ID: m.ID, Size: meterSize(g.Size), Created: m.CreatedAt})
+		}
+		for _, m := range g.Ended {
+			ended = append(ended, metering.MachineRun{ID: m.ID, Size: meterSize(g.Size), Created: m.CreatedAt, Ended: m.EndedAt})
 		}
 	}
-	if err := p.state.Meter.RecordCounts(counts, workflow.Now(ctx)); err != nil {
-		p.reject(ctx, "meter", err)
+	dropped, err := p.state.Machines.Take(view.ReadAt, live, ended)
+	if err != nil {
+		p.reject(ctx, "meter", fmt.Errorf("provider read: %w", err))
 	}
+	if dropped > 0 {
+		p.reject(ctx, "meter", fmt.Errorf("more than %d ended machines await billing: the %d that ended first were dropped", metering.MaxEndedSpans, dropped))
+	}
+}
+
+func meterSize(size string) string {
+	if size == "" {
+		return "unknown"
+	}
+	return size
 }
 
 // meter reports every complete hour since the cursor, back-filling hours
@@ -35,9 +59,16 @@ func (p *pool) meter(ctx workflow.Context) {
 	p.meterThrough(ctx, workflow.Now(ctx))
 }
 
+// meterThrough bills every hour that ends by now. With provider truth an
+// hour waits for a provider read taken after its end (one is made if
+// none was), except in a deregistration's final meter, which follows the
+// release and its read: nothing runs after it.
 func (p *pool) meterThrough(ctx workflow.Context, now time.Time) {
 	p.noteLifespan(ctx)
 	for _, hour := range metering.HoursToMeter(p.state.MeterCursor, now) {
+		if !p.truthCovers(ctx, hour.Add(time.Hour)) {
+			return
+		}
 		events := p.hourEvents(ctx, hour)
 		if len(events) > 0 {
 			actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -58,11 +89,41 @@ func (p *pool) meterThrough(ctx workflow.Context, now time.Time) {
 			}
 		}
 		p.state.MeterCursor = hour.Add(time.Hour)
-		p.state.Meter.Prune(p.state.MeterCursor)
+		p.state.Machines.Prune(p.state.MeterCursor)
 		p.state.Tiers.Prune(p.state.MeterCursor)
 	}
+}
+
+// truthCovers makes sure the provider's truth is known through end before
+// an hour ending then is billed: it reads the provider when the last read
+// is older, and on a failed read holds the hour back for meterReadRetry.
+func (p *pool) truthCovers(ctx workflow.Context, end time.Time) bool {
+	m := &p.state.Machines
+	if m.Covers(end) || p.state.Deregistering {
+		return true
+	}
+	if workflow.Now(ctx).Before(p.meterRetryAt) {
+		return false
+	}
+	if p.readProvider(ctx) && m.Covers(end) {
+		return true
+	}
+	p.meterRetryAt = workflow.Now(ctx).Add(meterReadRetry)
+	return false
+}
+
+// hourNodeHours is the node-hours per size the pool ran in the hour.
+func (p *pool) hourNodeHours(hour time.Time) map[string]float64 {
+	return p.state.Machines.NodeHours(hour)
 }
 
 // meterTaskQueue: metering runs beside the workflows, not in a tenant's
 // account, since it reports to the platform's ledger.
 func (p *pool) meterTaskQueue() string { return "" }
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

@@ -46,13 +46,12 @@ func (p *pool) applyObservation(ctx workflow.Context, obs types.PoolObservation,
 		return
 	}
 	p.state.fold(obs, now)
-	p.recordNodeCount(ctx)
 }
 
 // fold takes an observation that passed every check into the state: it is
 // the one place an observation changes what the pool knows (the node
 // clocks, idleness, purchases judged, what is forgotten); the meter's
-// timeline follows it (recordNodeCount).
+// machines come from provider reads (pool_meter.go).
 func (s *PoolState) fold(obs types.PoolObservation, now time.Time) {
 	obs = s.withoutRemoved(boundObservation(obs))
 	s.Observation = &obs

@@ -42,22 +42,23 @@ func (p *pool) takeReading(ctx workflow.Context, view activities.ProviderView) {
 	if s := p.state; s.Provider != nil && s.Provider.Target() != view.Target() {
 		p.noteRepair(ctx, fmt.Sprintf("provider target is %d, the pool's last reading was %d: taking the provider's", view.Target(), s.Provider.Target()))
 	}
-	p.adoptView(view)
+	p.adoptView(ctx, view)
 }
 
 // adoptView replaces the pool's idea of its groups with the provider's.
-func (p *pool) adoptView(view activities.ProviderView) {
+func (p *pool) adoptView(ctx workflow.Context, view activities.ProviderView) {
 	s := p.state
 	s.Provider = &view
 	s.TargetNodes = view.Target()
+	p.meterReading(ctx, view) // pool_meter.go
 }
 
 // adoptResult takes a provider call's answer: the groups it read after
 // the change, or at least the total target, which then stands until the
 // next read (the old view would undercount what is booting).
-func (p *pool) adoptResult(view *activities.ProviderView, total int) {
+func (p *pool) adoptResult(ctx workflow.Context, view *activities.ProviderView, total int) {
 	if view != nil {
-		p.adoptView(*view)
+		p.adoptView(ctx, *view)
 		return
 	}
 	p.state.Provider = nil

@@ -66,7 +66,6 @@ func (p *pool) repair(ctx workflow.Context, d law.Decision) {
 	}
 	rec.Outcome = strings.Join(outcomes, "; ")
 	p.state.record(rec)
-	p.recordNodeCount(ctx)
 }
 
 func outcome(what string, err error) string {
@@ -85,7 +84,7 @@ func (p *pool) deleteMachine(ctx workflow.Context, seq int64, m law.MachineActio
 	}
 	p.state.Removed[m.Name] = workflow.Now(ctx)
 	delete(p.state.NotReadySince, m.Name)
-	p.adoptResult(res.View, res.TotalTarget)
+	p.adoptResult(ctx, res.View, res.TotalTarget)
 	return nil
 }
 
@@ -107,7 +106,7 @@ func (p *pool) replaceWith(ctx workflow.Context, seq int64, m law.MachineAction)
 	if err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, fmt.Sprintf("replace %s with 1 × %s", m.Name, m.Size)), a.Provision, in), &res); err != nil {
 		return err
 	}
-	p.adoptResult(res.View, res.TotalTarget)
+	p.adoptResult(ctx, res.View, res.TotalTarget)
 	return nil
 }
 

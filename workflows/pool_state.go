@@ -49,9 +49,11 @@ type PoolState struct {
 	// Decisions keeps the most recent decisions for the status query.
 	Decisions    []contract.DecisionRecord `json:"decisions,omitempty"`
 	LastRejected string                    `json:"lastRejected,omitempty"`
-	// Meter is the node-count timeline and the first hour not yet metered.
-	Meter       metering.Timeline `json:"meter"`
-	MeterCursor time.Time         `json:"meterCursor"`
+	// MeterCursor is the first hour not yet metered.
+	MeterCursor time.Time `json:"meterCursor"`
+	// Machines are the provider's machines, created and ended as its
+	// reads say: what the meter bills (pool_meter.go).
+	Machines metering.Machines `json:"machines,omitzero"`
 	// Tiers is the billing-tier history and lifespan (pool_tier.go).
 	Tiers metering.Tiers `json:"tiers,omitzero"`
 	// ContinuedAsNew counts runs, for the status query.

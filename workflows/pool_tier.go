@@ -56,7 +56,7 @@ func (p *pool) noteLifespan(ctx workflow.Context) {
 
 // hourEvents is what one hour bills, under the tier it was held under.
 func (p *pool) hourEvents(ctx workflow.Context, hour time.Time) []metering.Event {
-	return metering.EventsForTieredHour(p.spec.Key, p.state.Meter, p.state.Tiers, hour)
+	return metering.TieredEvents(p.spec.Key, p.hourNodeHours(hour), p.state.Tiers, hour)
 }
 
 // publishedTier is the VisorTier value.

@@ -68,7 +68,8 @@ func runMeteredPool(t *testing.T, gates map[time.Duration]contract.BillingTier) 
 	setNodes := func(n int) func() {
 		return func() {
 			w.mu.Lock()
-			w.nodes, w.target = nodesN(n), n
+			w.setNodesLocked(nodesN(n))
+			w.target = n
 			w.mu.Unlock()
 			w.signal()
 		}

@@ -58,6 +58,9 @@ type pool struct {
 	orgBudget orgBudget
 	// incarnation names this life of the pool in its idempotency keys.
 	incarnation string
+	// meterRetryAt: a provider read the meter needed failed; the next
+	// try is not before it (pool_meter.go).
+	meterRetryAt time.Time
 }
 
 // maxActionsPerWake bounds how many decisions one wake-up carries out in a
@@ -274,7 +277,7 @@ func (p *pool) nextWake(now time.Time) (time.Time, string) {
 	if p.last.WakeAt.After(now) && p.last.WakeAt.Before(at) && !p.state.Paused {
 		at, why = p.last.WakeAt, p.last.WakeReason
 	}
-	if meterAt := p.state.MeterCursor.Add(time.Hour); meterAt.Before(at) {
+	if meterAt := maxTime(p.state.MeterCursor.Add(time.Hour), p.meterRetryAt); meterAt.Before(at) {
 		at, why = meterAt, "metering hour "+p.state.MeterCursor.Format("2006-01-02T15")
 	}
 	if !at.After(now) {

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -60,6 +61,55 @@ type world struct {
 	provisionTakes time.Duration
 	// events the pool recorded on its pods and nodes.
 	events []connectors.ClusterEvent
+	// born: when each node's machine was launched, for nodes without a
+	// CreatedAt; ended: the machines the provider terminated, with when
+	// (setNodes, DeleteNode and ReleasePool note them).
+	born  map[string]time.Time
+	ended []activities.MachineState
+	// down: the worker that observes and reads the provider is gone, so
+	// those activities fail; noEndLog: the provider reports no ended
+	// machines.
+	down, noEndLog bool
+}
+
+// gone is the error the observe and read activities answer while down.
+func (w *world) gone() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.down {
+		return errors.New("activity StartToClose timeout: the worker is gone")
+	}
+	return nil
+}
+
+// setNodesLocked replaces the nodes as the provider would: machines of
+// nodes that left end now, new ones are born now. Called with mu held.
+func (w *world) setNodesLocked(nodes []types.NodeObservation) {
+	now := w.env.Now()
+	if w.born == nil {
+		w.born = map[string]time.Time{}
+	}
+	keep := map[string]bool{}
+	for _, n := range nodes {
+		keep[n.Name] = true
+		if _, ok := w.born[n.Name]; !ok && n.CreatedAt.IsZero() {
+			w.born[n.Name] = now
+		}
+	}
+	for _, n := range w.nodes {
+		if !keep[n.Name] {
+			w.ended = append(w.ended, activities.MachineState{ID: "i-" + n.Name, Name: n.Name, CreatedAt: w.createdLocked(n), EndedAt: now})
+			delete(w.born, n.Name)
+		}
+	}
+	w.nodes = nodes
+}
+
+func (w *world) createdLocked(n types.NodeObservation) time.Time {
+	if !n.CreatedAt.IsZero() {
+		return n.CreatedAt
+	}
+	return w.born[n.Name]
 }
 
 // view is the provider's account: one group whose instances are the
@@ -70,10 +120,13 @@ func (w *world) view() activities.ProviderView {
 	w.reads++
 	g := activities.GroupView{ID: "g1", Size: "sim-4c8g", Target: w.target}
 	for _, n := range w.nodes {
-		g.Instances = append(g.Instances, activities.MachineState{ID: "i-" + n.Name, Name: n.Name, State: connectors.InstanceRunning, CreatedAt: n.CreatedAt})
+		g.Instances = append(g.Instances, activities.MachineState{ID: "i-" + n.Name, Name: n.Name, State: connectors.InstanceRunning, CreatedAt: w.createdLocked(n)})
 	}
 	for i := len(w.nodes); i < w.target; i++ {
 		g.Instances = append(g.Instances, activities.MachineState{ID: fmt.Sprintf("i-boot-%d", i), Name: fmt.Sprintf("boot-%d", i), State: connectors.InstanceCreating, CreatedAt: w.launchedAt})
+	}
+	if !w.noEndLog {
+		g.Ended = append([]activities.MachineState(nil), w.ended...)
 	}
 	return activities.ProviderView{ReadAt: w.env.Now(), Groups: []activities.GroupView{g}, Leaked: append([]activities.MachineState(nil), w.leaked...)}
 }
@@ -155,14 +208,23 @@ func newTestPool(t *testing.T, policy types.Policy, nodes []types.NodeObservatio
 	env.RegisterActivity(&activities.Activities{})
 	w := &world{env: env, nodes: nodes, target: len(nodes)}
 	env.OnActivity(a.ReadProvider, mock.Anything, mock.Anything).Return(func(context.Context, types.PoolKey) (activities.ProviderView, error) {
+		if err := w.gone(); err != nil {
+			return activities.ProviderView{}, err
+		}
 		return w.view(), nil
 	})
 	env.OnActivity(a.Resync, mock.Anything, mock.Anything).Return(func(context.Context, types.PoolKey) (activities.ResyncResult, error) {
+		if err := w.gone(); err != nil {
+			return activities.ResyncResult{}, err
+		}
 		obs, view := w.observation(), w.view()
 		return activities.ResyncResult{Observation: obs, View: &view}, nil
 	})
 	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, mock.Anything, mock.Anything, mock.Anything).Return(nil)
 	env.OnActivity(a.ObservePool, mock.Anything, mock.Anything).Return(func(context.Context, types.PoolKey) (types.PoolObservation, error) {
+		if err := w.gone(); err != nil {
+			return types.PoolObservation{}, err
+		}
 		return w.observation(), nil
 	})
 	env.OnActivity(a.PlanScaleUp, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PlanInput) (activities.PlanResult, error) {
@@ -220,7 +282,7 @@ func newTestPool(t *testing.T, policy types.Policy, nodes []types.NodeObservatio
 		if len(kept) < len(w.nodes) || w.target > len(w.nodes) {
 			w.target--
 		}
-		w.nodes = kept
+		w.setNodesLocked(kept)
 		w.mu.Unlock()
 		v := w.view()
 		w.mu.Lock()
@@ -230,7 +292,10 @@ func newTestPool(t *testing.T, policy types.Policy, nodes []types.NodeObservatio
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.released = append(w.released, in)
-		return activities.ReleaseResult{Groups: 1, Released: 1}, nil
+		released := w.target
+		w.target = 0
+		w.setNodesLocked(nil)
+		return activities.ReleaseResult{Groups: 1, Released: released}, nil
 	})
 	env.OnActivity(a.CollectLeaked, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.CollectInput) error {
 		w.mu.Lock()

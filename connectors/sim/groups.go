@@ -24,7 +24,32 @@ type simState struct {
 	Demand map[string]*poolDemand `json:"demand"` // by pool node label
 	// Leaked are machines tagged for a pool that no group records.
 	Leaked []*leakedMachine `json:"leaked,omitempty"`
+	// History is every group machine that ended, oldest first, for the
+	// truth a test checks the meter against (Inventory); it keeps the
+	// last maxHistory, and HistoryFrom is the end time of the newest one
+	// dropped (zero: none was).
+	History     []endedMachine `json:"history,omitempty"`
+	HistoryFrom time.Time      `json:"historyFrom,omitzero"`
 }
+
+// endedMachine is a group machine the sim terminated, with when.
+type endedMachine struct {
+	Pool    types.PoolKey `json:"pool"`
+	GroupID string        `json:"groupID"`
+	Size    string        `json:"size"`
+	Machine machine       `json:"machine"`
+	EndedAt time.Time     `json:"endedAt"`
+}
+
+// How much of its terminated machines the sim reports and keeps: a group
+// lists those of the last endedRetention (at most maxEndedPerGroup), as a
+// cloud lists recently terminated instances for a while; the history for
+// tests keeps the last maxHistory.
+const (
+	endedRetention   = 3 * time.Hour
+	maxEndedPerGroup = 200
+	maxHistory       = 20000
+)
 
 func newSimState() simState {
 	return simState{Groups: map[string]*nodeGroup{}, Keys: map[string]appliedKey{}, Demand: map[string]*poolDemand{}}
@@ -39,6 +64,8 @@ type nodeGroup struct {
 	Taints   []types.Taint     `json:"taints,omitempty"`
 	Target   int               `json:"target"`
 	Machines []*machine        `json:"machines"` // oldest first
+	// Ended are the group's machines terminated recently, oldest first.
+	Ended []endedMachine `json:"ended,omitempty"`
 }
 
 // machine is one instance; Node is the Kubernetes node name it registers as.
@@ -81,6 +108,11 @@ func (g *nodeGroup) view() connectors.NodeGroup {
 	}
 	for _, m := range g.Machines {
 		v.Instances = append(v.Instances, m.instance())
+	}
+	for _, e := range g.Ended {
+		inst := e.Machine.instance()
+		inst.EndedAt = e.EndedAt
+		v.Ended = append(v.Ended, inst)
 	}
 	return v
 }
@@ -154,6 +186,24 @@ func (f *Fleet) newMachine(g *nodeGroup, now time.Time) *machine {
 func (f *Fleet) removeMachine(ctx context.Context, g *nodeGroup, i int) error {
 	m := g.Machines[i]
 	g.Machines = append(g.Machines[:i], g.Machines[i+1:]...)
+	f.noteEnded(g, m, f.cfg.Clock())
 	f.touch()
 	return f.deleteNode(ctx, m.Node)
+}
+
+// noteEnded records a group machine's termination in the group's recent
+// list and in the history.
+func (f *Fleet) noteEnded(g *nodeGroup, m *machine, now time.Time) {
+	e := endedMachine{Pool: g.Pool, GroupID: g.ID, Size: g.Size, Machine: *m, EndedAt: now}
+	g.Ended = append(g.Ended, e)
+	drop := 0
+	for drop < len(g.Ended) && (len(g.Ended)-drop > maxEndedPerGroup || g.Ended[drop].EndedAt.Before(now.Add(-endedRetention))) {
+		drop++
+	}
+	g.Ended = g.Ended[drop:]
+	f.st.History = append(f.st.History, e)
+	if over := len(f.st.History) - maxHistory; over > 0 {
+		f.st.HistoryFrom = f.st.History[over-1].EndedAt
+		f.st.History = append([]endedMachine(nil), f.st.History[over:]...)
+	}
 }

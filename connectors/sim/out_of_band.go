@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/types"
@@ -43,6 +44,13 @@ func (f *Fleet) DeleteGroupOutOfBand(groupID string) error {
 type Inventory struct {
 	Groups []PoolGroup    `json:"groups"`
 	Leaked []PoolInstance `json:"leaked"`
+	// Ended are the group machines that ended, oldest first, each with
+	// CreatedAt and EndedAt: with the groups' live machines, every
+	// machine-second the provider ran. The sim keeps the newest ones
+	// only; EndedFrom is the end time of the newest it dropped (zero:
+	// none), so the record is complete for machines ended after it.
+	Ended     []PoolInstance `json:"ended"`
+	EndedFrom time.Time      `json:"endedFrom,omitzero"`
 }
 
 // PoolGroup is one group and the pool it belongs to.
@@ -55,6 +63,7 @@ type PoolGroup struct {
 type PoolInstance struct {
 	Pool     types.PoolKey       `json:"pool"`
 	Size     string              `json:"size"`
+	GroupID  string              `json:"groupID,omitempty"` // ended group machines only
 	Instance connectors.Instance `json:"instance"`
 }
 
@@ -71,6 +80,12 @@ func (f *Fleet) Inventory() Inventory {
 	}
 	for _, l := range f.st.Leaked {
 		inv.Leaked = append(inv.Leaked, PoolInstance{Pool: l.Pool, Size: l.Size, Instance: l.Machine.instance()})
+	}
+	inv.Ended, inv.EndedFrom = make([]PoolInstance, 0, len(f.st.History)), f.st.HistoryFrom
+	for _, e := range f.st.History {
+		inst := e.Machine.instance()
+		inst.EndedAt = e.EndedAt
+		inv.Ended = append(inv.Ended, PoolInstance{Pool: e.Pool, Size: e.Size, GroupID: e.GroupID, Instance: inst})
 	}
 	return inv
 }

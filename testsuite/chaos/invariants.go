@@ -24,6 +24,9 @@ type truth struct {
 	// was up; FreshnessFailures the status reads that failed.
 	Freshness         []freshnessSample
 	FreshnessFailures int
+	// Final is the ledger and the sims' machine records after every pool
+	// was deregistered (invariants_meter.go); nil if that did not happen.
+	Final *finalMeter
 }
 
 // result is one invariant: how many things it looked at and what broke it.
@@ -52,6 +55,7 @@ func checkAll(t truth) []result {
 		checkBounds(t),
 		checkLedgerUnique(t),
 		checkLedgerGaps(t),
+		checkLedgerMachineTime(t),
 		checkFailedWorkflows(t),
 		checkStuckWorkflows(t),
 		checkObservationFreshness(t),

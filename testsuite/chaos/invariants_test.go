@@ -44,6 +44,7 @@ func healthyTruth(t *testing.T) truth {
 		tr.Runs = append(tr.Runs, runTruth{WorkflowID: id, RunID: "r1", Status: enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, Start: hour0.Add(10 * time.Minute)})
 	}
 	next := 0
+	tr.Final = &finalMeter{Sims: map[string]simTruth{}, ReadAt: readAt.Add(time.Minute)}
 	for _, p := range spec.spec.Pools {
 		k, n := p.Key, p.Policy.MinNodes
 		g := connectors.NodeGroup{ID: "g-" + k.Service, Name: k.Service + "-sim-4c8g", Size: "sim-4c8g", TargetSize: n}
@@ -66,6 +67,19 @@ func healthyTruth(t *testing.T) truth {
 			runTruth{WorkflowID: id, RunID: "r1", Status: enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, Start: hour0.Add(70 * time.Minute)})
 		for h := range 2 {
 			tr.Ledger = append(tr.Ledger, ledgerRow(k, "sim-4c8g", hour0.Add(time.Duration(h)*time.Hour)))
+		}
+		// Deregistered at the end: every machine ended at readAt, billed
+		// 50 min in 11:00 and 10 min in 12:00.
+		fs := tr.Final.Sims[k.Cluster]
+		for _, m := range g.Instances {
+			m.EndedAt = readAt
+			fs.Inventory.Ended = append(fs.Inventory.Ended, sim.PoolInstance{Pool: k, Size: g.Size, GroupID: g.ID, Instance: m})
+		}
+		tr.Final.Sims[k.Cluster] = fs
+		for h, minutes := range []int{50, 10} {
+			r := ledgerRow(k, "sim-4c8g", hour0.Add(time.Duration(h+1)*time.Hour))
+			r.Value = float64(n*minutes) / 60
+			tr.Final.Ledger = append(tr.Final.Ledger, r)
 		}
 		// Sampled while a worker was up: 60 s after it came up, with an
 		// observation 10 s old; and 10 s after, with one from before it.
@@ -173,6 +187,12 @@ func TestEachInvariantCatchesItsFault(t *testing.T) {
 			k := tr.Spec.Pools[0].Key
 			tr.Ledger = append(tr.Ledger, ledgerRow(k, "sim-4c8g", hour0.Add(-time.Hour)))
 		}, "no gap in a pool's metered hours", ""},
+		"a row short of the provider's machine time": {func(tr *truth) {
+			tr.Final.Ledger[0].Value -= 10.0 / 3600
+		}, "ledger rows equal the provider's machine time", ""},
+		"machine time never billed": {func(tr *truth) {
+			tr.Final.Ledger = tr.Final.Ledger[1:]
+		}, "ledger rows equal the provider's machine time", ""},
 		"a meter cursor stuck in the past": {func(tr *truth) {
 			k := tr.Spec.Pools[0].Key
 			tr.Pools.Status[k.WorkflowID()].Status.MeteredThrough = hour0.Add(time.Hour)

@@ -3,6 +3,8 @@
 // and restarts it on the same data, then starts it once more without
 // faults, lets the pools settle and checks invariants from ground truth:
 // the sims' state files, the meter ledger and the workflows' histories.
+// Last it deregisters every pool, so each bills the hour in progress, and
+// checks every ledger row against the machine time the sims recorded.
 // It prints a table of invariants and violations and exits 1 on any.
 //
 // Everything listens on loopback; every loop is bounded; every process it
@@ -146,6 +148,10 @@ func run(ctx context.Context, o options) (int, error) {
 	out := os.Stdout
 	fmt.Fprintln(out)
 	printFigures(out, kills, rest, sumHistories(t.Runs), time.Since(began))
+	if billed, ran, worst, rows := meterFigures(t); t.Final != nil {
+		fmt.Fprintf(out, "meter: %d node-hours rows, ledger %.4f node-hours, provider machine time %.4f node-hours (difference %+.3f node-s, worst row %.3f s)\n",
+			rows, billed.Hours(), ran.Hours(), (billed - ran).Seconds(), worst.Seconds())
+	}
 	fmt.Fprintln(out)
 	printPools(out, t)
 	printWatchers(out, t)
@@ -194,6 +200,13 @@ func finalRun(ctx context.Context, dev devCommand, spec chaosSpec, limits settle
 	if t.Runs, err = readRuns(ctx, c); err != nil {
 		return t, rest, nil, err
 	}
+	// Last, once everything else is read: deregister every pool, so its
+	// final meter bills the hour in progress, and read what was billed.
+	fm, err := deregisterAll(ctx, c, dev.dataDir, spec.spec, logf)
+	if err != nil {
+		return t, rest, nil, err
+	}
+	t.Final = &fm
 	if err := p.stop(time.Minute); err != nil {
 		final = append(final, fmt.Sprintf("final run: stop on SIGINT: %v (log %s)", err, p.log.Name()))
 	}

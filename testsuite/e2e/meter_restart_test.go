@@ -78,12 +78,14 @@ func TestMeteringSurvivesAWorkerDyingMidReport(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The pool's durable state says: two nodes since three hours ago,
-	// nothing metered since.
+	// The pool's durable state says: the provider listed two machines
+	// running since three hours ago, nothing metered since. The provider
+	// no longer lists them (nor their end), so they ran until the pool's
+	// first read: every one of the three hours holds two machine-hours.
 	now := time.Now().UTC()
 	from := now.Truncate(time.Hour).Add(-3 * time.Hour)
 	state := &workflows.PoolState{Policy: testsuite.FastPolicy(), MeterCursor: from, Gate: contract.ClusterGate{Phase: contract.PhaseActive, Reachable: true}}
-	if err := state.Meter.Record("sim-2c4g", 2, from); err != nil {
+	if _, err := state.Machines.Take(from, []metering.MachineRun{{ID: "i-1", Size: "sim-2c4g", Created: from}, {ID: "i-2", Size: "sim-2c4g", Created: from}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	p := contract.PoolSpec{Key: key, Policy: testsuite.FastPolicy()}
