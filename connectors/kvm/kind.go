@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/poolgroup"
 )
 
 // Kind registers KVM (libvirt) with a worker's clusters file (section
@@ -29,7 +30,7 @@ func (c *Config) Validate(p connectors.Problems) {
 		p.Add("templates", "is empty; each size is a template domain")
 	}
 	for i, t := range c.Templates {
-		if err := validSize(t.Name); err != nil {
+		if err := poolgroup.ValidSize(t.Name); err != nil {
 			p.Add(fmt.Sprintf("templates[%d].name", i), "%v", err)
 		}
 		connectors.Required(p, fmt.Sprintf("templates[%d].domain", i), t.Domain, "the template domain's name")

@@ -10,6 +10,7 @@ import (
 	"libvirt.org/go/libvirtxml"
 
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
+	"github.com/hanzoai/visor-fleet/connectors/poolgroup"
 )
 
 // templateDomain reads a template's inactive definition and checks its
@@ -63,7 +64,7 @@ func memoryMiB(d *libvirtxml.Domain) int64 {
 // disks cloned) and running. An existing domain of its name is the member
 // when its metadata says so, left by an attempt whose answer was lost: it
 // is only started. Any other domain of that name is a conflict.
-func (p *Provider) ensureMember(ctx context.Context, op string, g group, m member, existing []domain) error {
+func (p *Provider) ensureMember(ctx context.Context, op string, g poolgroup.Group, m member, existing []domain) error {
 	op = op + " " + m.name
 	l, err := p.client(op)
 	if err != nil {
@@ -78,7 +79,7 @@ func (p *Provider) ensureMember(ctx context.Context, op string, g group, m membe
 		}
 		return p.start(op, l, d)
 	}
-	def, err := p.templateDomain(ctx, op, p.templates[g.size])
+	def, err := p.templateDomain(ctx, op, p.templates[g.Size])
 	if err != nil {
 		return err
 	}
