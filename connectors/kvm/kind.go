@@ -1,7 +1,6 @@
 package kvm
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/hanzoai/visor-fleet/connectors"
@@ -11,14 +10,7 @@ import (
 // Kind registers KVM (libvirt) with a worker's clusters file (section
 // "kvm"). Its sizes are the configured templates, so it has no built-in
 // catalog; Release closes the libvirt connection.
-var Kind = connectors.CloudKind[Config](ProviderName,
-	func(ctx context.Context, cfg Config, secrets connectors.SecretReader) (connectors.Provider, func(context.Context) error, error) {
-		p, err := New(ctx, cfg, secrets)
-		if err != nil {
-			return nil, nil, err
-		}
-		return p, p.Close, nil
-	}, nil)
+var Kind = connectors.ClosingKind[Config](ProviderName, New, nil)
 
 // Validate reports what is wrong in a clusters file's kvm section.
 func (c *Config) Validate(p connectors.Problems) {
