@@ -52,9 +52,9 @@ func uuidString(u libvirt.UUID) string {
 	return string(h)
 }
 
-// listDomains lists every domain of the host, with Visor's metadata read
-// for each, by name.
-func (p *Provider) listDomains(ctx context.Context, op string) ([]domain, error) {
+// List lists every domain of the host, with Visor's metadata read for
+// each, by name.
+func (p host) List(ctx context.Context, op string) ([]domain, error) {
 	l, err := p.client(op)
 	if err != nil {
 		return nil, err

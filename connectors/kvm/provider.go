@@ -86,10 +86,11 @@ func New(ctx context.Context, cfg Config, _ connectors.SecretReader) (*Provider,
 		return nil, invalid("configure", err)
 	}
 	p := &Provider{cfg: cfg, catalog: catalog, templates: map[string]Template{}}
+	p.Groups = poolgroup.Groups[domain]{Provider: ProviderName, Host: host{p}}
 	for _, t := range cfg.Templates {
 		p.templates[t.Name] = t
+		p.Sizes = append(p.Sizes, t.Name)
 	}
-	p.Groups = p.groups()
 	for _, t := range cfg.Templates {
 		if _, err := p.templateDomain(ctx, "configure", t); err != nil {
 			_ = p.Close(ctx)

@@ -58,29 +58,33 @@ type Machine interface {
 	Instance() connectors.Instance
 }
 
-// Groups is connectors.Provider's node-group half for a hypervisor; each
-// func is the connector's own way with its machines.
+// Host is a hypervisor connector's own way with its machines.
+type Host[M Machine] interface {
+	// List lists every machine of the host, oldest first.
+	List(ctx context.Context, op string) ([]M, error)
+	// GroupSize is the configured size of the pool's group m belongs to.
+	GroupSize(m M, poolLabel string) (size string, ok bool)
+	// Leaked says m is the pool's but in none of its groups.
+	Leaked(m M, poolLabel string) bool
+	// KeyHash is what m carries of the idempotency key and ordinal that
+	// made it; MemberKeyHash is the same for the member key's ordinal
+	// makes in g.
+	KeyHash(m M) string
+	MemberKeyHash(g Group, key connectors.IdempotencyKey, ordinal int) string
+	// Ensure makes the member key's ordinal makes in g exist and run;
+	// all is the host's whole list, where an earlier attempt's machine is.
+	Ensure(ctx context.Context, op string, g Group, key connectors.IdempotencyKey, ordinal int, all []M) error
+	// Destroy destroys machines; one already gone is success.
+	Destroy(ctx context.Context, op string, ms []M) error
+}
+
+// Groups is connectors.Provider's node-group half for a hypervisor.
 type Groups[M Machine] struct {
 	// Provider names the connector in errors.
 	Provider string
 	// Sizes are the configured sizes, in the configuration's order.
 	Sizes []string
-	// List lists every machine of the host, oldest first.
-	List func(ctx context.Context, op string) ([]M, error)
-	// GroupSize is the configured size of the pool's group m belongs to.
-	GroupSize func(m M, poolLabel string) (size string, ok bool)
-	// Leaked says m is the pool's but in none of its groups.
-	Leaked func(m M, poolLabel string) bool
-	// KeyHash is what m carries of the idempotency key and ordinal that
-	// made it; MemberKeyHash is the same for the member key's ordinal
-	// would make in g.
-	KeyHash       func(m M) string
-	MemberKeyHash func(g Group, key connectors.IdempotencyKey, ordinal int) string
-	// Ensure makes the member key's ordinal makes in g exist and run;
-	// all is the host's whole list, where an earlier attempt's machine is.
-	Ensure func(ctx context.Context, op string, g Group, key connectors.IdempotencyKey, ordinal int, all []M) error
-	// Destroy destroys machines; one already gone is success.
-	Destroy func(ctx context.Context, op string, ms []M) error
+	Host  Host[M]
 }
 
 // SetTargetSize makes the group hold target machines: it makes the
@@ -98,7 +102,7 @@ func (gs *Groups[M]) SetTargetSize(ctx context.Context, groupID string, target i
 	case key == "":
 		return gs.invalid(op, errors.New("idempotency key is empty"))
 	}
-	all, err := gs.List(ctx, op)
+	all, err := gs.Host.List(ctx, op)
 	if err != nil {
 		return err
 	}
@@ -107,15 +111,15 @@ func (gs *Groups[M]) SetTargetSize(ctx context.Context, groupID string, target i
 	case len(live) > target:
 		newest := slices.Clone(live)
 		slices.Reverse(newest) // List sorts oldest first
-		return gs.Destroy(ctx, op, newest[:len(live)-target])
+		return gs.Host.Destroy(ctx, op, newest[:len(live)-target])
 	case len(live) < target:
 		// Members of key count toward the target; every other machine is
 		// the rest of the group, which this call leaves alone.
 		mine := make(map[string]bool, target)
 		for i := range target {
-			mine[gs.MemberKeyHash(g, key, i)] = true
+			mine[gs.Host.MemberKeyHash(g, key, i)] = true
 		}
-		others := len(slices.DeleteFunc(slices.Clone(live), func(m M) bool { return mine[gs.KeyHash(m)] }))
+		others := len(slices.DeleteFunc(slices.Clone(live), func(m M) bool { return mine[gs.Host.KeyHash(m)] }))
 		return gs.ensureMembers(ctx, op, g, key, target-others, all)
 	default:
 		return nil
@@ -141,14 +145,14 @@ func (gs *Groups[M]) CreateNodeGroup(ctx context.Context, spec connectors.NodeGr
 		return connectors.NodeGroup{}, gs.invalid(op, errors.New("idempotency key is empty"))
 	}
 	g := Group{PoolLabel: spec.Pool.NodePoolLabel(), Size: spec.Size}
-	all, err := gs.List(ctx, op)
+	all, err := gs.Host.List(ctx, op)
 	if err != nil {
 		return connectors.NodeGroup{}, err
 	}
 	if err := gs.ensureMembers(ctx, op, g, key, spec.TargetSize, all); err != nil {
 		return connectors.NodeGroup{}, err
 	}
-	if all, err = gs.List(ctx, op); err != nil {
+	if all, err = gs.Host.List(ctx, op); err != nil {
 		return connectors.NodeGroup{}, err
 	}
 	return nodeGroup(g, gs.members(all, g)), nil
@@ -157,7 +161,7 @@ func (gs *Groups[M]) CreateNodeGroup(ctx context.Context, spec connectors.NodeGr
 // ensureMembers makes key's members 0..n-1 exist.
 func (gs *Groups[M]) ensureMembers(ctx context.Context, op string, g Group, key connectors.IdempotencyKey, n int, all []M) error {
 	for i := range n {
-		if err := gs.Ensure(ctx, op, g, key, i, all); err != nil {
+		if err := gs.Host.Ensure(ctx, op, g, key, i, all); err != nil {
 			return err
 		}
 	}
@@ -180,11 +184,11 @@ func (gs *Groups[M]) DeleteNodes(ctx context.Context, groupID string, nodeNames 
 	if len(nodeNames) == 0 {
 		return nil
 	}
-	all, err := gs.List(ctx, op)
+	all, err := gs.Host.List(ctx, op)
 	if err != nil {
 		return err
 	}
-	return gs.Destroy(ctx, op, named(alive(gs.members(all, g)), nodeNames))
+	return gs.Host.Destroy(ctx, op, named(alive(gs.members(all, g)), nodeNames))
 }
 
 // DeleteNodeGroup destroys every machine of the group. A group with no
@@ -195,11 +199,11 @@ func (gs *Groups[M]) DeleteNodeGroup(ctx context.Context, groupID string, _ conn
 	if err != nil {
 		return gs.invalid(op, err)
 	}
-	all, err := gs.List(ctx, op)
+	all, err := gs.Host.List(ctx, op)
 	if err != nil {
 		return err
 	}
-	return gs.Destroy(ctx, op, alive(gs.members(all, g)))
+	return gs.Host.Destroy(ctx, op, alive(gs.members(all, g)))
 }
 
 // NodeGroups lists the pool's machines grouped by size. A size with no
@@ -209,14 +213,14 @@ func (gs *Groups[M]) NodeGroups(ctx context.Context, pool types.PoolKey) ([]conn
 	if err := pool.Validate(); err != nil {
 		return nil, gs.invalid(op, err)
 	}
-	all, err := gs.List(ctx, op)
+	all, err := gs.Host.List(ctx, op)
 	if err != nil {
 		return nil, err
 	}
 	label := pool.NodePoolLabel()
 	bySize := map[string][]M{}
 	for _, m := range all {
-		if size, ok := gs.GroupSize(m, label); ok {
+		if size, ok := gs.Host.GroupSize(m, label); ok {
 			bySize[size] = append(bySize[size], m)
 		}
 	}
@@ -256,10 +260,10 @@ func (gs *Groups[M]) DeleteInstances(ctx context.Context, pool types.PoolKey, id
 		return err
 	}
 	if m := named(members, ids); len(m) > 0 {
-		size, _ := gs.GroupSize(m[0], pool.NodePoolLabel())
+		size, _ := gs.Host.GroupSize(m[0], pool.NodePoolLabel())
 		return gs.invalid(op, fmt.Errorf("%s belongs to group %s, not a leak", m[0].Instance().Name, connectors.PoolGroupID(pool.NodePoolLabel(), size)))
 	}
-	return gs.Destroy(ctx, op, named(alive(leaked), ids))
+	return gs.Host.Destroy(ctx, op, named(alive(leaked), ids))
 }
 
 // leaks are the pool's machines outside its groups, and its groups'.
@@ -267,15 +271,15 @@ func (gs *Groups[M]) leaks(ctx context.Context, op string, pool types.PoolKey) (
 	if err := pool.Validate(); err != nil {
 		return nil, nil, gs.invalid(op, err)
 	}
-	all, err := gs.List(ctx, op)
+	all, err := gs.Host.List(ctx, op)
 	if err != nil {
 		return nil, nil, err
 	}
 	label := pool.NodePoolLabel()
 	for _, m := range all {
-		if _, ok := gs.GroupSize(m, label); ok {
+		if _, ok := gs.Host.GroupSize(m, label); ok {
 			members = append(members, m)
-		} else if gs.Leaked(m, label) {
+		} else if gs.Host.Leaked(m, label) {
 			leaked = append(leaked, m)
 		}
 	}
@@ -297,7 +301,7 @@ func (gs *Groups[M]) parse(id string) (Group, error) {
 // members are the group's machines.
 func (gs *Groups[M]) members(all []M, g Group) []M {
 	return slices.DeleteFunc(slices.Clone(all), func(m M) bool {
-		size, ok := gs.GroupSize(m, g.PoolLabel)
+		size, ok := gs.Host.GroupSize(m, g.PoolLabel)
 		return !ok || size != g.Size
 	})
 }

@@ -49,9 +49,9 @@ type clusterVM struct {
 	Template int    `json:"template"`
 }
 
-// listVMs lists every QEMU VM of the cluster that is not a template,
-// ordered by VM ID (clones get rising IDs, so oldest first).
-func (p *Provider) listVMs(ctx context.Context, op string) ([]vm, error) {
+// List lists every QEMU VM of the cluster that is not a template, ordered
+// by VM ID (clones get rising IDs, so oldest first).
+func (p host) List(ctx context.Context, op string) ([]vm, error) {
 	var rows []clusterVM
 	if err := p.client.Get(ctx, "/cluster/resources?type=vm", &rows); err != nil {
 		return nil, p.classify(op, err)

@@ -44,12 +44,13 @@ func (p *Provider) wait(ctx context.Context, op string, task *pve.Task, err erro
 	return nil
 }
 
-// ensureMember makes the member exist, tagged and started. A VM already
+// Ensure makes key's ordinal-th member exist, tagged and started. A VM already
 // carrying its name is the member, left by an earlier attempt whose
 // answer was lost or that stopped half-way: it is finished, never cloned
 // again. existing is the whole cluster's list, so the name is looked for
 // on every node.
-func (p *Provider) ensureMember(ctx context.Context, op string, g poolgroup.Group, m member, existing []vm) error {
+func (p host) Ensure(ctx context.Context, op string, g poolgroup.Group, key connectors.IdempotencyKey, ordinal int, existing []vm) error {
+	m := newMember(g, key, ordinal)
 	op = op + " " + m.name
 	for _, v := range existing {
 		if v.name == m.name {
@@ -128,7 +129,7 @@ func (p *Provider) destroy(ctx context.Context, op string, v vm) error {
 	return nil
 }
 
-func (p *Provider) destroyAll(ctx context.Context, op string, vms []vm) error {
+func (p host) Destroy(ctx context.Context, op string, vms []vm) error {
 	var errs []error
 	for _, v := range vms {
 		errs = append(errs, p.destroy(ctx, op, v))

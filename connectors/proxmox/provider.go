@@ -117,10 +117,11 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 		pve.WithAPIToken(tokenID, tokenSecret),
 		pve.WithUserAgent("visor-fleet"),
 	)
+	p.Groups = poolgroup.Groups[vm]{Provider: ProviderName, Host: host{p}}
 	for _, t := range cfg.Templates {
 		p.templates[t.Name] = t
+		p.Sizes = append(p.Sizes, t.Name)
 	}
-	p.Groups = p.groups()
 	return p, nil
 }
 
