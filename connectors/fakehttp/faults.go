@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -101,4 +102,26 @@ func (fault *Fault) write(w http.ResponseWriter) {
 	}
 	w.WriteHeader(fault.Status)
 	_, _ = w.Write(fault.Body)
+}
+
+// CountPrefix counts the lines (Requests, say) that start with prefix.
+func CountPrefix(lines []string, prefix string) int {
+	n := 0
+	for _, l := range lines {
+		if strings.HasPrefix(l, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// CountContaining counts the lines that contain part.
+func CountContaining(lines []string, part string) int {
+	n := 0
+	for _, l := range lines {
+		if strings.Contains(l, part) {
+			n++
+		}
+	}
+	return n
 }
