@@ -105,21 +105,15 @@ func (fault *Fault) write(w http.ResponseWriter) {
 }
 
 // CountPrefix counts the lines (Requests, say) that start with prefix.
-func CountPrefix(lines []string, prefix string) int {
-	n := 0
-	for _, l := range lines {
-		if strings.HasPrefix(l, prefix) {
-			n++
-		}
-	}
-	return n
-}
+func CountPrefix(lines []string, prefix string) int { return count(lines, prefix, strings.HasPrefix) }
 
 // CountContaining counts the lines that contain part.
-func CountContaining(lines []string, part string) int {
+func CountContaining(lines []string, part string) int { return count(lines, part, strings.Contains) }
+
+func count(lines []string, s string, match func(line, s string) bool) int {
 	n := 0
 	for _, l := range lines {
-		if strings.Contains(l, part) {
+		if match(l, s) {
 			n++
 		}
 	}
