@@ -95,27 +95,11 @@ func (c *Credential) UnmarshalJSON(b []byte) error {
 }
 
 // SaveCredential writes c to path, readable by its owner only.
-func SaveCredential(path string, c Credential) error {
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return err
-	}
-	return writePrivateFile(path, append(b, '\n'))
-}
+func SaveCredential(path string, c Credential) error { return savePrivateJSON(path, c) }
 
 // LoadCredential reads a credential from a reference (file:/path or
 // env:NAME holding the JSON).
-func LoadCredential(ref string) (Credential, error) {
-	var c Credential
-	b, err := resolveRef(ref)
-	if err != nil {
-		return c, err
-	}
-	if err := json.Unmarshal(b, &c); err != nil {
-		return Credential{}, fmt.Errorf("%s: %w", ref, err)
-	}
-	return c, nil
-}
+func LoadCredential(ref string) (Credential, error) { return loadJSON[Credential](ref) }
 
 // VerifyCredential checks that cred's key matches its certificate and the
 // certificate is trusted and valid at now (say, before relying on a file).

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -47,4 +48,29 @@ func writePrivateFile(path string, data []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// savePrivateJSON writes v to path as indented JSON, readable by its owner
+// only (writePrivateFile).
+func savePrivateJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writePrivateFile(path, append(b, '\n'))
+}
+
+// loadJSON reads a T from a reference (file:/path or env:NAME holding the
+// JSON); a T that does not decode is the zero T and an error naming ref.
+func loadJSON[T any](ref string) (T, error) {
+	var v T
+	b, err := resolveRef(ref)
+	if err != nil {
+		return v, err
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		var zero T
+		return zero, fmt.Errorf("%s: %w", ref, err)
+	}
+	return v, nil
 }

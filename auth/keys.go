@@ -71,26 +71,10 @@ func (k *SigningKey) UnmarshalJSON(b []byte) error {
 }
 
 // SaveSigningKey writes the key to path, readable by its owner only.
-func SaveSigningKey(path string, k SigningKey) error {
-	b, err := json.MarshalIndent(k, "", "  ")
-	if err != nil {
-		return err
-	}
-	return writePrivateFile(path, append(b, '\n'))
-}
+func SaveSigningKey(path string, k SigningKey) error { return savePrivateJSON(path, k) }
 
 // LoadSigningKey reads a key from a reference (file:/path or env:NAME).
-func LoadSigningKey(ref string) (SigningKey, error) {
-	var k SigningKey
-	b, err := resolveRef(ref)
-	if err != nil {
-		return k, err
-	}
-	if err := json.Unmarshal(b, &k); err != nil {
-		return k, fmt.Errorf("%s: %w", ref, err)
-	}
-	return k, nil
-}
+func LoadSigningKey(ref string) (SigningKey, error) { return loadJSON[SigningKey](ref) }
 
 // EncodePublicKey is the text form of a public key: base64url, no padding.
 func EncodePublicKey(pub ed25519.PublicKey) string { return b64.EncodeToString(pub) }

@@ -2,7 +2,6 @@ package auth
 
 import (
 	"crypto/ed25519"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -105,11 +104,7 @@ func SaveTrust(path string, t Trust) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(t, "", "  ")
-	if err != nil {
-		return err
-	}
-	return writePrivateFile(path, append(b, '\n'))
+	return savePrivateJSON(path, t)
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -146,3 +146,21 @@ func StatelessKind[C any, PC interface {
 		return p, nil, nil
 	}, catalog)
 }
+
+// ClosingKind is CloudKind for a provider that holds a connection:
+// newProvider is the package's New as written, and Release is its Close.
+func ClosingKind[C any, PC interface {
+	*C
+	Config
+}, P interface {
+	Provider
+	Close(context.Context) error
+}](name string, newProvider func(context.Context, C, SecretReader) (P, error), catalog func() []types.InstanceType) Kind {
+	return CloudKind[C, PC](name, func(ctx context.Context, cfg C, secrets SecretReader) (Provider, func(context.Context) error, error) {
+		p, err := newProvider(ctx, cfg, secrets)
+		if err != nil {
+			return nil, nil, err
+		}
+		return p, p.Close, nil
+	}, catalog)
+}

@@ -3,7 +3,6 @@ package aliyun_test
 import (
 	"context"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -49,16 +48,6 @@ func newProvider(t *testing.T, srv *fakeapi.Server) connectors.Provider {
 	return connectors.Checked(p)
 }
 
-func count(reqs []string, part string) int {
-	n := 0
-	for _, r := range reqs {
-		if strings.Contains(r, part) {
-			n++
-		}
-	}
-	return n
-}
-
 func TestCatalogHasPricesGPUsAndTheConfiguredSystemDisk(t *testing.T) {
 	p := newProvider(t, newFake(t))
 	catalog, err := p.Catalog(context.Background())
@@ -89,7 +78,7 @@ func TestRunInstancesCarriesTagsAndAClientTokenSoARepeatCreatesNothing(t *testin
 		assert.Equal(t, "ecs.g7.large", in.Tags[aliyun.TagSize])
 		assert.Equal(t, "shop", in.Tags["team"])
 	}
-	assert.Equal(t, 1, count(srv.Requests(), "Amount=3"), "one RunInstances for all three")
+	assert.Equal(t, 1, fakehttp.CountContaining(srv.Requests(), "Amount=3"), "one RunInstances for all three")
 
 	_, err = p.CreateNodeGroup(ctx, spec, "pool/acme/decision-3")
 	require.NoError(t, err)

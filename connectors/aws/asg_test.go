@@ -23,13 +23,7 @@ func TestASGEndToEnd(t *testing.T) {
 	spec := connectors.NodeGroupSpec{Pool: pool, Size: "m6i.large", TargetSize: 2, Labels: map[string]string{"team": "payments"}}
 	key := connectors.IdempotencyKey(pool.WorkflowID() + "/decision/1")
 
-	created, err := p.CreateNodeGroup(ctx, spec, key)
-	require.NoError(t, err)
-	assert.Equal(t, GroupName(spec, key), created.ID)
-	assert.Equal(t, "m6i.large", created.Size)
-	assert.Equal(t, 2, created.TargetSize)
-	assert.Len(t, created.Instances, 2)
-	assert.Equal(t, "payments", created.Labels["team"])
+	created := createGroup(t, p, spec, key)
 	assert.Equal(t, pool.NodePoolLabel(), created.Labels[tagPool])
 
 	// moto replaces a group on a second CreateAutoScalingGroup (launching

@@ -35,6 +35,23 @@ func liveTokens(t *testing.T, p *Provider, group string) map[string]ec2types.Ins
 	return out
 }
 
+// createGroup creates spec's group with key and checks what the ASG and
+// EC2 modes both answer: the ID from GroupName, the size, the target met
+// and spec's labels.
+func createGroup(t *testing.T, p *Provider, spec connectors.NodeGroupSpec, key connectors.IdempotencyKey) connectors.NodeGroup {
+	t.Helper()
+	created, err := p.CreateNodeGroup(context.Background(), spec, key)
+	require.NoError(t, err)
+	assert.Equal(t, GroupName(spec, key), created.ID)
+	assert.Equal(t, spec.Size, created.Size)
+	assert.Equal(t, spec.TargetSize, created.TargetSize)
+	require.Len(t, created.Instances, spec.TargetSize)
+	for k, v := range spec.Labels {
+		assert.Equal(t, v, created.Labels[k], "label %s", k)
+	}
+	return created
+}
+
 func TestEC2EndToEnd(t *testing.T) {
 	ctx := context.Background()
 	p, _ := newEC2Provider(t)
@@ -42,13 +59,7 @@ func TestEC2EndToEnd(t *testing.T) {
 	spec := connectors.NodeGroupSpec{Pool: pool, Size: "c6i.large", TargetSize: 2, Labels: map[string]string{"team": "search"}}
 	key := connectors.IdempotencyKey(pool.WorkflowID() + "/decision/7")
 
-	created, err := p.CreateNodeGroup(ctx, spec, key)
-	require.NoError(t, err)
-	assert.Equal(t, GroupName(spec, key), created.ID)
-	assert.Equal(t, "c6i.large", created.Size)
-	assert.Equal(t, 2, created.TargetSize)
-	require.Len(t, created.Instances, 2)
-	assert.Equal(t, "search", created.Labels["team"])
+	created := createGroup(t, p, spec, key)
 	tokens := liveTokens(t, p, created.ID)
 	for ordinal := 0; ordinal < 2; ordinal++ {
 		i, ok := tokens[ClientToken(key, created.ID, ordinal)]

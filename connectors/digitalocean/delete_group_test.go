@@ -10,6 +10,7 @@ import (
 
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
+	"github.com/hanzoai/visor-fleet/connectors/fakehttp"
 )
 
 // Deleting the pool's own node pool (and a repeat) is the conformance
@@ -54,5 +55,5 @@ func TestDeleteNodesMatchesANodeThatNeverRegisteredByID(t *testing.T) {
 	require.NoError(t, p.DeleteNodes(context.Background(), np.ID, []string{np.Nodes[2].ID, np.Nodes[2].Name}, "k"))
 	got := srv.Pools(cluster)[0]
 	assert.Equal(t, 2, got.Count)
-	assert.Equal(t, 1, count(srv.Requests(), "DELETE "))
+	assert.Equal(t, 1, fakehttp.CountPrefix(srv.Requests(), "DELETE "))
 }

@@ -58,16 +58,6 @@ func seedPool(srv *fakeapi.Server, name string, count int, labels map[string]str
 
 func ourLabels() map[string]string { return map[string]string{types.LabelPool: pool.NodePoolLabel()} }
 
-func count(reqs []string, prefix string) int {
-	n := 0
-	for _, r := range reqs {
-		if strings.HasPrefix(r, prefix) {
-			n++
-		}
-	}
-	return n
-}
-
 func TestNodeGroupsListsOnlyThisPoolsNodePools(t *testing.T) {
 	srv := newFake(t)
 	p := newProvider(t, srv)
@@ -105,12 +95,12 @@ func TestSetTargetSizeResizesWithAutoScaleOffAndKeepsLabelsAndTags(t *testing.T)
 	assert.Equal(t, "api-pool", got.Name)
 	assert.Equal(t, ourLabels(), got.Labels)
 	assert.Contains(t, got.Tags, "team-shop")
-	assert.Equal(t, 1, count(got.Tags, "k8s:worker"), "DigitalOcean's own tags are not sent back doubled")
+	assert.Equal(t, 1, fakehttp.CountPrefix(got.Tags, "k8s:worker"), "DigitalOcean's own tags are not sent back doubled")
 	assert.Equal(t, seeded.Taints, got.Taints)
 
 	// The same target again is a no-op: no second update.
 	require.NoError(t, p.SetTargetSize(context.Background(), seeded.ID, 4, "pool/acme/shop/api/digitalocean/fra1#7"))
-	assert.Equal(t, 1, count(srv.Requests(), "PUT "))
+	assert.Equal(t, 1, fakehttp.CountPrefix(srv.Requests(), "PUT "))
 }
 
 func TestSetTargetSizeRefusesPoolsVisorDoesNotManage(t *testing.T) {
@@ -123,7 +113,7 @@ func TestSetTargetSizeRefusesPoolsVisorDoesNotManage(t *testing.T) {
 	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), types.LabelPool)
 	assert.Equal(t, 3, srv.Pools(cluster)[0].Count)
-	assert.Zero(t, count(srv.Requests(), "PUT "))
+	assert.Zero(t, fakehttp.CountPrefix(srv.Requests(), "PUT "))
 }
 
 func TestSetTargetSizeOfMissingPoolIsNotFound(t *testing.T) {
@@ -204,8 +194,8 @@ func TestGodoRetriesRepeatingThePostStillLeaveOnePool(t *testing.T) {
 	g, err := p.CreateNodeGroup(context.Background(), spec(), key)
 	require.NoError(t, err)
 	reqs := srv.Requests()
-	assert.Equal(t, 2, count(reqs, "POST "), "godo repeated the POST: %v", reqs)
-	assert.Equal(t, 1, count(reqs, "DELETE "), "the duplicate was deleted: %v", reqs)
+	assert.Equal(t, 2, fakehttp.CountPrefix(reqs, "POST "), "godo repeated the POST: %v", reqs)
+	assert.Equal(t, 1, fakehttp.CountPrefix(reqs, "DELETE "), "the duplicate was deleted: %v", reqs)
 
 	pools := srv.Pools(cluster)
 	require.Len(t, pools, 1)
@@ -262,7 +252,7 @@ func TestDeleteNodesWithoutReplacementLowersTheCount(t *testing.T) {
 
 	// Retried: the node is gone, which is success, and nothing is deleted twice.
 	require.NoError(t, p.DeleteNodes(ctx, np.ID, []string{victim}, "k-del"))
-	assert.Equal(t, 1, count(srv.Requests(), "DELETE "))
+	assert.Equal(t, 1, fakehttp.CountPrefix(srv.Requests(), "DELETE "))
 	assert.Equal(t, 2, srv.Pools(cluster)[0].Count)
 }
 
@@ -276,7 +266,7 @@ func TestDeleteNodesSkipsNodesAlreadyDeletingAndToleratesNotFound(t *testing.T) 
 
 	err := p.DeleteNodes(context.Background(), np.ID, []string{np.Nodes[0].Name, np.Nodes[2].Name}, "k")
 	require.NoError(t, err)
-	assert.Equal(t, 1, count(srv.Requests(), "DELETE "), "only the node not already deleting was asked for")
+	assert.Equal(t, 1, fakehttp.CountPrefix(srv.Requests(), "DELETE "), "only the node not already deleting was asked for")
 }
 
 func TestRateLimitedWithRetryAfter(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -101,4 +102,20 @@ func (fault *Fault) write(w http.ResponseWriter) {
 	}
 	w.WriteHeader(fault.Status)
 	_, _ = w.Write(fault.Body)
+}
+
+// CountPrefix counts the lines (Requests, say) that start with prefix.
+func CountPrefix(lines []string, prefix string) int { return count(lines, prefix, strings.HasPrefix) }
+
+// CountContaining counts the lines that contain part.
+func CountContaining(lines []string, part string) int { return count(lines, part, strings.Contains) }
+
+func count(lines []string, s string, match func(line, s string) bool) int {
+	n := 0
+	for _, l := range lines {
+		if match(l, s) {
+			n++
+		}
+	}
+	return n
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
+	"github.com/hanzoai/visor-fleet/connectors/fakehttp"
 	"github.com/hanzoai/visor-fleet/connectors/hetzner"
 )
 
@@ -34,7 +35,7 @@ func TestDeleteNodeGroupDeletesEveryServerOfTheGroupOnly(t *testing.T) {
 	assert.Len(t, srv.Servers(), 2)
 
 	require.NoError(t, p.DeleteNodeGroup(ctx, groupID, "dereg"), "a group already gone is success")
-	assert.Equal(t, 3, count(srv.Requests(), "DELETE "))
+	assert.Equal(t, 3, fakehttp.CountPrefix(srv.Requests(), "DELETE "))
 	assert.True(t, errclass.IsPermanent(p.DeleteNodeGroup(ctx, "no-slash", "k")))
 }
 

@@ -56,16 +56,6 @@ func spec(n int) connectors.NodeGroupSpec {
 	return connectors.NodeGroupSpec{Pool: pool, Size: "cx22", TargetSize: n, Labels: map[string]string{"team": "shop"}}
 }
 
-func count(reqs []string, prefix string) int {
-	n := 0
-	for _, r := range reqs {
-		if strings.HasPrefix(r, prefix) {
-			n++
-		}
-	}
-	return n
-}
-
 func names(servers []schema.Server) []string {
 	var out []string
 	for _, s := range servers {
@@ -159,11 +149,11 @@ func TestSetTargetSizeCreatesUpAndDeletesNewestDown(t *testing.T) {
 		assert.Equal(t, "shop", s.Labels["team"], "labels carried over to the added servers")
 	}
 	require.NoError(t, p.SetTargetSize(ctx, groupID, 3, "k-up"))
-	assert.Equal(t, 3, count(srv.Requests(), "POST /v1/servers"))
+	assert.Equal(t, 3, fakehttp.CountPrefix(srv.Requests(), "POST /v1/servers"))
 
 	require.NoError(t, p.SetTargetSize(ctx, groupID, 1, "k-down"))
 	assert.Equal(t, []string{first}, names(srv.Servers()), "the newest went, the oldest stayed")
-	assert.Equal(t, 2, count(srv.Requests(), "DELETE /v1/servers/"))
+	assert.Equal(t, 2, fakehttp.CountPrefix(srv.Requests(), "DELETE /v1/servers/"))
 }
 
 func TestSetTargetSizeRetryAfterPartialSuccessCreatesOnlyTheRest(t *testing.T) {
@@ -179,7 +169,7 @@ func TestSetTargetSizeRetryAfterPartialSuccessCreatesOnlyTheRest(t *testing.T) {
 
 	require.NoError(t, p.SetTargetSize(ctx, groupID, 3, "k-partial"))
 	assert.Len(t, srv.Servers(), 3)
-	assert.Equal(t, 4, count(srv.Requests(), "POST /v1/servers"), "1 made, 1 failed, 2 more on the retry")
+	assert.Equal(t, 4, fakehttp.CountPrefix(srv.Requests(), "POST /v1/servers"), "1 made, 1 failed, 2 more on the retry")
 }
 
 // hcloud-go's own retry repeats a POST whose answer was a 502: the
@@ -194,7 +184,7 @@ func TestRepeatedPostMeetingUniquenessErrorAcceptsOurServer(t *testing.T) {
 	require.Len(t, srv.Servers(), 1)
 	assert.Equal(t, 1, g.TargetSize)
 	reqs := srv.Requests()
-	assert.Equal(t, 2, count(reqs, "POST /v1/servers"), "%v", reqs)
+	assert.Equal(t, 2, fakehttp.CountPrefix(reqs, "POST /v1/servers"), "%v", reqs)
 	assert.True(t, slices.ContainsFunc(reqs, func(r string) bool { return strings.Contains(r, "name=") }), "looked up by name: %v", reqs)
 }
 
@@ -212,13 +202,13 @@ func TestDeleteNodesDeletesOnlyNamedServersOfTheGroup(t *testing.T) {
 
 	// Already gone: success, and no second DELETE.
 	require.NoError(t, p.DeleteNodes(ctx, groupID, []string{all[1]}, "k-del"))
-	assert.Equal(t, 1, count(srv.Requests(), "DELETE "))
+	assert.Equal(t, 1, fakehttp.CountPrefix(srv.Requests(), "DELETE "))
 
 	// Already deleting: not asked again. Vanished between list and DELETE: success.
 	srv.SetStatus(all[0], "deleting")
 	srv.Fail(fakehttp.Fault{Method: http.MethodDelete, Status: 404}, "not_found", "server not found")
 	require.NoError(t, p.DeleteNodes(ctx, groupID, []string{all[0], all[2]}, "k-del-2"))
-	assert.Equal(t, 2, count(srv.Requests(), "DELETE "))
+	assert.Equal(t, 2, fakehttp.CountPrefix(srv.Requests(), "DELETE "))
 }
 
 func TestRateLimitedWithRetryAfter(t *testing.T) {

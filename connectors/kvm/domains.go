@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/xml"
-	"maps"
 	"slices"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
-	"github.com/hanzoai/visor-fleet/types"
 )
 
 // domain is one domain of the host with Visor's metadata, if it has any.
@@ -23,7 +21,7 @@ type domain struct {
 	meta    *nodeMeta
 }
 
-func (d domain) instance() connectors.Instance {
+func (d domain) Instance() connectors.Instance {
 	state := connectors.InstanceCreating // defined, not yet started
 	if d.running {
 		state = connectors.InstanceRunning
@@ -54,9 +52,9 @@ func uuidString(u libvirt.UUID) string {
 	return string(h)
 }
 
-// listDomains lists every domain of the host, with Visor's metadata read
-// for each, by name.
-func (p *Provider) listDomains(ctx context.Context, op string) ([]domain, error) {
+// List lists every domain of the host, with Visor's metadata read for
+// each, by name.
+func (p host) List(ctx context.Context, op string) ([]domain, error) {
 	l, err := p.client(op)
 	if err != nil {
 		return nil, err
@@ -96,60 +94,4 @@ func (p *Provider) listDomains(ctx context.Context, op string) ([]domain, error)
 		return cmp.Or(cmp.Compare(a.created(), b.created()), cmp.Compare(a.name, b.name))
 	})
 	return out, nil
-}
-
-// groupDomains are the group's domains.
-func (p *Provider) groupDomains(all []domain, g group) []domain {
-	return slices.DeleteFunc(slices.Clone(all), func(d domain) bool {
-		return d.meta == nil || d.meta.Pool != g.poolLabel || d.meta.Size != g.size || p.templates[g.size].Domain == ""
-	})
-}
-
-// NodeGroups lists the pool's domains grouped by size.
-func (p *Provider) NodeGroups(ctx context.Context, pool types.PoolKey) ([]connectors.NodeGroup, error) {
-	const op = connectors.OpNodeGroups
-	if err := pool.Validate(); err != nil {
-		return nil, invalid(op, err)
-	}
-	all, err := p.listDomains(ctx, op)
-	if err != nil {
-		return nil, err
-	}
-	label := pool.NodePoolLabel()
-	bySize := map[string][]domain{}
-	for _, d := range all {
-		if d.meta != nil && d.meta.Pool == label {
-			if _, ok := p.templates[d.meta.Size]; ok {
-				bySize[d.meta.Size] = append(bySize[d.meta.Size], d)
-			}
-		}
-	}
-	groups := make([]connectors.NodeGroup, 0, len(bySize))
-	for _, size := range slices.Sorted(maps.Keys(bySize)) {
-		g := group{poolLabel: label, size: size}
-		groups = append(groups, toNodeGroup(g, bySize[size]))
-	}
-	return groups, nil
-}
-
-func toNodeGroup(g group, doms []domain) connectors.NodeGroup {
-	ng := connectors.NodeGroup{
-		ID: g.id(), Name: g.id(), Size: g.size, TargetSize: len(doms),
-		Labels: map[string]string{types.LabelPool: g.poolLabel},
-	}
-	for _, d := range doms {
-		ng.Instances = append(ng.Instances, d.instance())
-	}
-	return ng
-}
-
-// matchDomains picks the domains named by name or UUID.
-func matchDomains(doms []domain, namesOrIDs []string) []domain {
-	var out []domain
-	for _, d := range doms {
-		if slices.Contains(namesOrIDs, d.name) || slices.Contains(namesOrIDs, uuidString(d.dom.UUID)) {
-			out = append(out, d)
-		}
-	}
-	return out
 }

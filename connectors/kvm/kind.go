@@ -1,23 +1,16 @@
 package kvm
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/poolgroup"
 )
 
 // Kind registers KVM (libvirt) with a worker's clusters file (section
 // "kvm"). Its sizes are the configured templates, so it has no built-in
 // catalog; Release closes the libvirt connection.
-var Kind = connectors.CloudKind[Config](ProviderName,
-	func(ctx context.Context, cfg Config, secrets connectors.SecretReader) (connectors.Provider, func(context.Context) error, error) {
-		p, err := New(ctx, cfg, secrets)
-		if err != nil {
-			return nil, nil, err
-		}
-		return p, p.Close, nil
-	}, nil)
+var Kind = connectors.ClosingKind[Config](ProviderName, New, nil)
 
 // Validate reports what is wrong in a clusters file's kvm section.
 func (c *Config) Validate(p connectors.Problems) {
@@ -29,7 +22,7 @@ func (c *Config) Validate(p connectors.Problems) {
 		p.Add("templates", "is empty; each size is a template domain")
 	}
 	for i, t := range c.Templates {
-		if err := validSize(t.Name); err != nil {
+		if err := poolgroup.ValidSize(t.Name); err != nil {
 			p.Add(fmt.Sprintf("templates[%d].name", i), "%v", err)
 		}
 		connectors.Required(p, fmt.Sprintf("templates[%d].domain", i), t.Domain, "the template domain's name")

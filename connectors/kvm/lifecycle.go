@@ -9,7 +9,9 @@ import (
 	"github.com/digitalocean/go-libvirt"
 	"libvirt.org/go/libvirtxml"
 
+	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
+	"github.com/hanzoai/visor-fleet/connectors/poolgroup"
 )
 
 // templateDomain reads a template's inactive definition and checks its
@@ -59,11 +61,12 @@ func memoryMiB(d *libvirtxml.Domain) int64 {
 	return 0
 }
 
-// ensureMember makes the member exist (defined from its template, volume
-// disks cloned) and running. An existing domain of its name is the member
+// Ensure makes key's ordinal-th member exist (defined from its template,
+// volume disks cloned) and running. An existing domain of its name is the member
 // when its metadata says so, left by an attempt whose answer was lost: it
 // is only started. Any other domain of that name is a conflict.
-func (p *Provider) ensureMember(ctx context.Context, op string, g group, m member, existing []domain) error {
+func (p host) Ensure(ctx context.Context, op string, g poolgroup.Group, key connectors.IdempotencyKey, ordinal int, existing []domain) error {
+	m := newMember(g, key, ordinal)
 	op = op + " " + m.name
 	l, err := p.client(op)
 	if err != nil {
@@ -78,7 +81,7 @@ func (p *Provider) ensureMember(ctx context.Context, op string, g group, m membe
 		}
 		return p.start(op, l, d)
 	}
-	def, err := p.templateDomain(ctx, op, p.templates[g.size])
+	def, err := p.templateDomain(ctx, op, p.templates[g.Size])
 	if err != nil {
 		return err
 	}
@@ -213,7 +216,7 @@ func (p *Provider) destroy(op string, d domain) error {
 	return nil
 }
 
-func (p *Provider) destroyAll(op string, doms []domain) error {
+func (p host) Destroy(_ context.Context, op string, doms []domain) error {
 	var errs []error
 	for _, d := range doms {
 		errs = append(errs, p.destroy(op, d))

@@ -22,6 +22,7 @@ import (
 
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
+	"github.com/hanzoai/visor-fleet/connectors/poolgroup"
 	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -62,6 +63,8 @@ var kvmDaemons = sizing.DaemonAllowance{MilliCPU: 150, Memory: 250 * types.MiB, 
 // Provider is connectors.Provider for a libvirt host. It holds one
 // connection, reopened when it drops.
 type Provider struct {
+	poolgroup.Groups[domain]
+
 	cfg       Config
 	catalog   []types.InstanceType
 	templates map[string]Template // by size
@@ -83,8 +86,10 @@ func New(ctx context.Context, cfg Config, _ connectors.SecretReader) (*Provider,
 		return nil, invalid("configure", err)
 	}
 	p := &Provider{cfg: cfg, catalog: catalog, templates: map[string]Template{}}
+	p.Groups = poolgroup.Groups[domain]{Provider: ProviderName, Host: host{p}}
 	for _, t := range cfg.Templates {
 		p.templates[t.Name] = t
+		p.Sizes = append(p.Sizes, t.Name)
 	}
 	for _, t := range cfg.Templates {
 		if _, err := p.templateDomain(ctx, "configure", t); err != nil {
@@ -108,7 +113,7 @@ func (c Config) validate() ([]types.InstanceType, error) {
 	}
 	shapes := make([]sizing.Shape, 0, len(c.Templates))
 	for i, t := range c.Templates {
-		if err := validSize(t.Name); err != nil {
+		if err := poolgroup.ValidSize(t.Name); err != nil {
 			errs = append(errs, fmt.Errorf("templates[%d]: %w", i, err))
 		}
 		if t.Domain == "" {

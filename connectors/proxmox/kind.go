@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/poolgroup"
 )
 
 // Kind registers Proxmox VE with a worker's clusters file (section
@@ -19,7 +20,7 @@ func (c *Config) Validate(p connectors.Problems) {
 		p.Add("templates", "is empty; each size is a template VM")
 	}
 	for i, t := range c.Templates {
-		if err := validSize(t.Name); err != nil {
+		if err := poolgroup.ValidSize(t.Name); err != nil {
 			p.Add(fmt.Sprintf("templates[%d].name", i), "%v", err)
 		}
 		if t.VMID < 100 {

@@ -11,7 +11,9 @@ import (
 
 	pve "github.com/luthermonson/go-proxmox"
 
+	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
+	"github.com/hanzoai/visor-fleet/connectors/poolgroup"
 )
 
 // vmHandle is go-proxmox's VM object for a VM ID on a node, without the
@@ -42,30 +44,31 @@ func (p *Provider) wait(ctx context.Context, op string, task *pve.Task, err erro
 	return nil
 }
 
-// ensureMember makes the member exist, tagged and started. A VM already
+// Ensure makes key's ordinal-th member exist, tagged and started. A VM already
 // carrying its name is the member, left by an earlier attempt whose
 // answer was lost or that stopped half-way: it is finished, never cloned
 // again. existing is the whole cluster's list, so the name is looked for
 // on every node.
-func (p *Provider) ensureMember(ctx context.Context, op string, g group, m member, existing []vm) error {
+func (p host) Ensure(ctx context.Context, op string, g poolgroup.Group, key connectors.IdempotencyKey, ordinal int, existing []vm) error {
+	m := newMember(g, key, ordinal)
 	op = op + " " + m.name
 	for _, v := range existing {
 		if v.name == m.name {
 			return p.finish(ctx, op, g, m, v)
 		}
 	}
-	t := p.templates[g.size]
+	t := p.templates[g.Size]
 	newID, err := (&pve.Cluster{}).New(p.client).NextID(ctx)
 	if err != nil {
 		return p.classify(op, err)
 	}
 	target := t.Node
 	if n := len(p.cfg.TargetNodes); n > 0 {
-		target = p.cfg.TargetNodes[int(hashHex(m.name)[0])%n]
+		target = p.cfg.TargetNodes[int(connectors.NameHash(m.name)[0])%n]
 	}
 	opts := &pve.VirtualMachineCloneOptions{
 		NewID: newID, Name: m.name, Target: target, Pool: p.cfg.ResourcePool,
-		Description: "visor-fleet node of pool " + g.poolLabel + ", size " + g.size,
+		Description: "visor-fleet node of pool " + g.PoolLabel + ", size " + g.Size,
 	}
 	if p.cfg.FullClone {
 		opts.Full, opts.Storage = true, p.cfg.Storage
@@ -84,9 +87,9 @@ func (p *Provider) ensureMember(ctx context.Context, op string, g group, m membe
 
 // finish tags a member with its group and starts it; both are skipped
 // when already done.
-func (p *Provider) finish(ctx context.Context, op string, g group, m member, v vm) error {
+func (p *Provider) finish(ctx context.Context, op string, g poolgroup.Group, m member, v vm) error {
 	h := p.vmHandle(v.node, v.id)
-	if tags := g.tags(m); !hasTags(v.tags, parseTags(tags)) {
+	if tags := memberTags(g, m); !hasTags(v.tags, parseTags(tags)) {
 		task, err := h.Config(ctx, pve.VirtualMachineOption{Name: "tags", Value: tags})
 		if err := p.wait(ctx, op+" tag", task, err); err != nil {
 			return err
@@ -126,7 +129,7 @@ func (p *Provider) destroy(ctx context.Context, op string, v vm) error {
 	return nil
 }
 
-func (p *Provider) destroyAll(ctx context.Context, op string, vms []vm) error {
+func (p host) Destroy(ctx context.Context, op string, vms []vm) error {
 	var errs []error
 	for _, v := range vms {
 		errs = append(errs, p.destroy(ctx, op, v))

@@ -20,6 +20,7 @@ import (
 
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
+	"github.com/hanzoai/visor-fleet/connectors/poolgroup"
 	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -77,6 +78,8 @@ var proxmoxDaemons = sizing.DaemonAllowance{MilliCPU: 150, Memory: 250 * types.M
 
 // Provider is connectors.Provider for Proxmox VE.
 type Provider struct {
+	poolgroup.Groups[vm]
+
 	cfg       Config
 	catalog   []types.InstanceType
 	client    *pve.Client
@@ -114,8 +117,10 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 		pve.WithAPIToken(tokenID, tokenSecret),
 		pve.WithUserAgent("visor-fleet"),
 	)
+	p.Groups = poolgroup.Groups[vm]{Provider: ProviderName, Host: host{p}}
 	for _, t := range cfg.Templates {
 		p.templates[t.Name] = t
+		p.Sizes = append(p.Sizes, t.Name)
 	}
 	return p, nil
 }
@@ -133,7 +138,7 @@ func (c Config) validate() ([]types.InstanceType, error) {
 	}
 	shapes := make([]sizing.Shape, 0, len(c.Templates))
 	for i, t := range c.Templates {
-		if err := validSize(t.Name); err != nil {
+		if err := poolgroup.ValidSize(t.Name); err != nil {
 			errs = append(errs, fmt.Errorf("templates[%d]: %w", i, err))
 		}
 		if t.VMID < 100 {

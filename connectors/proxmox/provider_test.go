@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -67,26 +66,6 @@ func spec(n int) connectors.NodeGroupSpec {
 	return connectors.NodeGroupSpec{Pool: pool, Size: "small", TargetSize: n}
 }
 
-func count(reqs []string, prefix string) int {
-	n := 0
-	for _, r := range reqs {
-		if strings.HasPrefix(r, prefix) {
-			n++
-		}
-	}
-	return n
-}
-
-func countContaining(reqs []string, part string) int {
-	n := 0
-	for _, r := range reqs {
-		if strings.Contains(r, part) {
-			n++
-		}
-	}
-	return n
-}
-
 const clonePath = "POST /api2/json/nodes/pve1/qemu/9000/clone"
 
 func TestCatalogIsTheTemplatesWithPriceDateGPUAndDisk(t *testing.T) {
@@ -124,12 +103,12 @@ func TestCreateNodeGroupClonesTagsStartsAndRepeatsIdempotently(t *testing.T) {
 	for _, inst := range g.Instances {
 		assert.Equal(t, connectors.InstanceRunning, inst.State)
 	}
-	assert.Equal(t, 2, count(srv.Requests(), clonePath))
+	assert.Equal(t, 2, fakehttp.CountPrefix(srv.Requests(), clonePath))
 
 	again, err := p.CreateNodeGroup(ctx, spec(2), "pool/acme/decision-7")
 	require.NoError(t, err)
 	assert.Equal(t, g.Instances, again.Instances, "the same key finds the same VMs")
-	assert.Equal(t, 2, count(srv.Requests(), clonePath), "a repeat clones nothing")
+	assert.Equal(t, 2, fakehttp.CountPrefix(srv.Requests(), clonePath), "a repeat clones nothing")
 	assert.Len(t, srv.VMs(), 2)
 
 	groups, err := p.NodeGroups(ctx, pool)
@@ -165,7 +144,7 @@ func TestALostCloneAnswerIsFinishedByTheRetryNotClonedAgain(t *testing.T) {
 	require.Len(t, vms, 1)
 	assert.Equal(t, "running", vms[0].Status)
 	assert.Contains(t, vms[0].Tags, "visor-size.small")
-	assert.Equal(t, 1, count(srv.Requests(), clonePath))
+	assert.Equal(t, 1, fakehttp.CountPrefix(srv.Requests(), clonePath))
 }
 
 func TestScaleDownDestroysTheNewestAndDeleteNodesTakesNameOrID(t *testing.T) {
@@ -183,8 +162,8 @@ func TestScaleDownDestroysTheNewestAndDeleteNodesTakesNameOrID(t *testing.T) {
 
 	require.NoError(t, p.DeleteNodes(ctx, groupID, []string{left[0].Name, strconv.Itoa(left[1].VMID), "not-a-member"}, "del"))
 	assert.Equal(t, []string{left[2].Name}, names(srv.VMs()))
-	assert.Equal(t, 3, countContaining(srv.Requests(), "/status/stop"), "each running VM is stopped before it is destroyed")
-	assert.Equal(t, 3, count(srv.Requests(), "DELETE /api2/json/nodes/pve1/qemu/"))
+	assert.Equal(t, 3, fakehttp.CountContaining(srv.Requests(), "/status/stop"), "each running VM is stopped before it is destroyed")
+	assert.Equal(t, 3, fakehttp.CountPrefix(srv.Requests(), "DELETE /api2/json/nodes/pve1/qemu/"))
 
 	// A second decision adds to the group without touching the member.
 	require.NoError(t, p.SetTargetSize(ctx, groupID, 2, "up-again"))
@@ -265,7 +244,7 @@ func TestErrorsAreTyped(t *testing.T) {
 		} {
 			assert.True(t, errclass.IsPermanent(err), "%v", err)
 		}
-		assert.Equal(t, 0, count(srv.Requests(), "POST "))
+		assert.Equal(t, 0, fakehttp.CountPrefix(srv.Requests(), "POST "))
 	})
 }
 

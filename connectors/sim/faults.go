@@ -8,7 +8,17 @@ import (
 	"time"
 
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
+	"github.com/hanzoai/visor-fleet/types"
 )
+
+// poolRead opens a call that reads the pool's state: the pool must be the
+// fleet's, and the call draws its transport faults. Called with f.mu held.
+func (f *Fleet) poolRead(ctx context.Context, op string, pool types.PoolKey) error {
+	if err := f.checkPool(pool); err != nil {
+		return f.permanent(op, err)
+	}
+	return f.callFault(ctx, op)
+}
 
 // callFault draws the transport-level faults any call may hit before it
 // reaches the provider: a transient failure or a throttle. Called with f.mu held.

@@ -13,12 +13,8 @@ import (
 // LeakedInstances lists the pool's machines that no group records (see
 // FaultConfig.LeakRate), oldest first.
 func (f *Fleet) LeakedInstances(ctx context.Context, pool types.PoolKey) ([]connectors.Instance, error) {
-	const op = "LeakedInstances"
 	defer f.enter(ctx)()
-	if err := f.checkPool(pool); err != nil {
-		return nil, f.permanent(op, err)
-	}
-	if err := f.callFault(ctx, op); err != nil {
+	if err := f.poolRead(ctx, "LeakedInstances", pool); err != nil {
 		return nil, err
 	}
 	out := []connectors.Instance{}

@@ -18,12 +18,8 @@ import (
 
 // NodeGroups lists the pool's groups in ID order.
 func (f *Fleet) NodeGroups(ctx context.Context, pool types.PoolKey) ([]connectors.NodeGroup, error) {
-	const op = "NodeGroups"
 	defer f.enter(ctx)()
-	if err := f.checkPool(pool); err != nil {
-		return nil, f.permanent(op, err)
-	}
-	if err := f.callFault(ctx, op); err != nil {
+	if err := f.poolRead(ctx, "NodeGroups", pool); err != nil {
 		return nil, err
 	}
 	out := []connectors.NodeGroup{}

@@ -1,7 +1,6 @@
 package vsphere
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/hanzoai/visor-fleet/connectors"
@@ -10,14 +9,7 @@ import (
 // Kind registers vSphere with a worker's clusters file (section
 // "vsphere"). Its sizes are the configured templates, so it has no
 // built-in catalog.
-var Kind = connectors.CloudKind[Config](ProviderName,
-	func(ctx context.Context, cfg Config, secrets connectors.SecretReader) (connectors.Provider, func(context.Context) error, error) {
-		p, err := New(ctx, cfg, secrets)
-		if err != nil {
-			return nil, nil, err
-		}
-		return p, p.Close, nil
-	}, nil)
+var Kind = connectors.ClosingKind[Config](ProviderName, New, nil)
 
 // Validate reports what is wrong in a clusters file's vsphere section.
 func (c *Config) Validate(p connectors.Problems) {
