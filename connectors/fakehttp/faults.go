@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -52,6 +53,19 @@ func (f *Faults) Requests() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.requests)
+}
+
+// Count is how many requests received contain part in "METHOD /path?query".
+func (f *Faults) Count(part string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, r := range f.requests {
+		if strings.Contains(r, part) {
+			n++
+		}
+	}
+	return n
 }
 
 // Wrap puts the faults in front of next.

@@ -6,6 +6,7 @@ import (
 	"github.com/hanzoai/visor-fleet/connectors/aws"
 	"github.com/hanzoai/visor-fleet/connectors/azure"
 	"github.com/hanzoai/visor-fleet/connectors/digitalocean"
+	"github.com/hanzoai/visor-fleet/connectors/gcp"
 	"github.com/hanzoai/visor-fleet/connectors/hetzner"
 	"github.com/hanzoai/visor-fleet/connectors/kvm"
 	"github.com/hanzoai/visor-fleet/connectors/kwok"
@@ -23,6 +24,7 @@ const (
 	Proxmox      = proxmox.ProviderName
 	Aliyun       = aliyun.ProviderName
 	KVM          = kvm.ProviderName
+	GCP          = gcp.ProviderName
 	Kwok         = kwok.ProviderName
 	Sim          = "sim"
 )
@@ -40,6 +42,7 @@ var Providers = register(
 	proxmox.Kind,
 	aliyun.Kind,
 	kvm.Kind,
+	gcp.Kind,
 )
 
 func register(kinds ...connectors.Kind) []string {
