@@ -16,6 +16,9 @@ import (
 type Fault struct {
 	Method string // empty matches any method
 	Path   string // exact URL path; empty matches any path
+	// Match, when set, must also hold: for APIs that name the action in a
+	// header (AWS JSON's X-Amz-Target) rather than the path.
+	Match func(r *http.Request) bool
 	// Skip lets this many matching requests through before the fault hits.
 	Skip int
 	// Times is how many requests it hits; zero means once.
@@ -90,7 +93,7 @@ func (f *Faults) take(r *http.Request) *Fault {
 	defer f.mu.Unlock()
 	f.requests = append(f.requests, r.Method+" "+r.URL.RequestURI())
 	for i, fault := range f.faults {
-		if (fault.Method != "" && fault.Method != r.Method) || (fault.Path != "" && fault.Path != r.URL.Path) {
+		if (fault.Method != "" && fault.Method != r.Method) || (fault.Path != "" && fault.Path != r.URL.Path) || (fault.Match != nil && !fault.Match(r)) {
 			continue
 		}
 		if fault.Skip > 0 {

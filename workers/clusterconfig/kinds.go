@@ -10,6 +10,7 @@ import (
 	"github.com/hanzoai/visor-fleet/connectors/hetzner"
 	"github.com/hanzoai/visor-fleet/connectors/kvm"
 	"github.com/hanzoai/visor-fleet/connectors/kwok"
+	"github.com/hanzoai/visor-fleet/connectors/lightsail"
 	"github.com/hanzoai/visor-fleet/connectors/proxmox"
 	"github.com/hanzoai/visor-fleet/connectors/vsphere"
 )
@@ -25,6 +26,7 @@ const (
 	Aliyun       = aliyun.ProviderName
 	KVM          = kvm.ProviderName
 	GCP          = gcp.ProviderName
+	Lightsail    = lightsail.ProviderName
 	Kwok         = kwok.ProviderName
 	Sim          = "sim"
 )
@@ -43,6 +45,7 @@ var Providers = register(
 	aliyun.Kind,
 	kvm.Kind,
 	gcp.Kind,
+	lightsail.Kind,
 )
 
 func register(kinds ...connectors.Kind) []string {
