@@ -77,6 +77,13 @@ func readDescription(s string) (description, bool) {
 	return d, true
 }
 
+// LabelsOfDescription are the group labels a MIG's description holds
+// (nil when Visor did not write it), for whoever joins its instances.
+func LabelsOfDescription(desc string) map[string]string {
+	d, _ := readDescription(desc)
+	return d.Visor.Labels
+}
+
 // requestID is the requestId Compute deduplicates a mutating call by: a
 // UUID (version 4 form) from the decision's key and what the call does,
 // so the same decision retried sends the same ID.
