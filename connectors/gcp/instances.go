@@ -23,10 +23,36 @@ func (p *Provider) group(ctx context.Context, op string, mig *compute.InstanceGr
 	for k, v := range d.Visor.Labels {
 		g.Labels[k] = v
 	}
+	created, err := p.creationTimes(ctx, op, mig.Name)
+	if err != nil {
+		return connectors.NodeGroup{}, err
+	}
 	for _, m := range managed {
-		g.Instances = append(g.Instances, instanceOf(m))
+		in := instanceOf(m)
+		in.CreatedAt = created[in.Name]
+		g.Instances = append(g.Instances, in)
 	}
 	return g, nil
+}
+
+// creationTimes are when the group's VMs were created, by name: managed
+// instances do not say, so the VMs are listed by the group label their
+// template gives them.
+func (p *Provider) creationTimes(ctx context.Context, op, mig string) (map[string]time.Time, error) {
+	out := map[string]time.Time{}
+	err := p.svc.Instances.List(p.cfg.Project, p.cfg.Zone).Filter("labels."+LabelGroup+" eq "+mig).
+		Pages(ctx, func(page *compute.InstanceList) error {
+			for _, in := range page.Items {
+				if t, err := time.Parse(time.RFC3339, in.CreationTimestamp); err == nil {
+					out[in.Name] = t
+				}
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, p.classify(op, err)
+	}
+	return out, nil
 }
 
 func (p *Provider) instances(ctx context.Context, op, mig string) ([]*compute.ManagedInstance, error) {

@@ -48,6 +48,7 @@ func TestCreateWaitsForOperationsThatFinishLater(t *testing.T) {
 	for _, in := range g.Instances {
 		assert.True(t, strings.HasPrefix(in.Name, g.ID+"-"), in.Name)
 		assert.NotEqual(t, in.Name, in.ID, "a VM has Compute's numeric ID")
+		assert.False(t, in.CreatedAt.IsZero(), "the VM's creationTimestamp")
 	}
 
 	tmpl := srv.Templates()[g.ID]

@@ -3,7 +3,8 @@
 // reference: instanceTemplates insert/get/delete, zonal
 // instanceGroupManagers insert/get/list (filter "name eq RE2")/delete,
 // resize, deleteInstances (skipInstancesOnValidationError) and
-// listManagedInstances (paged), zone and global operations get and wait,
+// listManagedInstances (paged), instances list (filter
+// "labels.visor-group eq NAME", for creation times), zone and global operations get and wait,
 // and Google's OAuth 2.0 token endpoint for a service account's signed JWT
 // (RS256, verified against the account's public key).
 //
@@ -24,8 +25,8 @@
 //
 // It does not model: regional MIGs, autoscalers, health checks and
 // autohealing, stateful policies, instance flexibility, update rollouts
-// (the template is never changed), instances outside MIGs, labels or any
-// instance field beyond what listManagedInstances shows, per-region CPU
+// (the template is never changed), instances outside MIGs, instance fields
+// beyond name, ID, status, creationTimestamp and the group label, per-region CPU
 // quotas (SetQuota is a count of VMs), other list filters than "name eq",
 // IAM (any key it knows may do anything), the wait method's two-minute
 // block (it answers at once, DONE or not), and request or operation rate
@@ -104,6 +105,7 @@ type Instance struct {
 	Status        string // PROVISIONING, RUNNING; "" without a VM
 	Action        string // CREATING, NONE, DELETING
 	Errors        []AttemptError
+	Created       time.Time // when the VM was made
 	bootRemaining int
 }
 
@@ -284,15 +286,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 var (
-	zonalRE  = regexp.MustCompile(`^/compute/v1/projects/([^/]+)/zones/([^/]+)/(instanceGroupManagers|operations)(?:/([^/]+))?(?:/([A-Za-z]+))?$`)
+	zonalRE  = regexp.MustCompile(`^/compute/v1/projects/([^/]+)/zones/([^/]+)/(instanceGroupManagers|operations|instances)(?:/([^/]+))?(?:/([A-Za-z]+))?$`)
 	globalRE = regexp.MustCompile(`^/compute/v1/projects/([^/]+)/global/(instanceTemplates|operations)(?:/([^/]+))?(?:/([A-Za-z]+))?$`)
 )
 
 func (s *Server) route(r *http.Request) (any, *apiError) {
 	if m := zonalRE.FindStringSubmatch(r.URL.Path); m != nil {
 		project, zone, kind, name, verb := m[1], m[2], m[3], m[4], m[5]
-		if kind == "operations" {
+		switch {
+		case kind == "operations":
 			return s.getOp(name, zone, r.Method, verb)
+		case kind == "instances" && r.Method == http.MethodGet && name == "":
+			return s.listInstances(r, zone)
 		}
 		return s.groupCall(r, project, zone, name, verb)
 	}
@@ -534,6 +539,7 @@ func (s *Server) attempt(g *Group, in *Instance) {
 	default:
 		s.seq++
 		in.ID, in.VM, in.Status, in.Errors, in.bootRemaining = 5000000000000000000+s.seq, true, "PROVISIONING", nil, s.pending
+		in.Created = s.clock
 		if in.bootRemaining <= 0 {
 			in.Status, in.Action = "RUNNING", "NONE"
 		}
@@ -613,6 +619,36 @@ func (s *Server) listGroups(r *http.Request, zone string) (any, *apiError) {
 		items = append(items, s.groupJSON(s.groups[name], strings.TrimPrefix(r.URL.Path, "/compute/v1/")))
 	}
 	out := map[string]any{"kind": "compute#instanceGroupManagerList", "items": items}
+	if next != "" {
+		out["nextPageToken"] = next
+	}
+	return out, nil
+}
+
+// groupLabelFilter is the one instances filter the fake knows:
+// labels.visor-group eq NAME.
+var groupLabelFilter = regexp.MustCompile(`^labels\.visor-group\s+eq\s+"?([^"]+?)"?$`)
+
+// listInstances lists the VMs of the MIG the filter names, each with the
+// labels its template gave it and its creationTimestamp.
+func (s *Server) listInstances(r *http.Request, zone string) (any, *apiError) {
+	m := groupLabelFilter.FindStringSubmatch(r.URL.Query().Get("filter"))
+	if m == nil {
+		return nil, &apiError{http.StatusBadRequest, "invalid", "Invalid value for field 'filter': the fake lists instances by labels.visor-group only."}
+	}
+	items := []map[string]any{}
+	if g := s.groups[m[1]]; g != nil && g.Zone == zone {
+		for _, in := range g.Instances {
+			if in.VM {
+				items = append(items, map[string]any{
+					"kind": "compute#instance", "id": strconv.FormatUint(in.ID, 10), "name": in.Name, "status": in.Status,
+					"creationTimestamp": in.Created.Format(time.RFC3339), "labels": map[string]string{"visor-group": g.Name},
+				})
+			}
+		}
+	}
+	page, next := paginate(items, r.URL.Query().Get("pageToken"), 2)
+	out := map[string]any{"kind": "compute#instanceList", "items": page}
 	if next != "" {
 		out["nextPageToken"] = next
 	}
