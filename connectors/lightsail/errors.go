@@ -43,6 +43,10 @@ func (p *Provider) classify(op string, err error) error {
 	}
 	code, msg := api.ErrorCode(), strings.ToLower(api.ErrorMessage())
 	switch {
+	case awsconn.ClassOf(err) == errclass.RateLimited: // before the messages: "Request limit exceeded" is a throttle
+		e := errclass.New(errclass.RateLimited, ProviderName, op, err)
+		e.RetryAfter = defaultThrottleWait
+		return e
 	case authCodes[code]:
 		return errclass.New(errclass.Permanent, ProviderName, op,
 			fmt.Errorf("AWS refused the access key from %s or its permissions: %w", p.cfg.Credentials, err))
@@ -58,9 +62,5 @@ func (p *Provider) classify(op string, err error) error {
 	case code == "OperationFailureException" || code == "ServiceException" || strings.HasSuffix(code, "SetupInProgressException"):
 		return errclass.New(errclass.Retryable, ProviderName, op, err)
 	}
-	e := errclass.New(awsconn.ClassOf(err), ProviderName, op, err)
-	if e.Class == errclass.RateLimited {
-		e.RetryAfter = defaultThrottleWait
-	}
-	return e
+	return errclass.New(awsconn.ClassOf(err), ProviderName, op, err)
 }

@@ -124,6 +124,10 @@ func TestErrorsAreTyped(t *testing.T) {
 		_, err := p.NodeGroups(ctx, pool)
 		assert.Equal(t, errclass.RateLimited, errclass.Of(err), "%v", err)
 		assert.Positive(t, errclass.RetryAfterOf(err))
+		srv.Inject(fakehttp.Fault{Match: fakelightsail.Action("GetInstances"), Status: http.StatusBadRequest,
+			Body: []byte(`{"__type":"RequestLimitExceeded","message":"Request limit exceeded."}`)})
+		_, err = p.NodeGroups(ctx, pool)
+		assert.Equal(t, errclass.RateLimited, errclass.Of(err), "a request limit is a throttle, not a quota: %v", err)
 	})
 	t.Run("bad arguments reach nothing", func(t *testing.T) {
 		srv, p := started(t)
