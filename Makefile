@@ -35,15 +35,15 @@ bench:
 	VISOR_KWOK_SCALE=1 $(GO) test -run TestScaleTenThousandPods -v -count=1 -timeout 30m ./testsuite/kwok > artifacts/bench-kwok.txt || { cat artifacts/bench-kwok.txt; exit 1; }
 	cat artifacts/bench-speed.txt artifacts/bench-latency.txt artifacts/bench-idle.txt artifacts/bench-apply.txt > artifacts/bench.txt
 	cat artifacts/bench.txt
-	$(GO) run ./internal/benchreport -bench artifacts/bench.txt -out docs/BENCHMARKS.md -plots docs/benchmarks
+	$(GO) run ./cmd/benchreport -bench artifacts/bench.txt -out docs/BENCHMARKS.md -plots docs/benchmarks
 
 ## bench-report: rewrite docs/BENCHMARKS.md from the last bench log, recomputing the scores
 bench-report:
-	$(GO) run ./internal/benchreport -bench artifacts/bench.txt -out docs/BENCHMARKS.md -plots docs/benchmarks
+	$(GO) run ./cmd/benchreport -bench artifacts/bench.txt -out docs/BENCHMARKS.md -plots docs/benchmarks
 
 ## bench-scores: recompute only the scores and plots of docs/BENCHMARKS.md, keeping its speed section
 bench-scores:
-	$(GO) run ./internal/benchreport -scores-only -out docs/BENCHMARKS.md -plots docs/benchmarks
+	$(GO) run ./cmd/benchreport -scores-only -out docs/BENCHMARKS.md -plots docs/benchmarks
 
 ## lint: vet and formatting
 lint:

@@ -3,7 +3,7 @@ package activities
 import (
 	"strings"
 
-	"github.com/hanzoai/visor-fleet/capacity"
+	"github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -80,7 +80,7 @@ func withinBudget(plan sizing.Plan, req sizing.Request, excluded []string, budge
 	if budget <= 0 || plan.NewNodes == 0 {
 		return plan, ""
 	}
-	v := capacity.WithinBudget(plan.HourlyCost, budget, spend)
+	v := law.WithinBudget(plan.HourlyCost, budget, spend)
 	if v.Allowed {
 		return plan, ""
 	}
@@ -92,10 +92,10 @@ func withinRoom(plan sizing.Plan, req sizing.Request, excluded []string, room fl
 	if plan.NewNodes == 0 || plan.HourlyCost <= room+1e-9 {
 		return plan, ""
 	}
-	b := capacity.FitPlanToBudget(plan, max(room, 0))
+	b := law.FitPlanToBudget(plan, max(room, 0))
 	reason := strings.Replace(b.Reason, "cost budget", which, 1)
 	if b.NewNodes == 0 {
 		return sizing.Plan{Unplaceable: plan.Unplaceable, Alternatives: plan.Alternatives}, reason
 	}
-	return sizing.PlanScaleUpExcluding(capacity.BudgetRequest(req, b), excluded), reason
+	return sizing.PlanScaleUpExcluding(law.BudgetRequest(req, b), excluded), reason
 }

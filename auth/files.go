@@ -6,14 +6,14 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/credentials"
 )
 
 // resolveRef reads what a reference (file:/path or env:NAME) names, the way
 // provider credentials are resolved. Kubernetes secret references need a
 // reader and are not supported here.
 func resolveRef(ref string) ([]byte, error) {
-	v, err := connectors.CredentialRef(ref).Resolve(context.Background(), nil)
+	v, err := credentials.Ref(ref).Resolve(context.Background(), nil)
 	if err != nil {
 		return nil, err
 	}

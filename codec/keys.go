@@ -15,7 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/credentials"
 )
 
 // KeySize is AES-256's key length.
@@ -81,7 +81,7 @@ func checkKeyID(id string) error {
 // LoadKeys reads a key file ({"keys":[{"id":..,"key":base64}, ...]}) from a
 // reference (file:/path or env:NAME), the way provider credentials are read.
 func LoadKeys(ref string) (Keys, error) {
-	v, err := connectors.CredentialRef(ref).Resolve(context.Background(), nil)
+	v, err := credentials.Ref(ref).Resolve(context.Background(), nil)
 	if err != nil {
 		return nil, err
 	}

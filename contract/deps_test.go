@@ -51,15 +51,59 @@ func TestStarterLinksNoWorker(t *testing.T) {
 // or connector, so the workflow's billing logic stays replay-safe and small.
 func TestPureMeteringLinksNoSinkNorProvider(t *testing.T) {
 	forbidden := []string{"go.temporal.io/", module + "/metering/ledger", module + "/metering/httpsink", module + "/connectors"}
-	for _, f := range workerLinks {
-		if f != module+"/metering" {
-			forbidden = append(forbidden, f)
+	assertLinksNone(t, module+"/metering", append(forbidden, except(workerLinks, module+"/metering")...))
+}
+
+// The control law is pure: no Temporal, no worker, no connector, so a
+// workflow calls it replay-safely and the scorer runs the very same law.
+func TestLawLinksNoTemporalNorWorker(t *testing.T) {
+	assertLinksNone(t, module+"/law", append([]string{"go.temporal.io/", module + "/connectors", module + "/catalogs"}, except(workerLinks, module+"/sizing")...))
+}
+
+// The scorer reaches the law and the providers' catalogs, never the pool
+// workflow, an activity, a worker or a provider's package or SDK.
+func TestScoreLinksNoWorkflowsNorWorkers(t *testing.T) {
+	assertLinksNone(t, module+"/score", except(workerLinks, module+"/sizing"))
+}
+
+// Credentials, payload keys and the billing sink resolve references
+// through the leaf connectors/credentials: none of them links the
+// provider contract, its registry or a provider.
+func TestSecretUsersLinkNoConnectors(t *testing.T) {
+	for _, pkg := range []string{"auth", "codec", "metering/httpsink"} {
+		for _, dep := range deps(t, module+"/"+pkg) {
+			if dep == module+"/connectors" || strings.HasPrefix(dep, module+"/connectors/") &&
+				dep != module+"/connectors/credentials" && dep != module+"/connectors/errclass" {
+				t.Errorf("%s links %s: resolve references with connectors/credentials", pkg, dep)
+			}
 		}
 	}
-	assertLinksNone(t, module+"/metering", forbidden)
+}
+
+// except is links without the one prefix a package may link.
+func except(links []string, allowed string) []string {
+	var out []string
+	for _, l := range links {
+		if l != allowed {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 func assertLinksNone(t *testing.T, pkg string, forbidden []string) {
+	t.Helper()
+	for _, dep := range deps(t, pkg) {
+		for _, f := range forbidden {
+			if dep == strings.TrimSuffix(f, "/") || strings.HasPrefix(dep, strings.TrimSuffix(f, "/")+"/") {
+				t.Errorf("%s links %s (forbidden: %s)", pkg, dep, f)
+			}
+		}
+	}
+}
+
+// deps lists pkg and every package it links.
+func deps(t *testing.T, pkg string) []string {
 	t.Helper()
 	// go test puts its own go first on PATH.
 	out, err := exec.Command("go", "list", "-deps", pkg).Output()
@@ -73,11 +117,5 @@ func assertLinksNone(t *testing.T, pkg string, forbidden []string) {
 	if len(deps) < 2 {
 		t.Fatalf("go list -deps %s listed %d packages; want the package and its imports", pkg, len(deps))
 	}
-	for _, dep := range deps {
-		for _, f := range forbidden {
-			if dep == strings.TrimSuffix(f, "/") || strings.HasPrefix(dep, strings.TrimSuffix(f, "/")+"/") {
-				t.Errorf("%s links %s (forbidden: %s)", pkg, dep, f)
-			}
-		}
-	}
+	return deps
 }

@@ -135,6 +135,20 @@ type DecisionRecord struct {
 	Removed     []string  `json:"removed,omitempty"`
 	Outcome     string    `json:"outcome"`
 	RequestedBy string    `json:"requestedBy,omitempty"`
+	// Repeats counts the identical decisions after this one that changed
+	// nothing (the same "nothing bought" while a budget holds): they update
+	// this record rather than fill the window. The newest was LastSeq at LastAt.
+	Repeats int       `json:"repeats,omitempty"`
+	LastSeq int64     `json:"lastSeq,omitempty"`
+	LastAt  time.Time `json:"lastAt,omitempty"`
+}
+
+// Newest is the decision number and time of the record's newest decision.
+func (d DecisionRecord) Newest() (int64, time.Time) {
+	if d.Repeats == 0 {
+		return d.Seq, d.At
+	}
+	return d.LastSeq, d.LastAt
 }
 
 // PoolStatus is the `status` query's answer: the pool's full state.

@@ -3,8 +3,7 @@ package score
 import (
 	"testing"
 
-	"github.com/hanzoai/visor-fleet/connectors"
-	"github.com/hanzoai/visor-fleet/connectors/sim"
+	"github.com/hanzoai/visor-fleet/catalogs"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -12,7 +11,7 @@ import (
 // (8,000 pods, 8,640 steps of 10 s).
 func BenchmarkSimulateAlibabaDay(b *testing.B) {
 	day := alibabaDay(b)
-	catalog, _ := connectors.CatalogOf("aws")
+	catalog := catalogs.AWS()
 	policy := types.DefaultPolicy()
 	policy.MaxNodes = 500
 	for _, c := range []struct {
@@ -43,7 +42,7 @@ func BenchmarkSimulateAlibabaDay(b *testing.B) {
 // traces on the sim's), as the report computes it.
 func BenchmarkLPBoundSuite(b *testing.B) {
 	day := alibabaDay(b)
-	aws, _ := connectors.CatalogOf("aws")
+	aws := catalogs.AWS()
 	policy := types.DefaultPolicy()
 	policy.MaxNodes = 500
 	type job struct {
@@ -52,7 +51,7 @@ func BenchmarkLPBoundSuite(b *testing.B) {
 	}
 	jobs := []job{{day, aws}, {day.CPUOnly(), aws}}
 	for _, tr := range SyntheticTraces(1) {
-		jobs = append(jobs, job{tr, sim.DefaultCatalog()})
+		jobs = append(jobs, job{tr, catalogs.Sim()})
 	}
 	for b.Loop() {
 		for _, j := range jobs {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hanzoai/visor-fleet/connectors/sim"
+	"github.com/hanzoai/visor-fleet/catalogs"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -27,7 +27,7 @@ func TestLPBoundIsTheConfigurationOptimumAboveTheFractionalBound(t *testing.T) {
 	// sim-16c64g five), so the LP optimum is $0.20, while the fractional
 	// bound prices CPU alone ($0.154).
 	pods, idx := alive(5, types.Resources{MilliCPU: 3000, Memory: 4 * types.GiB, Pods: 1}, "")
-	catalog := sim.DefaultCatalog()
+	catalog := catalogs.Sim()
 	cg := newColumnGeneration(catalog)
 	got := cg.need(pods, idx, catalog)
 	_, frac := fractional(pods, idx, catalog)
@@ -130,7 +130,7 @@ func bruteForce(shapes []types.Resources, counts []int, catalog []types.Instance
 
 func TestLPBoundNeverAboveTheIntegralOptimumEvenUnconverged(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	catalog := sim.DefaultCatalog()[:4] // the CPU sizes
+	catalog := catalogs.Sim()[:4] // the CPU sizes
 	for trial := range 12 {
 		var shapes []types.Resources
 		var counts []int

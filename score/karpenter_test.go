@@ -5,13 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hanzoai/visor-fleet/connectors/sim"
+	"github.com/hanzoai/visor-fleet/catalogs"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
 func simSize(t *testing.T, name string) types.InstanceType {
 	t.Helper()
-	for _, s := range sim.DefaultCatalog() {
+	for _, s := range catalogs.Sim() {
 		if s.Name == name {
 			return s
 		}
@@ -30,7 +30,7 @@ func podsOn(t *testing.T, size string, req types.Resources, each []int, notEvict
 			trace = append(trace, Pod{Name: strings.Repeat("p", k+1) + string(rune('a'+j)), Requests: req, Depart: time.Hour, NotEvictable: notEvictable})
 		}
 	}
-	c := newCluster(trace, sim.DefaultCatalog(), time.Minute, 100, types.DefaultPolicy())
+	c := newCluster(trace, catalogs.Sim(), time.Minute, 100, types.DefaultPolicy())
 	i := 0
 	for _, n := range each {
 		nd := c.addNode(simSize(t, size), 0)
@@ -47,7 +47,7 @@ var twoCores = types.Resources{MilliCPU: 2000, Memory: types.GiB, Pods: 1}
 func karpenterWithFloor(floor int) *Karpenter {
 	p := types.DefaultPolicy()
 	p.MinNodes = floor
-	return NewKarpenter(p, sim.DefaultCatalog())
+	return NewKarpenter(p, catalogs.Sim())
 }
 
 func TestKarpenterProvisionsFirstFitDecreasingOntoTheCheapestSizeThatHoldsTheClaim(t *testing.T) {
@@ -61,7 +61,7 @@ func TestKarpenterProvisionsFirstFitDecreasingOntoTheCheapestSizeThatHoldsTheCla
 		{Name: "c", Requests: req, Arrive: 0, Depart: time.Hour},
 	}}
 	policy := types.DefaultPolicy()
-	r, err := Simulate(tr, sim.DefaultCatalog(), policy, NewKarpenter(policy, sim.DefaultCatalog()), Options{})
+	r, err := Simulate(tr, catalogs.Sim(), policy, NewKarpenter(policy, catalogs.Sim()), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestKarpenterBatchWindowClosesAfterOneIdleSecondOrTen(t *testing.T) {
 		at := time.Duration(j) * 500 * time.Millisecond
 		trace = append(trace, Pod{Name: string(rune('A'+j)) + "x", Requests: twoCores, Arrive: at, Depart: time.Hour})
 	}
-	c := newCluster(trace, sim.DefaultCatalog(), time.Minute, 100, types.DefaultPolicy())
+	c := newCluster(trace, catalogs.Sim(), time.Minute, 100, types.DefaultPolicy())
 	k := karpenterWithFloor(0)
 	for _, step := range []struct {
 		now    time.Duration
@@ -103,7 +103,7 @@ func TestKarpenterBatchWindowClosesAfterOneIdleSecondOrTen(t *testing.T) {
 		}
 	}
 	// Two pods 3 s apart: the first one's batch closed 1 s after it.
-	c = newCluster(trace[:2], sim.DefaultCatalog(), time.Minute, 100, types.DefaultPolicy())
+	c = newCluster(trace[:2], catalogs.Sim(), time.Minute, 100, types.DefaultPolicy())
 	c.pods[0] = podState{fits: true, pending: true, pendingSince: 0}
 	c.pods[1] = podState{fits: true, pending: true, pendingSince: 3 * time.Second}
 	c.pending, c.now = []int{0, 1}, 1500*time.Millisecond
@@ -193,7 +193,7 @@ func TestKarpenterLeavesNodesWithPodsThatMustNotBeEvicted(t *testing.T) {
 	}
 	// The cluster-autoscaler-like rule, with every node long unneeded,
 	// leaves them too.
-	ca := NewClusterAutoscaler(types.Policy{}, sim.DefaultCatalog())
+	ca := NewClusterAutoscaler(types.Policy{}, catalogs.Sim())
 	for _, nd := range c.nodes {
 		ca.unneededSince[nd.name] = c.Now().Add(-time.Hour)
 	}

@@ -3,18 +3,18 @@ package score
 import (
 	"time"
 
+	"github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
-	"github.com/hanzoai/visor-fleet/workflows"
 )
 
-// This file is the only place that builds workflows.DecisionInput and
+// This file is the only place that builds law.DecisionInput and
 // sizing.Request: when either grows a field, adjust it here. It feeds the
 // real law the way the pool workflow does (pool_workflow.go decide,
 // applyObservation; pool_actions.go grow, scaleDown) and carries out what
 // it returns on the simulated cluster.
 
-// Law runs workflows.Decide with a sizing function: sizing.PlanScaleUp for
+// Law runs law.Decide with a sizing function: sizing.PlanScaleUp for
 // the pool's law, sizing.Baseline for the seed rule.
 type Law struct {
 	name    string
@@ -22,10 +22,8 @@ type Law struct {
 	policy  types.Policy
 	catalog []types.InstanceType
 	plan    func(sizing.Request) sizing.Plan
-	// consolidation: decide as a run recorded with versionConsolidation.
-	consolidation bool
-	// fewerNodes, acrossSizes: plan and consolidate as a run recorded with versionNodeHours does.
-	fewerNodes, acrossSizes bool
+	// rules: the law's rules it decides and plans with.
+	rules law.Rules
 
 	// The pool's durable state, as PoolState holds it.
 	obs         *types.PoolObservation
@@ -46,25 +44,14 @@ type Law struct {
 // NewLaw is the pool's control law with the real planner, as a run
 // recorded with every rule decides.
 func NewLaw(name string, policy types.Policy, catalog []types.InstanceType) *Law {
-	return NewLawWith(name, policy, catalog, AllRules())
+	return NewLawWith(name, policy, catalog, law.AllRules())
 }
 
-// Rules are the law's rules that workflow versions turn on, for scoring
-// the law as runs recorded before them decide.
-type Rules struct {
-	// FewerNodes and AcrossSizes are versionNodeHours's rules.
-	FewerNodes, AcrossSizes bool
-}
-
-// AllRules is what a new run decides with.
-func AllRules() Rules { return Rules{FewerNodes: true, AcrossSizes: true} }
-
-// NewLawWith is the pool's control law with only the given version rules
-// (consolidation is always on).
-func NewLawWith(name string, policy types.Policy, catalog []types.InstanceType, rules Rules) *Law {
+// NewLawWith is the pool's control law with only the given rules, to
+// measure what each is worth.
+func NewLawWith(name string, policy types.Policy, catalog []types.InstanceType, rules law.Rules) *Law {
 	l := newLaw(name, policy, catalog, sizing.PlanScaleUp)
-	l.consolidation = true
-	l.fewerNodes, l.acrossSizes = rules.FewerNodes, rules.AcrossSizes
+	l.rules = rules
 	return l
 }
 
@@ -86,7 +73,7 @@ func newLaw(name string, policy types.Policy, catalog []types.InstanceType, plan
 
 func (l *Law) Name() string { return l.name }
 
-// Decisions counts calls of workflows.Decide.
+// Decisions counts calls of law.Decide.
 func (l *Law) Decisions() int { return l.decisionCount }
 
 // Step samples the cluster every SampleInterval and decides when a sample
@@ -106,12 +93,12 @@ func (l *Law) Step(c *Cluster) error {
 	d := l.decide(now)
 	var err error
 	switch d.Action {
-	case workflows.ActionScaleUp:
+	case law.ActionScaleUp:
 		err = l.grow(c, d)
-	case workflows.ActionScaleDown:
+	case law.ActionScaleDown:
 		err = l.shrink(c, d)
 	}
-	if d.Action != workflows.ActionNone {
+	if d.Action != law.ActionNone {
 		// As the workflow does: decide again for the next wake-up, but do
 		// not act on it until something wakes the pool.
 		d = l.decide(now)
@@ -120,9 +107,9 @@ func (l *Law) Step(c *Cluster) error {
 	return err
 }
 
-func (l *Law) decide(now time.Time) workflows.Decision {
+func (l *Law) decide(now time.Time) law.Decision {
 	l.decisionCount++
-	return workflows.Decide(workflows.DecisionInput{
+	return law.Decide(law.DecisionInput{
 		Policy:         l.policy,
 		Observation:    l.obs,
 		Now:            now,
@@ -132,17 +119,16 @@ func (l *Law) decide(now time.Time) workflows.Decision {
 		Unplaceable:    l.unplaceable,
 		Deferred:       l.deferred,
 		InFlightNodes:  max(0, l.targetNodes-l.observedNodes()),
-		Gate:           workflows.OpenGate(),
-		Consolidation:  l.consolidation,
+		Gate:           law.OpenGate(),
 		UnderusedSince: l.underused,
-		AcrossSizes:    l.acrossSizes,
+		Rules:          l.rules,
 	})
 }
 
 func (l *Law) applyObservation(obs types.PoolObservation) {
 	l.obs = &obs
-	l.idleSince = workflows.UpdateIdleSince(l.policy, l.idleSince, obs)
-	l.underused = workflows.UpdateUnderusedSince(l.policy, l.underused, obs)
+	l.idleSince = law.UpdateIdleSince(l.policy, l.idleSince, obs)
+	l.underused = law.UpdateUnderusedSince(l.policy, l.underused, obs)
 	present := make(map[string]bool, len(obs.PendingPods))
 	for _, p := range obs.PendingPods {
 		present[p.Key()] = true
@@ -160,18 +146,18 @@ func (l *Law) applyObservation(obs types.PoolObservation) {
 	l.targetNodes = max(l.targetNodes, l.observedNodes())
 }
 
-func (l *Law) observedNodes() int { return workflows.CountNodes(l.obs, 0) }
+func (l *Law) observedNodes() int { return law.CountNodes(l.obs, 0) }
 
 // grow plans as activities.PlanScaleUp does: booting nodes count as room,
 // the floor buys the cheapest size without GPUs.
-func (l *Law) grow(c *Cluster, d workflows.Decision) error {
+func (l *Law) grow(c *Cluster, d law.Decision) error {
 	var booting []types.NodeObservation
 	for _, n := range l.obs.Nodes {
 		if n.State == types.NodeProvisioning || n.State == types.NodeNotReady {
 			booting = append(booting, n)
 		}
 	}
-	plan := l.plan(sizing.Request{Pending: d.Pods, Existing: booting, Catalog: l.catalog, MaxNewNodes: d.MaxNewNodes, FewerNodes: l.fewerNodes, Objective: l.policy.SizingObjective})
+	plan := l.plan(sizing.Request{Pending: d.Pods, Existing: booting, Catalog: l.catalog, MaxNewNodes: d.MaxNewNodes, FewerNodes: l.rules.FewerNodes, Objective: l.policy.SizingObjective})
 	// As the workflow parks them: only pods no size can hold wait for a
 	// change; one that missed this plan's size is sized next.
 	for _, u := range plan.Unplaceable {
@@ -219,7 +205,7 @@ func (l *Law) grow(c *Cluster, d workflows.Decision) error {
 }
 
 // shrink drains and deletes the chosen nodes and forgets them.
-func (l *Law) shrink(c *Cluster, d workflows.Decision) error {
+func (l *Law) shrink(c *Cluster, d law.Decision) error {
 	if err := c.RemoveNodes(d.RemoveNodes); err != nil {
 		return err
 	}

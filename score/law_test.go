@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hanzoai/visor-fleet/connectors/sim"
+	"github.com/hanzoai/visor-fleet/catalogs"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -13,7 +13,7 @@ import (
 // can hold and sizes a deferred one in the very next decision, cooldown or
 // not, so both wait about the threshold and a boot.
 func TestOtherSizePodIsSizedByTheNextDecision(t *testing.T) {
-	catalog := sim.DefaultCatalog()
+	catalog := catalogs.Sim()
 	policy := types.DefaultPolicy()
 	tr := Trace{Name: "mixed", Pods: []Pod{
 		{Name: "cpu", Requests: types.Resources{MilliCPU: 3000, Memory: 4 * types.GiB, Pods: 1}, Arrive: 0, Depart: 2 * time.Hour},

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hanzoai/visor-fleet/connectors/sim"
+	"github.com/hanzoai/visor-fleet/catalogs"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -17,7 +17,7 @@ func shortTrace() Trace {
 
 func TestShortTraceEndToEnd(t *testing.T) {
 	tr := shortTrace()
-	catalog := sim.DefaultCatalog()
+	catalog := catalogs.Sim()
 	policy := types.DefaultPolicy()
 	policy.MaxNodes = 200
 	cmp, err := Compare(tr, catalog, policy, Options{})
@@ -98,7 +98,7 @@ func TestShortTraceEndToEnd(t *testing.T) {
 
 func TestSimulationIsDeterministic(t *testing.T) {
 	tr := shortTrace()
-	catalog := sim.DefaultCatalog()
+	catalog := catalogs.Sim()
 	policy := types.DefaultPolicy()
 	a, err := Simulate(tr, catalog, policy, NewClusterAutoscaler(policy, catalog), Options{})
 	if err != nil {
@@ -116,7 +116,7 @@ func TestSimulationIsDeterministic(t *testing.T) {
 func TestLawWaitsForThresholdAndDelay(t *testing.T) {
 	// One pod too big for the two floor nodes: the law must wait out the
 	// pending threshold, buy one node, and bind the pod once it is Ready.
-	catalog := sim.DefaultCatalog()
+	catalog := catalogs.Sim()
 	policy := types.DefaultPolicy()
 	pod := Pod{Name: "big", Requests: types.Resources{MilliCPU: 6000, Memory: 8 * types.GiB, Pods: 1}, Arrive: time.Minute, Depart: 3 * time.Hour}
 	tr := Trace{Name: "one", Pods: []Pod{pod}}
@@ -134,7 +134,7 @@ func TestLawWaitsForThresholdAndDelay(t *testing.T) {
 		t.Errorf("pod waited %s, want threshold + provisioning delay (about 2m)", w)
 	}
 	if law.Decisions() == 0 {
-		t.Error("workflows.Decide was never called")
+		t.Error("law.Decide was never called")
 	}
 	// The new node is removed once the pod is gone and the idle window and
 	// cooldowns pass; the floor of two stays.
@@ -144,7 +144,7 @@ func TestLawWaitsForThresholdAndDelay(t *testing.T) {
 }
 
 func TestUnfitPodsAreLeftOutAndReported(t *testing.T) {
-	catalog := sim.DefaultCatalog()
+	catalog := catalogs.Sim()
 	policy := types.DefaultPolicy()
 	tr := Trace{Name: "huge", Pods: []Pod{
 		{Name: "huge", Requests: types.Resources{MilliCPU: 64000, Memory: types.GiB, Pods: 1}, Arrive: 0, Depart: time.Hour},
@@ -170,7 +170,7 @@ func TestCompareRejectsABadPolicyNamingTheField(t *testing.T) {
 	p := types.DefaultPolicy()
 	p.MinNodes = 9
 	p.MaxNodes = 3
-	_, err := Compare(shortTrace(), sim.DefaultCatalog(), p, Options{})
+	_, err := Compare(shortTrace(), catalogs.Sim(), p, Options{})
 	if err == nil || !strings.Contains(err.Error(), "minNodes") {
 		t.Fatalf("err = %v, want one naming minNodes", err)
 	}

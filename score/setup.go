@@ -4,12 +4,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/catalogs"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/starter"
 	"github.com/hanzoai/visor-fleet/types"
-	_ "github.com/hanzoai/visor-fleet/workers/clusterconfig" // registers the provider kinds whose catalogs CatalogOf returns
 )
 
 // PoolFromSpec reads a pools.yaml (the file `visor pool apply` takes) and
@@ -35,7 +34,7 @@ func PoolFromSpec(path, pool string) (contract.PoolSpec, []types.InstanceType, e
 	case spec == nil:
 		return contract.PoolSpec{}, nil, fmt.Errorf("%s: no pool %s (have %s)", path, pool, strings.Join(ids, ", "))
 	}
-	catalog, err := connectors.CatalogOf(spec.Key.Provider)
+	catalog, err := catalogs.Of(spec.Key.Provider)
 	if err != nil {
 		return contract.PoolSpec{}, nil, fmt.Errorf("%s: pool %s: %w", path, spec.Key.WorkflowID(), err)
 	}

@@ -1,7 +1,7 @@
 // Package score replays a demand trace against the pool's control law and
 // against baselines in simulated time, and scores each on node-hours, cost
 // and pod pending time. The law is not copied here: the simulator calls
-// workflows.Decide and sizing.PlanScaleUp (see law.go).
+// law.Decide and sizing.PlanScaleUp (see law.go).
 package score
 
 import (

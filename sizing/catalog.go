@@ -15,7 +15,7 @@ const overridePriceDate = "override"
 
 // CatalogRow is one catalog line as a connector writes it by hand;
 // InstanceType turns it into a size with the provider's overhead rule.
-// Each connector owns its rows (connectors/<provider>/catalog.go).
+// Each connector owns its rows (catalogs/<provider>.go).
 type CatalogRow struct {
 	Name, Family string
 	VCPU         int64

@@ -86,8 +86,8 @@ type Policy struct {
 	Disruption *DisruptionBudget `json:"disruption,omitempty"`
 
 	// Consolidation removes a Ready node that is not idle but whose pods
-	// the other nodes have room for (Karpenter's "delete" consolidation),
-	// in runs recorded with it (workflows' versionConsolidation).
+	// the other nodes have room for (Karpenter's "delete" consolidation)
+	// unless DisableConsolidation says otherwise.
 
 	// ConsolidationThreshold: only nodes whose CPU, memory and GPU
 	// requests are each below this fraction of allocatable are

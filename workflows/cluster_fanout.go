@@ -23,11 +23,10 @@ type GateFanout struct {
 }
 
 // tellPools tells every pool the new gate. Up to one batch of pools it
-// sends them all at once, as always; beyond that (versionGateFanout) it
+// sends them all at once, as always; beyond that it
 // starts a batched fan-out carried in the state.
 func (c *cluster) tellPools(ctx workflow.Context) {
-	if len(c.state.Pools) <= gateFanoutBatch ||
-		workflow.GetVersion(ctx, versionGateFanout, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if len(c.state.Pools) <= gateFanoutBatch {
 		c.state.Fanout = nil
 		for _, id := range workflow.DeterministicKeys(c.state.Pools) {
 			c.signalGate(ctx, id, c.state.Gate)
@@ -78,7 +77,7 @@ func (c *cluster) historyFull(ctx workflow.Context) bool {
 
 // signalGate pokes one pool. Fire and forget for the caller that does
 // not wait: a pool that is gone simply does not hear it, and a new pool
-// hears the gate when it registers. Under versionAuthenticatedInputs the
+// hears the gate when it registers. The
 // pool reads the gate from this workflow rather than trusting the signal.
 func (c *cluster) signalGate(ctx workflow.Context, poolID string, g contract.ClusterGate) workflow.Future {
 	return workflow.SignalExternalWorkflow(ctx, poolID, "", contract.SignalClusterGate, g)

@@ -7,8 +7,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/types"
 )
+
+// gateInput decides over o at now with the default policy.
+func gateInput(o *types.PoolObservation, now time.Time) law.DecisionInput {
+	return law.DecisionInput{Policy: types.DefaultPolicy(), Observation: o, Now: now, IdleSince: map[string]time.Time{}}
+}
 
 // What a pool does with each gate the cluster sends: active scales both
 // ways, draining never adds capacity, pending and disabled do nothing, and
@@ -17,23 +23,23 @@ func TestPoolObeysEachClusterGate(t *testing.T) {
 	now := t0.Add(time.Hour)
 	// Demand: a pod overdue, busy nodes. Surplus: an idle node past its
 	// window, nothing pending.
-	demand := input(obs(now, threeNodes(), pending("p1", now.Add(-5*time.Minute))), now)
+	demand := gateInput(obs(now, threeNodes(), pending("p1", now.Add(-5*time.Minute))), now)
 	surplusNodes := []types.NodeObservation{node("n1", 0.8, 0.8), node("n2", 0.8, 0.8), node("n3", 0.05, 0.05)}
-	surplus := input(obs(now, surplusNodes), now)
+	surplus := gateInput(obs(now, surplusNodes), now)
 	surplus.IdleSince = map[string]time.Time{"n3": now.Add(-time.Hour)}
 
 	cases := []struct {
 		phase           contract.ClusterPhase
 		reachable       bool
-		up, down        Action
+		up, down        law.Action
 		blocked, frozen string
 	}{
-		{contract.PhaseActive, true, ActionScaleUp, ActionScaleDown, "", ""},
-		{contract.PhaseDraining, true, ActionNone, ActionScaleDown, "cluster is draining", ""},
-		{contract.PhasePending, true, ActionNone, ActionNone, "cluster is pending", "cluster is pending"},
-		{contract.PhaseDisabled, true, ActionNone, ActionNone, "cluster is disabled", "cluster is disabled"},
-		{contract.PhaseActive, false, ActionScaleUp, ActionNone, "", "cluster unreachable"},
-		{contract.PhaseDraining, false, ActionNone, ActionNone, "cluster is draining", "cluster is draining"},
+		{contract.PhaseActive, true, law.ActionScaleUp, law.ActionScaleDown, "", ""},
+		{contract.PhaseDraining, true, law.ActionNone, law.ActionScaleDown, "cluster is draining", ""},
+		{contract.PhasePending, true, law.ActionNone, law.ActionNone, "cluster is pending", "cluster is pending"},
+		{contract.PhaseDisabled, true, law.ActionNone, law.ActionNone, "cluster is disabled", "cluster is disabled"},
+		{contract.PhaseActive, false, law.ActionScaleUp, law.ActionNone, "", "cluster unreachable"},
+		{contract.PhaseDraining, false, law.ActionNone, law.ActionNone, "cluster is draining", "cluster is draining"},
 	}
 	for _, tc := range cases {
 		name := string(tc.phase)
@@ -43,12 +49,12 @@ func TestPoolObeysEachClusterGate(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := &PoolState{Gate: contract.ClusterGate{Phase: tc.phase, Reachable: tc.reachable}}
 			demand.Gate, surplus.Gate = s.gate(), s.gate()
-			up := Decide(demand)
+			up := law.Decide(demand)
 			require.Equal(t, tc.up, up.Action, up.Reason)
 			if tc.blocked != "" {
 				require.Contains(t, up.Blocked[0], tc.blocked)
 			}
-			down := Decide(surplus)
+			down := law.Decide(surplus)
 			require.Equal(t, tc.down, down.Action, down.Reason)
 			if tc.frozen != "" {
 				require.Contains(t, down.Frozen, tc.frozen)

@@ -27,11 +27,9 @@ func (c *cluster) applyWatcherReport(ctx workflow.Context, r contract.WatcherRep
 			r.At.UTC().Format(time.RFC3339), r.LastSync.UTC().Format(time.RFC3339), maxFutureSkew))
 		return
 	}
-	if c.authOn {
-		if err := c.auth.systemInput(types.ClusterWorkflowID(c.state.Declared.ID), contract.SignalWatcherReport, r, r.Auth, now); err != nil {
-			c.rejectSignal(ctx, err)
-			return
-		}
+	if err := c.auth.systemInput(types.ClusterWorkflowID(c.state.Declared.ID), contract.SignalWatcherReport, r, r.Auth, now); err != nil {
+		c.rejectSignal(ctx, err)
+		return
 	}
 	if len(r.LastError) > maxTextLen {
 		r.LastError = truncate(r.LastError, maxTextLen)

@@ -72,10 +72,9 @@ type cluster struct {
 	stale       workflow.Future
 	staleCancel workflow.CancelFunc
 	staleAt     time.Time
-	// authOn: watcher reports must carry a worker's system signature,
-	// checked with the trust the run read (versionAuthenticatedInputs).
-	authOn bool
-	auth   authority
+	// auth checks the worker's system signature on watcher reports, with
+	// the trust the run read.
+	auth authority
 	// knownBytes is poolBytes' count, -1 until first needed.
 	knownBytes int
 }
@@ -107,22 +106,15 @@ func ClusterWorkflow(ctx workflow.Context, in ClusterInput) error {
 	if err := c.registerHandlers(ctx); err != nil {
 		return err
 	}
-	c.authOn = workflow.GetVersion(ctx, versionAuthenticatedInputs, workflow.DefaultVersion, 1) >= 1
-	if c.authOn {
-		c.loadTrust(ctx)
-	}
+	c.loadTrust(ctx)
 	return c.run(ctx)
 }
 
 func (c *cluster) run(ctx workflow.Context) error {
-	// Version 1 keeps one staleness timer across wake-ups. Runs recorded
-	// before it started and cancelled a timer on every wake-up; they replay
-	// that way.
-	keptTimer := workflow.GetVersion(ctx, "cluster-kept-stale-timer", workflow.DefaultVersion, 1) == 1
 	watchCtx, stopWatch := workflow.WithCancel(ctx)
 	watch, restart := c.startWatcher(watchCtx), workflow.Future(nil)
 	for {
-		if c.authOn && c.auth.refresh {
+		if c.auth.refresh {
 			c.loadTrust(ctx)
 		}
 		c.refresh(ctx)
@@ -175,16 +167,10 @@ func (c *cluster) run(ctx workflow.Context) error {
 		} else {
 			sel.AddFuture(restart, func(workflow.Future) { watch = c.startWatcher(watchCtx) })
 		}
-		cancelLegacy := func() {}
-		if keptTimer {
-			if stale := c.staleTimer(ctx); stale != nil {
-				sel.AddFuture(stale, func(workflow.Future) { c.stale = nil })
-			}
-		} else {
-			cancelLegacy = c.legacyStaleTimer(ctx, sel)
+		if stale := c.staleTimer(ctx); stale != nil {
+			sel.AddFuture(stale, func(workflow.Future) { c.stale = nil })
 		}
 		sel.Select(ctx)
-		cancelLegacy()
 		if ctx.Err() != nil {
 			stopWatch()
 			return ctx.Err()
@@ -213,17 +199,6 @@ func (c *cluster) staleTimer(ctx workflow.Context) workflow.Future {
 	c.stale = workflow.NewTimerWithOptions(tctx, at.Sub(now), workflow.TimerOptions{Summary: "observations go stale"})
 	c.staleCancel, c.staleAt = cancel, at
 	return c.stale
-}
-
-// legacyStaleTimer is the pre-version-1 timer: one per wake-up, only while
-// reachable, cancelled after the wake-up.
-func (c *cluster) legacyStaleTimer(ctx workflow.Context, sel workflow.Selector) workflow.CancelFunc {
-	tctx, cancel := workflow.WithCancel(ctx)
-	now := workflow.Now(ctx)
-	if at := c.nextChange(now); !at.IsZero() && c.state.Observed.Reachable {
-		sel.AddFuture(workflow.NewTimerWithOptions(tctx, at.Sub(now), workflow.TimerOptions{Summary: "observations go stale"}), func(workflow.Future) {})
-	}
-	return cancel
 }
 
 // refresh derives the observed half, tells the pools if their gate
@@ -365,7 +340,7 @@ func (c *cluster) applyRegistration(ctx workflow.Context, r contract.PoolRegistr
 		c.rejectSignal(ctx, fmt.Errorf("pool-registered %s: the cluster already carries %d pools", r.PoolID, maxClusterPools))
 		return
 	}
-	if !known && c.poolsTooLarge(r.PoolID) && workflow.GetVersion(ctx, versionGateFanout, workflow.DefaultVersion, 1) >= 1 {
+	if !known && c.poolsTooLarge(r.PoolID) {
 		c.rejectSignal(ctx, fmt.Errorf("pool-registered %s: the cluster's %d pools already take %d KiB of its state (at most %d KiB, to continue as new under Temporal's 2 MB payload limit)",
 			r.PoolID, len(c.state.Pools), c.poolBytes()/1024, maxClusterPoolBytes/1024))
 		return

@@ -14,6 +14,7 @@ import (
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -48,28 +49,12 @@ func (p *pool) nextSeq() int64 {
 // resync samples the pool directly: the safety net when the watcher has
 // been silent, and the fresh look before a scale-down.
 func (p *pool) resync(ctx workflow.Context) {
-	if p.resyncOnce {
-		p.resyncWithProvider(ctx)
-		return
-	}
-	var obs types.PoolObservation
-	err := workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "observe pool"), a.ObservePool, p.spec.Key).Get(ctx, &obs)
-	if err != nil {
-		// Keep the old observation; it goes stale on its own and freezes
-		// scale-down. Wait a resync interval before trying again.
-		p.state.ReceivedAt = workflow.Now(ctx)
-		p.reject(ctx, "resync", err)
-		return
-	}
-	p.applyObservation(ctx, obs, true)
-	if p.truth {
-		p.readProvider(ctx)
-	}
+	p.resyncWithProvider(ctx)
 }
 
 // resyncWithProvider samples the pool and reads its node groups in one
 // activity: half the activities and workflow tasks of an idle pool's
-// safety resync (versionResyncOnce).
+// safety resync.
 func (p *pool) resyncWithProvider(ctx workflow.Context) {
 	var res activities.ResyncResult
 	err := workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "observe pool and read node groups"), a.Resync, p.spec.Key).Get(ctx, &res)
@@ -86,10 +71,19 @@ func (p *pool) resyncWithProvider(ctx workflow.Context) {
 	}
 }
 
+// Outcomes of a scale-up that asked the provider for nothing.
+const (
+	outcomeNothingBought = "nothing bought: "
+	outcomeNothingToAdd  = "nothing to add: "
+)
+
+// actionManualScaleUp records a force-scale that buys nodes.
+const actionManualScaleUp = "manual-scale-up"
+
 // scaleUp sizes the overdue pods and provisions the plan.
-func (p *pool) scaleUp(ctx workflow.Context, d Decision) {
+func (p *pool) scaleUp(ctx workflow.Context, d law.Decision) {
 	seq := p.nextSeq()
-	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(ActionScaleUp), Reason: d.Reason}
+	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(law.ActionScaleUp), Reason: d.Reason}
 	p.grow(ctx, rec, d.Pods, d.MinNewNodes, d.MaxNewNodes)
 }
 
@@ -97,18 +91,16 @@ func (p *pool) scaleUp(ctx workflow.Context, d Decision) {
 // records the decision with its outcome.
 func (p *pool) grow(ctx workflow.Context, rec contract.DecisionRecord, pods []types.PendingPod, minNew, maxNew int) {
 	p.orgBudget = orgBudget{}
-	if p.truth && (p.state.Policy.OrgLimits != nil || p.platformOrgs) {
-		room, note := p.orgRoom(ctx)
-		p.state.OrgNote = note
-		if room <= 0 {
-			rec.Outcome = "nothing bought: " + note
-			p.state.LastScaleUp = workflow.Now(ctx) // wait a cooldown, not a wake-up
-			p.state.record(rec)
-			return
-		}
-		maxNew = min(maxNew, room)
-		minNew = min(minNew, room)
+	room, note := p.orgRoom(ctx)
+	p.state.OrgNote = note
+	if room <= 0 {
+		rec.Outcome = outcomeNothingBought + note
+		p.state.LastScaleUp = workflow.Now(ctx) // wait a cooldown, not a wake-up
+		p.state.record(rec)
+		return
 	}
+	maxNew = min(maxNew, room)
+	minNew = min(minNew, room)
 	added, size, err := p.provision(ctx, rec.Seq, pods, minNew, maxNew)
 	rec.Added, rec.Size = added, size
 	switch {
@@ -116,10 +108,10 @@ func (p *pool) grow(ctx workflow.Context, rec contract.DecisionRecord, pods []ty
 		rec.Outcome = "failed: " + err.Error()
 	case added == 0 && p.state.Budget != "":
 		// The budget leaves nothing to buy: wait a cooldown, not a wake-up.
-		rec.Outcome = "nothing bought: " + p.state.Budget
+		rec.Outcome = outcomeNothingBought + p.state.Budget
 		p.state.LastScaleUp = workflow.Now(ctx)
 	case added == 0:
-		rec.Outcome = "nothing to add: " + p.unplaceableSummary()
+		rec.Outcome = outcomeNothingToAdd + p.unplaceableSummary()
 	default:
 		rec.Outcome = fmt.Sprintf("asked for %d × %s", added, size)
 		p.state.LastScaleUp = workflow.Now(ctx)
@@ -130,36 +122,29 @@ func (p *pool) grow(ctx workflow.Context, rec contract.DecisionRecord, pods []ty
 // provision plans and provisions, falling back to the next size when the
 // provider is out of capacity. It returns how many nodes were asked for.
 func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPod, minNew, maxNew int) (int, string, error) {
-	var excluded []string
-	if p.truth {
-		excluded = p.backedOffSizes(workflow.Now(ctx))
-	}
+	excluded := p.backedOffSizes(workflow.Now(ctx))
 	for attempt := 0; attempt <= maxSizeFallbacks; attempt++ {
 		var plan activities.PlanResult
 		in := activities.PlanInput{
 			Key: p.spec.Key, Pods: pods, Existing: p.bootingNodes(workflow.Now(ctx)), AllowedSizes: p.state.Policy.AllowedSizes,
 			PriceOverrides: p.spec.PriceOverrides, MinNewNodes: minNew, MaxNewNodes: maxNew, ExcludeSizes: excluded,
-		}
-		if p.truth {
-			in.NodeLabels, in.NodeTaints, in.Region = p.state.Policy.NodeLabels, p.state.Policy.NodeTaints, p.state.Gate.Region
-			in.DaemonOverhead = p.state.daemonOverhead()
-			in.MaxHourlyCost, in.Machines = p.state.Policy.MaxHourlyCost, p.state.machinesBySize()
-			in.OrgBudget, in.OrgBudgetRoom = p.orgBudget.set, p.orgBudget.room
-			in.FewerNodes, in.Objective = p.nodeHours, p.state.Policy.SizingObjective
-			in.Promised = p.state.awaitingPods()
+			NodeLabels: p.state.Policy.NodeLabels, NodeTaints: p.state.Policy.NodeTaints, Region: p.state.Gate.Region,
+			DaemonOverhead: p.state.daemonOverhead(),
+			MaxHourlyCost:  p.state.Policy.MaxHourlyCost, Machines: p.state.machinesBySize(),
+			OrgBudget: p.orgBudget.set, OrgBudgetRoom: p.orgBudget.room,
+			FewerNodes: p.rules.FewerNodes, Objective: p.state.Policy.SizingObjective,
+			Promised: p.state.awaitingPods(),
 		}
 		if err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "plan scale-up"), a.PlanScaleUp, in), &plan); err != nil {
 			return 0, "", err
 		}
 		p.park(plan.Unplaceable)
-		if p.truth {
-			p.state.Budget = plan.Budget
-			if len(plan.SizeRoom) > 0 {
-				p.state.SizeRoom = plan.SizeRoom
-			}
-			if len(plan.SizePrice) > 0 {
-				p.state.SizePrice = plan.SizePrice
-			}
+		p.state.Budget = plan.Budget
+		if len(plan.SizeRoom) > 0 {
+			p.state.SizeRoom = plan.SizeRoom
+		}
+		if len(plan.SizePrice) > 0 {
+			p.state.SizePrice = plan.SizePrice
 		}
 		if plan.NewNodes == 0 {
 			return 0, "", nil
@@ -168,9 +153,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 		pin := activities.ProvisionInput{
 			Key: p.spec.Key, Size: plan.Size, GroupID: plan.GroupID, Target: plan.GroupTarget + plan.NewNodes,
 			IdempotencyKey: p.idempotencyKey(seq, fmt.Sprintf("provision-%d", attempt)),
-		}
-		if p.truth {
-			pin.NodeLabels, pin.NodeTaints = p.state.Policy.NodeLabels, p.state.Policy.NodeTaints
+			NodeLabels:     p.state.Policy.NodeLabels, NodeTaints: p.state.Policy.NodeTaints,
 		}
 		summary := fmt.Sprintf("provision %d × %s", plan.NewNodes, plan.Size)
 		err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, summary), a.Provision, pin), &res)
@@ -181,12 +164,8 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 		if err != nil {
 			return 0, plan.Size, err
 		}
-		if p.truth {
-			p.bought(ctx, seq, plan, pods)
-			p.adoptResult(res.View, res.TotalTarget)
-		} else {
-			p.state.TargetNodes = max(res.TotalTarget, p.state.TargetNodes+plan.NewNodes)
-		}
+		p.bought(ctx, seq, plan, pods)
+		p.adoptResult(res.View, res.TotalTarget)
 		return plan.NewNodes, plan.Size, nil
 	}
 	return 0, "", fmt.Errorf("no capacity in sizes %s", strings.Join(excluded, ", "))
@@ -196,7 +175,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 // will not drain is uncordoned by the drain and left for later.
 func (p *pool) scaleDown(ctx workflow.Context, reason string, nodes []string, requestedBy string) {
 	seq := p.nextSeq()
-	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(ActionScaleDown), Reason: reason, RequestedBy: requestedBy}
+	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(law.ActionScaleDown), Reason: reason, RequestedBy: requestedBy}
 	var failures []string
 	for i, node := range nodes {
 		if i > 0 && requestedBy == "" {
@@ -239,10 +218,8 @@ func (p *pool) removeNode(ctx workflow.Context, seq int64, node string) error {
 		return err
 	}
 	p.state.TargetNodes = res.TotalTarget
-	if p.truth {
-		p.state.Removed[node] = workflow.Now(ctx)
-		p.adoptResult(res.View, res.TotalTarget)
-	}
+	p.state.Removed[node] = workflow.Now(ctx)
+	p.adoptResult(res.View, res.TotalTarget)
 	return nil
 }
 
@@ -269,18 +246,16 @@ func (p *pool) forgetNode(name string) {
 func (p *pool) scaleTo(ctx workflow.Context, m ManualScale) {
 	current := p.state.nodeCount()
 	reason := fmt.Sprintf("manual target %d: %s", m.Target, m.Reason)
-	if p.truth {
-		// A new manual target replaces any hold: held, it stands as the
-		// floor until the hold ends; unheld, the law takes over at once.
-		p.state.HoldTarget, p.state.HoldUntil = 0, time.Time{}
-		if m.Hold > 0 {
-			p.state.HoldTarget, p.state.HoldUntil = m.Target, workflow.Now(ctx).Add(m.Hold.D())
-			reason += fmt.Sprintf(" (held as the floor until %s)", p.state.HoldUntil.UTC().Format(time.RFC3339))
-		}
+	// A new manual target replaces any hold: held, it stands as the
+	// floor until the hold ends; unheld, the law takes over at once.
+	p.state.HoldTarget, p.state.HoldUntil = 0, time.Time{}
+	if m.Hold > 0 {
+		p.state.HoldTarget, p.state.HoldUntil = m.Target, workflow.Now(ctx).Add(m.Hold.D())
+		reason += fmt.Sprintf(" (held as the floor until %s)", p.state.HoldUntil.UTC().Format(time.RFC3339))
 	}
 	switch {
 	case m.Target > current:
-		rec := contract.DecisionRecord{Seq: m.Seq, At: workflow.Now(ctx), Action: "manual-scale-up", Reason: reason, RequestedBy: m.RequestedBy}
+		rec := contract.DecisionRecord{Seq: m.Seq, At: workflow.Now(ctx), Action: actionManualScaleUp, Reason: reason, RequestedBy: m.RequestedBy}
 		p.grow(ctx, rec, nil, m.Target-current, m.Target-current)
 	case m.Target < current:
 		p.scaleDown(ctx, reason, p.leastUsedNodes(current-m.Target), m.RequestedBy)
@@ -331,18 +306,11 @@ func (p *pool) deregister(ctx workflow.Context) error {
 	}
 	// Machines asked for but not yet nodes (or joined since the last look)
 	// would be orphaned, still billed at the provider: release every group
-	// to zero. Versioned: earlier runs did not.
-	if workflow.GetVersion(ctx, versionReleaseOnDeregister, workflow.DefaultVersion, 1) >= 1 {
-		p.release(ctx)
-	}
+	// to zero.
+	p.release(ctx)
 	// The nodes are gone: meter the hour in progress too, so the last
-	// partial hour is billed before the workflow completes. Versioned:
-	// runs recorded before this change metered complete hours only.
-	meterUntil := workflow.Now(ctx)
-	if workflow.GetVersion(ctx, versionMeterFinalHour, workflow.DefaultVersion, 1) >= 1 {
-		meterUntil = meterUntil.UTC().Truncate(time.Hour).Add(time.Hour)
-	}
-	p.meterThrough(ctx, meterUntil)
+	// partial hour is billed before the workflow completes.
+	p.meterThrough(ctx, workflow.Now(ctx).UTC().Truncate(time.Hour).Add(time.Hour))
 	p.announce(ctx, true)
 	p.publish(ctx)
 	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })

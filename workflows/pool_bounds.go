@@ -26,12 +26,8 @@ const (
 // pending pods (the ones due first), every node up to the bound. With
 // shapes, every pending pod stays counted in its shape; an observation
 // without them gets them from its list.
-func boundObservation(obs types.PoolObservation, shapes bool) types.PoolObservation {
-	if shapes {
-		obs = obs.SummarizePending(maxPendingKept, types.MaxPendingShapes)
-	} else {
-		obs = obs.KeepOldestPending(maxPendingKept)
-	}
+func boundObservation(obs types.PoolObservation) types.PoolObservation {
+	obs = obs.SummarizePending(maxPendingKept, types.MaxPendingShapes)
 	if len(obs.Nodes) > maxNodesKept {
 		obs.Truncated += len(obs.Nodes) - maxNodesKept
 		obs.Nodes = obs.Nodes[:maxNodesKept]

@@ -94,13 +94,11 @@ func (p *pool) applyForceScale(ctx workflow.Context, req contract.ScaleRequest) 
 		p.reject(ctx, "force-scale", errors.New("pool is deregistering"))
 		return
 	}
-	if p.truth {
-		if err := errors.Join(checkText("reason", req.Reason), checkText("requestedBy", req.RequestedBy)); err != nil {
-			p.reject(ctx, "force-scale", err)
-			return
-		}
+	if err := errors.Join(checkText("reason", req.Reason), checkText("requestedBy", req.RequestedBy)); err != nil {
+		p.reject(ctx, "force-scale", err)
+		return
 	}
-	if p.authOn && !p.auth.open() {
+	if !p.auth.open() {
 		// A signal has no validator: verify with the run's recorded trust.
 		if _, err := p.auth.forOrg(p.spec.Key, contract.SignalForceScale, req, req.Auth, p.state.Nonces, workflow.Now(ctx)); err != nil {
 			p.reject(ctx, "force-scale", err)

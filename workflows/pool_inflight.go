@@ -6,8 +6,8 @@ import (
 
 // An action waits on activities that may take minutes: a provider call,
 // a drain, and after a worker is lost mid-call the heartbeat timeout and
-// the retry. What arrives meanwhile is taken in at once
-// (versionInFlightIntake): observations, so the status and the meter stay
+// the retry. What arrives meanwhile is taken in at once:
+// observations, so the status and the meter stay
 // current, and gate changes, so a gate that freezes scale-down stops a
 // scale-down between two nodes. Force-scale and policy changes wait for
 // the loop: they are decisions, and the pool carries out one at a time.
@@ -15,7 +15,7 @@ import (
 // awaitCall waits for one of an action's activities, taking in
 // observations and gate changes while it runs.
 func (p *pool) awaitCall(ctx workflow.Context, call workflow.Future, out any) error {
-	for p.intake && !call.IsReady() {
+	for !call.IsReady() {
 		sel := workflow.NewSelector(ctx)
 		sel.AddFuture(call, func(workflow.Future) {})
 		sel.AddReceive(p.observe, func(workflow.ReceiveChannel, bool) {})
@@ -31,9 +31,6 @@ func (p *pool) awaitCall(ctx workflow.Context, call workflow.Future, out any) er
 // with the law's scale-down ("" when it allows it). A gate signal that
 // must be read from the cluster workflow is read first.
 func (p *pool) scaleDownFrozen(ctx workflow.Context) string {
-	if !p.intake {
-		return ""
-	}
 	if p.gateDirty {
 		p.readGate(ctx)
 	}

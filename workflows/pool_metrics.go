@@ -43,7 +43,10 @@ const (
 
 // poolMetrics remembers which decisions were already counted in this run.
 type poolMetrics struct {
-	reportedSeq int64
+	// reportedSeq is the newest decision counted; reportedRepeats the
+	// repeats its record held then.
+	reportedSeq     int64
+	reportedRepeats int
 }
 
 // emitMetrics publishes the pool's gauges and counts the decisions recorded
@@ -63,7 +66,7 @@ func (p *pool) emitMetrics(ctx workflow.Context) {
 	h.Gauge(MetricNoHelpPods).Update(float64(len(s.NoHelp)))
 	h.Gauge(MetricInFlight).Update(float64(s.inFlight()))
 	guard := 0.0
-	if limit, _ := s.Policy.EffectiveRunawayGuard(); p.truth && p.addedWithoutProgress >= limit {
+	if limit, _ := s.Policy.EffectiveRunawayGuard(); p.addedWithoutProgress >= limit {
 		guard = 1
 	}
 	h.Gauge(MetricRunawayGuard).Update(guard)
@@ -83,15 +86,21 @@ func (p *pool) emitMetrics(ctx workflow.Context) {
 	runStart := workflow.GetInfo(ctx).WorkflowStartTime
 	now := workflow.Now(ctx)
 	for _, d := range s.Decisions {
-		if d.Seq <= p.metrics.reportedSeq || d.At.Before(runStart) {
+		// A record counts each decision folded into it (Repeats) once.
+		newest, at := d.Newest()
+		if newest <= p.metrics.reportedSeq || at.Before(runStart) {
 			continue
 		}
-		p.metrics.reportedSeq = d.Seq
+		n := d.Repeats + 1
+		if d.Seq <= p.metrics.reportedSeq {
+			n = d.Repeats - p.metrics.reportedRepeats
+		}
+		p.metrics.reportedSeq, p.metrics.reportedRepeats = newest, d.Repeats
 		direction, reason, outcome := classifyDecision(d)
 		h.WithTags(map[string]string{"direction": direction, "reason": reason, "outcome": outcome}).
-			Counter(MetricScaleDecisions).Inc(1)
+			Counter(MetricScaleDecisions).Inc(int64(n))
 		h.WithTags(map[string]string{"direction": direction}).
-			Timer(MetricDecisionLatency).Record(now.Sub(d.At))
+			Timer(MetricDecisionLatency).Record(now.Sub(at))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -25,12 +26,12 @@ func (p *pool) applyObservation(ctx workflow.Context, obs types.PoolObservation,
 		return
 	}
 	now := workflow.Now(ctx)
-	if p.truth && obs.ObservedAt.After(now.Add(maxFutureSkew)) {
+	if obs.ObservedAt.After(now.Add(maxFutureSkew)) {
 		p.reject(ctx, "observe", fmt.Errorf("observation is dated %s, more than %s ahead of the workflow's clock (%s)",
 			obs.ObservedAt.UTC().Format(time.RFC3339), maxFutureSkew, now.UTC().Format(time.RFC3339)))
 		return
 	}
-	if p.authOn && !fromActivity {
+	if !fromActivity {
 		if err := p.auth.systemInput(p.spec.Key.WorkflowID(), contract.SignalObserve, obs, obs.Auth, now); err != nil {
 			p.reject(ctx, "observe", err)
 			return
@@ -40,51 +41,27 @@ func (p *pool) applyObservation(ctx workflow.Context, obs types.PoolObservation,
 		p.reject(ctx, "observe", fmt.Errorf("observation of %s is older than the one held (%s)", obs.ObservedAt.Format(time.RFC3339), prev.ObservedAt.Format(time.RFC3339)))
 		return
 	}
-	if !p.shapes {
-		// Runs recorded before shapes decide from the list alone.
-		obs.PendingShapes = nil
-	} else if err := obs.ValidatePendingShapes(); err != nil {
+	if err := obs.ValidatePendingShapes(); err != nil {
 		p.reject(ctx, "observe", err)
 		return
 	}
-	p.state.fold(obs, now, p.foldRules())
+	p.state.fold(obs, now)
 	p.recordNodeCount(ctx)
-}
-
-// foldRules are the parts of a run's rules that change how an
-// observation is folded.
-type foldRules struct {
-	truth, shapes, consolidation bool
-}
-
-func (p *pool) foldRules() foldRules {
-	return foldRules{truth: p.truth, shapes: p.shapes, consolidation: p.consolidation}
 }
 
 // fold takes an observation that passed every check into the state: it is
 // the one place an observation changes what the pool knows (the node
 // clocks, idleness, purchases judged, what is forgotten); the meter's
 // timeline follows it (recordNodeCount).
-func (s *PoolState) fold(obs types.PoolObservation, now time.Time, r foldRules) {
-	if r.truth {
-		obs = s.withoutRemoved(boundObservation(obs, r.shapes))
-	}
+func (s *PoolState) fold(obs types.PoolObservation, now time.Time) {
+	obs = s.withoutRemoved(boundObservation(obs))
 	s.Observation = &obs
 	s.ReceivedAt = now
-	s.IdleSince = updateIdleSince(s.Policy, s.IdleSince, obs, !r.truth)
-	if r.consolidation {
-		s.UnderusedSince = UpdateUnderusedSince(s.Policy, s.UnderusedSince, obs)
-	}
-	if r.truth {
-		s.trackNodes(obs)
-		s.trackPurchases(obs, now)
-	}
+	s.IdleSince = law.UpdateIdleSince(s.Policy, s.IdleSince, obs)
+	s.UnderusedSince = law.UpdateUnderusedSince(s.Policy, s.UnderusedSince, obs)
+	s.trackNodes(obs)
+	s.trackPurchases(obs, now)
 	s.forgetGone(obs)
-	if !r.truth {
-		// Before provider truth: the target was known to be at least what
-		// is seen. Now only the provider moves it.
-		s.TargetNodes = max(s.TargetNodes, s.observedNodes())
-	}
 }
 
 // forgetGone drops what the state keeps about pods and nodes that are no
@@ -235,14 +212,13 @@ func (s *PoolState) trackPurchases(obs types.PoolObservation, now time.Time) {
 // at or after the purchase and Ready for at least grace: it names one with
 // free room for the pod, or reports that such nodes exist but are full.
 func readyNodesBoughtAfter(obs types.PoolObservation, seenReady map[string]time.Time, buy Purchase, pod types.PendingPod, now time.Time, grace time.Duration) (roomy string, full bool) {
-	need := withSlot(pod.Requests)
 	for _, n := range obs.Nodes {
 		ready := seenReady[n.Name]
 		if n.Size != buy.Size || n.State != types.NodeReady || n.CreatedAt.Before(buy.At.Add(-time.Second)) ||
 			ready.IsZero() || now.Before(ready.Add(grace)) {
 			continue
 		}
-		if need.Fits(withSlots(n.FreeRoom(), n)) {
+		if law.HasRoomFor(n, pod.Requests) {
 			return n.Name, false
 		}
 		full = true

@@ -18,20 +18,17 @@ import (
 // can each take the last room: the ceiling holds to within one decision
 // per pool, and no pool grows past it after that.
 func (p *pool) orgRoom(ctx workflow.Context) (int, string) {
-	actx := p.activityCtx(ctx, quickActivity, "read org usage")
 	var platform *types.OrgPolicy
-	if p.platformOrgs {
-		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-			StartToCloseTimeout: 10 * time.Second, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3},
-		})
-		if err := workflow.ExecuteLocalActivity(lctx, a.PlatformOrgLimits, p.spec.Key.Org).Get(ctx, &platform); err != nil {
-			return 0, fmt.Sprintf("org ceiling: the platform's limits on org %s unknown (%v)", p.spec.Key.Org, err)
-		}
-		if p.state.Policy.OrgLimits == nil && platform == nil {
-			return math.MaxInt, "" // no limits anywhere: no listing
-		}
-		actx = p.platformCtx(ctx, quickActivity, "read org usage")
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 10 * time.Second, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+	if err := workflow.ExecuteLocalActivity(lctx, a.PlatformOrgLimits, p.spec.Key.Org).Get(ctx, &platform); err != nil {
+		return 0, fmt.Sprintf("org ceiling: the platform's limits on org %s unknown (%v)", p.spec.Key.Org, err)
 	}
+	if p.state.Policy.OrgLimits == nil && platform == nil {
+		return math.MaxInt, "" // no limits anywhere: no listing
+	}
+	actx := p.platformCtx(ctx, quickActivity, "read org usage")
 	var u activities.OrgUsage
 	if err := workflow.ExecuteActivity(actx, a.ReadOrgUsage, p.spec.Key).Get(ctx, &u); err != nil {
 		// Unknown usage buys nothing: a ceiling that cannot be checked holds.

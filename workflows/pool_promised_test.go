@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hanzoai/visor-fleet/activities"
-	"github.com/hanzoai/visor-fleet/connectors/sim"
+	"github.com/hanzoai/visor-fleet/catalogs"
 	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -17,7 +17,7 @@ import (
 // pod it was bought for (PlanInput.Promised), not free for the next one.
 func TestAPodDoesNotCountOnRoomPromisedToAnother(t *testing.T) {
 	env, w := newTestPool(t, types.DefaultPolicy(), busyNodes())
-	catalog, err := sizing.Restrict(sim.DefaultCatalog(), []string{"sim-4c8g"})
+	catalog, err := sizing.Restrict(catalogs.Sim(), []string{"sim-4c8g"})
 	require.NoError(t, err)
 	room := map[string]types.Resources{"sim-4c8g": catalog[0].Allocatable()}
 	// The real planner; a sim-4c8g (the world's group size) holds one of these pods.

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hanzoai/visor-fleet/activities"
+	"github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -72,7 +73,7 @@ func (p *pool) noteRepair(ctx workflow.Context, what string) {
 }
 
 // machines joins the provider's machines with their nodes' state.
-func (s *PoolState) machines() []Machine {
+func (s *PoolState) machines() []law.Machine {
 	if s.Provider == nil {
 		return nil
 	}
@@ -82,10 +83,10 @@ func (s *PoolState) machines() []Machine {
 			nodes[n.Name] = n
 		}
 	}
-	var out []Machine
+	var out []law.Machine
 	for _, g := range s.Provider.Groups {
 		for _, inst := range g.Instances {
-			m := Machine{ID: inst.ID, Name: inst.Name, Size: g.Size, GroupID: g.ID, CreatedAt: inst.CreatedAt}
+			m := law.Machine{ID: inst.ID, Name: inst.Name, Size: g.Size, GroupID: g.ID, CreatedAt: inst.CreatedAt}
 			if m.Name == "" {
 				m.Name = inst.ID // not named yet: known by its ID until it registers
 			}
@@ -117,13 +118,13 @@ func (s *PoolState) daemonOverhead() types.Resources {
 }
 
 // leaked are the provider's machines outside every group of the pool.
-func (s *PoolState) leaked() []Machine {
+func (s *PoolState) leaked() []law.Machine {
 	if s.Provider == nil {
 		return nil
 	}
-	out := make([]Machine, 0, len(s.Provider.Leaked))
+	out := make([]law.Machine, 0, len(s.Provider.Leaked))
 	for _, m := range s.Provider.Leaked {
-		out = append(out, Machine{ID: m.ID, Name: m.Name, CreatedAt: m.CreatedAt})
+		out = append(out, law.Machine{ID: m.ID, Name: m.Name, CreatedAt: m.CreatedAt})
 	}
 	return out
 }

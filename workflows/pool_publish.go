@@ -3,6 +3,7 @@ package workflows
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/law"
 )
 
 // Typed search attribute keys (docs/design.md).
@@ -45,7 +47,7 @@ func (p *pool) publish(ctx workflow.Context) {
 	now := saSnapshot{
 		state: p.stateName(), phase: string(s.Gate.Phase), region: s.Gate.Region,
 		nodes: s.observedNodes(), target: s.nodeCount(), pods: s.pendingPods(),
-		lastScale: latest(s.LastScaleUp, s.LastScaleDown), set: true,
+		lastScale: slices.MaxFunc([]time.Time{s.LastScaleUp, s.LastScaleDown}, time.Time.Compare), set: true,
 		tier: p.publishedTier(ctx), // pool_tier.go
 	}
 	if now != p.lastSA {
@@ -78,9 +80,7 @@ func (p *pool) publish(ctx workflow.Context) {
 		workflow.SetCurrentDetails(ctx, details)
 		p.lastDetails = details
 	}
-	if p.memoVersion >= 1 {
-		p.publishMemo(ctx)
-	}
+	p.publishMemo(ctx)
 	p.emitMetrics(ctx)
 }
 
@@ -89,11 +89,9 @@ func (p *pool) publish(ctx workflow.Context) {
 func (p *pool) publishMemo(ctx workflow.Context) {
 	memo := memoSnapshot{reason: p.reasonLine(), policy: contract.PolicyHash(p.state.Policy)}
 	fields := map[string]any{contract.MemoPoolReason: memo.reason, contract.MemoPolicyHash: memo.policy}
-	if p.memoVersion >= 2 {
-		// In cents, so price noise does not rewrite the memo.
-		memo.cents = int64(math.Round(p.state.hourlyCost() * 100))
-		fields[contract.MemoPoolHourlyCost] = float64(memo.cents) / 100
-	}
+	// In cents, so price noise does not rewrite the memo.
+	memo.cents = int64(math.Round(p.state.hourlyCost() * 100))
+	fields[contract.MemoPoolHourlyCost] = float64(memo.cents) / 100
 	if memo == p.lastMemo {
 		return
 	}
@@ -119,10 +117,39 @@ func (p *pool) reasonLine() string {
 		return truncate("paused: "+s.PausedReason, 120)
 	case p.last.Frozen != "":
 		return truncate(p.last.Frozen, 120)
-	case len(p.last.Blocked) > 0:
-		return truncate(p.last.Blocked[0], 120)
 	case s.Gate.Phase == contract.PhaseDisabled || s.Gate.Phase == contract.PhasePending:
 		return "cluster " + string(s.Gate.Phase)
+	}
+	// A scale-up that bought nothing (cost budget, org limit, pods that fit
+	// no size) is the cause while its pods wait, even though the law's own
+	// line then reads as the cooldown that follows it.
+	if held := s.heldScaleUp(); held != "" {
+		return truncate(held, 120)
+	}
+	if len(p.last.Blocked) > 0 {
+		return truncate(p.last.Blocked[0], 120)
+	}
+	if len(s.Unplaceable) > 0 {
+		return truncate(p.unplaceableSummary(), 120)
+	}
+	return ""
+}
+
+// heldScaleUp is the outcome of the newest scale-up when it bought nothing
+// and pods are still pending, else "".
+func (s *PoolState) heldScaleUp() string {
+	if s.Observation == nil || s.Observation.PendingCount() == 0 {
+		return ""
+	}
+	for i := len(s.Decisions) - 1; i >= 0; i-- {
+		d := s.Decisions[i]
+		if d.Action != string(law.ActionScaleUp) && d.Action != actionManualScaleUp {
+			continue
+		}
+		if d.Added == 0 && (strings.HasPrefix(d.Outcome, outcomeNothingBought) || strings.HasPrefix(d.Outcome, outcomeNothingToAdd)) {
+			return d.Outcome
+		}
+		return ""
 	}
 	return ""
 }
@@ -143,7 +170,7 @@ func (p *pool) details() string {
 		fmt.Fprintf(&b, "blocked: %s\n\n", bl)
 	}
 	if n := s.inFlight(); n > 0 {
-		fmt.Fprintf(&b, "booting: %s asked for, not Ready nodes yet\n\n", plural(n, "machine"))
+		fmt.Fprintf(&b, "booting: %s asked for, not Ready nodes yet\n\n", law.Plural(n, "machine"))
 	}
 	for _, key := range workflow.DeterministicKeys(s.NoHelp) {
 		fmt.Fprintf(&b, "no help: %s: %s\n\n", key, s.NoHelp[key])
@@ -163,6 +190,9 @@ func (p *pool) details() string {
 	if n := len(s.Decisions); n > 0 {
 		d := s.Decisions[n-1]
 		fmt.Fprintf(&b, "last decision #%d %s: %s → %s\n\n", d.Seq, d.Action, d.Reason, d.Outcome)
+		if d.Repeats > 0 {
+			fmt.Fprintf(&b, "the same again %d more times, the last #%d at %s\n\n", d.Repeats, d.LastSeq, d.LastAt.UTC().Format(time.RFC3339))
+		}
 	}
 	if p.last.WakeReason != "" && !p.last.WakeAt.IsZero() {
 		fmt.Fprintf(&b, "next: %s at %s\n", p.last.WakeReason, p.last.WakeAt.UTC().Format(time.RFC3339))

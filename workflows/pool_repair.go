@@ -9,8 +9,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hanzoai/visor-fleet/activities"
-	"github.com/hanzoai/visor-fleet/capacity"
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -19,9 +19,9 @@ import (
 // size off, so the next plan falls back to another) and replaces nodes
 // NotReady too long: cordon and drain as far as possible, delete, and buy
 // one of the same size.
-func (p *pool) repair(ctx workflow.Context, d Decision) {
+func (p *pool) repair(ctx workflow.Context, d law.Decision) {
 	seq := p.nextSeq()
-	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(ActionRepair), Reason: d.Reason}
+	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(law.ActionRepair), Reason: d.Reason}
 	var outcomes []string
 	for _, m := range d.Expire {
 		err := p.deleteMachine(ctx, seq, m)
@@ -55,7 +55,7 @@ func (p *pool) repair(ctx workflow.Context, d Decision) {
 			ids = append(ids, m.ID)
 		}
 		in := activities.CollectInput{Key: p.spec.Key, IDs: ids, IdempotencyKey: p.idempotencyKey(seq, "collect")}
-		err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, fmt.Sprintf("collect %s", plural(len(ids), "leaked machine"))), a.CollectLeaked, in), nil)
+		err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, fmt.Sprintf("collect %s", law.Plural(len(ids), "leaked machine"))), a.CollectLeaked, in), nil)
 		if err == nil {
 			p.noteRepair(ctx, fmt.Sprintf("collected leaked machines %s", strings.Join(ids, ", ")))
 			if v := p.state.Provider; v != nil {
@@ -77,7 +77,7 @@ func outcome(what string, err error) string {
 }
 
 // deleteMachine deletes one machine by its node name at the provider.
-func (p *pool) deleteMachine(ctx workflow.Context, seq int64, m MachineAction) error {
+func (p *pool) deleteMachine(ctx workflow.Context, seq int64, m law.MachineAction) error {
 	del := activities.DeleteInput{Key: p.spec.Key, Node: m.Name, IdempotencyKey: p.idempotencyKey(seq, "delete-"+m.Name)}
 	var res activities.DeleteResult
 	if err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, "delete machine "+m.Name), a.DeleteNode, del), &res); err != nil {
@@ -91,7 +91,7 @@ func (p *pool) deleteMachine(ctx workflow.Context, seq int64, m MachineAction) e
 
 // replaceWith raises the machine's group by one again: the deletion
 // lowered it.
-func (p *pool) replaceWith(ctx workflow.Context, seq int64, m MachineAction) error {
+func (p *pool) replaceWith(ctx workflow.Context, seq int64, m law.MachineAction) error {
 	target := 1
 	groupID := ""
 	if v := p.state.Provider; v != nil {
@@ -135,7 +135,7 @@ func (p *pool) backedOffSizes(now time.Time) []string {
 func (p *pool) park(unplaceable []activities.UnplaceablePod) {
 	for _, u := range unplaceable {
 		switch {
-		case !p.truth, u.Code == sizing.CodeNoFit, u.Code == sizing.CodeInvalidRequest:
+		case u.Code == sizing.CodeNoFit, u.Code == sizing.CodeInvalidRequest:
 			p.state.Unplaceable[u.Pod] = u.Reason
 		case u.Code == sizing.CodeOtherSize:
 			p.state.Deferred[u.Pod] = true
@@ -151,7 +151,7 @@ func (p *pool) bought(ctx workflow.Context, seq int64, plan activities.PlanResul
 		left[u.Pod] = true
 	}
 	for _, pod := range pods {
-		if left[pod.Key()] || capacity.IsHeadroomPod(pod) {
+		if left[pod.Key()] || law.IsHeadroomPod(pod) {
 			continue
 		}
 		delete(p.state.Deferred, pod.Key())

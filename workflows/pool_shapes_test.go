@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hanzoai/visor-fleet/activities"
-	"github.com/hanzoai/visor-fleet/connectors/sim"
+	"github.com/hanzoai/visor-fleet/catalogs"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
@@ -45,7 +45,7 @@ func TestPoolSizesFiftyThousandPendingPodsFromTheirShapes(t *testing.T) {
 			p := types.DefaultPolicy()
 			p.MaxNodes = 2000
 			env, w := newTestPool(t, p, busyNodes())
-			catalog, err := sizing.Restrict(sim.DefaultCatalog(), []string{"sim-4c8g"})
+			catalog, err := sizing.Restrict(catalogs.Sim(), []string{"sim-4c8g"})
 			require.NoError(t, err)
 			room := map[string]types.Resources{"sim-4c8g": catalog[0].Allocatable()}
 			// The real planner in place of the world's stand-in.

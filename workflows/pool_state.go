@@ -1,10 +1,12 @@
 package workflows
 
 import (
+	"strings"
 	"time"
 
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/metering"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -32,7 +34,7 @@ type PoolState struct {
 	// IdleSince: since when each node has been idle without a break.
 	IdleSince map[string]time.Time `json:"idleSince,omitempty"`
 	// UnderusedSince: since when each node has been below the
-	// consolidation threshold without a break (versionConsolidation).
+	// consolidation threshold without a break.
 	UnderusedSince map[string]time.Time `json:"underusedSince,omitempty"`
 	// Unplaceable pods were reported as fitting no size, with why.
 	Unplaceable map[string]string `json:"unplaceable,omitempty"`
@@ -171,14 +173,30 @@ func (s *PoolState) ensureMaps() {
 }
 
 func (s *PoolState) record(r contract.DecisionRecord) {
+	if n := len(s.Decisions); n > 0 && repeats(s.Decisions[n-1], r) {
+		last := &s.Decisions[n-1]
+		last.Repeats++
+		last.LastSeq, last.LastAt = r.Seq, r.At
+		return
+	}
 	s.Decisions = append(s.Decisions, r)
 	if len(s.Decisions) > maxDecisionsKept {
 		s.Decisions = s.Decisions[len(s.Decisions)-maxDecisionsKept:]
 	}
 }
 
+// repeats says whether r is the same decision as last with the same
+// outcome, and neither asked the provider for anything: only such a
+// decision may fold into the one before it.
+func repeats(last, r contract.DecisionRecord) bool {
+	return r.Action == last.Action && r.Reason == last.Reason && r.Outcome == last.Outcome &&
+		r.RequestedBy == last.RequestedBy && r.Size == last.Size &&
+		r.Added == 0 && last.Added == 0 && len(r.Removed) == 0 && len(last.Removed) == 0 &&
+		(strings.HasPrefix(r.Outcome, outcomeNothingBought) || strings.HasPrefix(r.Outcome, outcomeNothingToAdd))
+}
+
 // observedNodes counts nodes in the last observation that are not leaving.
-func (s *PoolState) observedNodes() int { return CountNodes(s.Observation, 0) }
+func (s *PoolState) observedNodes() int { return law.CountNodes(s.Observation, 0) }
 
 // inFlight is nodes asked for at the provider but not yet seen in the
 // cluster. With the provider's view it is the provider's target less the
@@ -230,23 +248,23 @@ func (s *PoolState) pendingPods() int {
 }
 
 // gate turns the cluster's phase and reachability into what the law may do.
-func (s *PoolState) gate() Gate {
+func (s *PoolState) gate() law.Gate {
 	g := s.Gate
 	switch g.Phase {
 	case contract.PhaseActive, "":
 	case contract.PhaseDraining:
-		return Gate{AllowScaleUp: false, AllowScaleDown: g.Reachable, Reason: "cluster is draining: no new capacity"}
+		return law.Gate{AllowScaleUp: false, AllowScaleDown: g.Reachable, Reason: "cluster is draining: no new capacity"}
 	case contract.PhasePending:
-		return Gate{Reason: "cluster is pending: pools do nothing until it is active"}
+		return law.Gate{Reason: "cluster is pending: pools do nothing until it is active"}
 	case contract.PhaseDisabled:
-		return Gate{Reason: "cluster is disabled"}
+		return law.Gate{Reason: "cluster is disabled"}
 	}
 	if !g.Reachable {
 		why := "cluster unreachable: scale-down frozen"
 		if g.Reason != "" {
 			why += " (" + g.Reason + ")"
 		}
-		return Gate{AllowScaleUp: true, AllowScaleDown: false, Reason: why}
+		return law.Gate{AllowScaleUp: true, AllowScaleDown: false, Reason: why}
 	}
-	return OpenGate()
+	return law.OpenGate()
 }

@@ -17,25 +17,10 @@ import (
 // signal cannot move it; the cluster moves it only on an administrator's
 // set-tier (cluster_tier.go).
 
-// billingVersion remembers this run's answer to versionBillingTier.
-type billingVersion struct{ asked, on bool }
-
-// billingOn asks versionBillingTier once per run, at its first use.
-func (p *pool) billingOn(ctx workflow.Context) bool {
-	if !p.billing.asked {
-		p.billing.asked = true
-		p.billing.on = workflow.GetVersion(ctx, versionBillingTier, workflow.DefaultVersion, 1) >= 1
-	}
-	return p.billing.on
-}
-
 // noteTier folds the gate's tier into the pool's tier history. A change
 // applies from the next hour (metering.Tiers.ForHour) and is recorded as a
 // decision; the first tier a pool hears is no change.
 func (p *pool) noteTier(ctx workflow.Context) {
-	if !p.billingOn(ctx) {
-		return
-	}
 	t := &p.state.Tiers
 	known, from := len(t.Changes) > 0, t.Current()
 	now := workflow.Now(ctx)
@@ -60,9 +45,6 @@ func (p *pool) noteTier(ctx workflow.Context) {
 // and when it ended (the final meter of a deregistration): a BYO pool's
 // management-plane hours are the part of each hour in between.
 func (p *pool) noteLifespan(ctx workflow.Context) {
-	if !p.billingOn(ctx) {
-		return
-	}
 	t := &p.state.Tiers
 	if t.Start.IsZero() {
 		t.Start = workflow.Now(ctx).UTC()
@@ -72,20 +54,13 @@ func (p *pool) noteLifespan(ctx workflow.Context) {
 	}
 }
 
-// hourEvents is what one hour bills: under its tier in runs that know
-// tiers, node-hours as before in runs recorded earlier.
+// hourEvents is what one hour bills, under the tier it was held under.
 func (p *pool) hourEvents(ctx workflow.Context, hour time.Time) []metering.Event {
-	if !p.billingOn(ctx) {
-		return metering.EventsForHour(p.spec.Key, p.state.Meter, hour)
-	}
 	return metering.EventsForTieredHour(p.spec.Key, p.state.Meter, p.state.Tiers, hour)
 }
 
-// publishedTier is the VisorTier value, "" in runs before tiers.
+// publishedTier is the VisorTier value.
 func (p *pool) publishedTier(ctx workflow.Context) string {
-	if !p.billingOn(ctx) {
-		return ""
-	}
 	return string(p.state.Tiers.Current())
 }
 

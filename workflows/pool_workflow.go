@@ -9,8 +9,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/hanzoai/visor-fleet/capacity"
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -39,47 +39,25 @@ type pool struct {
 	lastSA      saSnapshot
 	lastDetails string
 	lastMemo    memoSnapshot
-	last        Decision
+	last        law.Decision
 	metrics     poolMetrics
-	// truth: this run reads the provider and follows the trust rules
-	// (versionProviderTruth); runs recorded before replay without.
-	truth bool
+	// rules are the law's rules this run decides with (readRules).
+	rules law.Rules
 	// addedWithoutProgress is the runaway guard's count at the last decision;
 	// capacitySummary the capacity policies in force then.
 	addedWithoutProgress int
 	capacitySummary      string
 	// now is workflow time at the last decision, for the status query.
 	now time.Time
-	// authOn: this run verifies signed signals with the trust in auth
-	// (versionAuthenticatedInputs); gateDirty: a gate signal arrived and
-	// the gate is read from the cluster workflow, not taken from it.
-	authOn    bool
+	// auth verifies signed signals with the worker's trust; gateDirty: a
+	// gate signal arrived and the gate is read from the cluster workflow,
+	// not taken from it.
 	auth      authority
 	gateDirty bool
-	// memoVersion: 1 publishes the memo (reason, policy hash), 2 adds the
-	// pool's hourly cost (versionPoolMemo).
-	memoVersion workflow.Version
 	// orgBudget is what the org's cost budget leaves this scale-up.
 	orgBudget orgBudget
-	// resyncOnce: one activity per safety resync (versionResyncOnce).
-	resyncOnce bool
-	// consolidation: the law's consolidation rules (versionConsolidation).
-	consolidation bool
-	// nodeHours: the law's node-hours rules (versionNodeHours).
-	nodeHours bool
-	// shapes: the run decides from the observation's pending shapes, so
-	// pods past its list are sized too (versionPendingShapes).
-	shapes  bool
-	billing billingVersion // pool_tier.go
-	// incarnation names this life of the pool in its idempotency keys
-	// (versionIncarnationKeys); empty in runs recorded before it.
+	// incarnation names this life of the pool in its idempotency keys.
 	incarnation string
-	// platformOrgs: scale-ups obey the platform's org limits as well as
-	// the policy's (versionPlatformOrgLimits).
-	platformOrgs bool
-	// intake: observations and gate changes are taken in while an action
-	// waits on its activities (versionInFlightIntake, pool_inflight.go).
-	intake bool
 }
 
 // maxActionsPerWake bounds how many decisions one wake-up carries out in a
@@ -99,22 +77,19 @@ func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 	// only its own org's pool IDs, and this keeps such a start from
 	// carrying another pool's spec (and so moving that pool's nodes).
 	info := workflow.GetInfo(ctx)
-	if id := info.WorkflowExecution.ID; strings.HasPrefix(id, "pool/") && id != in.Spec.Key.WorkflowID() &&
-		workflow.GetVersion(ctx, versionStartIdentity, workflow.DefaultVersion, 1) >= 1 {
+	if id := info.WorkflowExecution.ID; strings.HasPrefix(id, "pool/") && id != in.Spec.Key.WorkflowID() {
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pool spec is for %s, but this workflow is %s: a pool runs only under its own ID", in.Spec.Key.WorkflowID(), id), "InvalidPoolSpec", nil)
 	}
 	// Another org's tenant queue would have that org's own worker buy,
 	// drain and delete for this pool in that org's cloud account.
-	if err := in.Spec.CheckProviderQueue(); err != nil &&
-		workflow.GetVersion(ctx, versionProviderQueueOwner, workflow.DefaultVersion, 1) >= 1 {
+	if err := in.Spec.CheckProviderQueue(); err != nil {
 		return temporal.NewNonRetryableApplicationError("invalid pool spec: "+err.Error(), "InvalidPoolSpec", nil)
 	}
 	// A pool's state comes only from its own previous run. A start that
 	// carries one (a tenant may start its own pool with any input) could
 	// otherwise skip metering with a cursor in the future, take a policy
 	// that never passed set-policy's checks, or clear its nonces.
-	carried := in.State != nil && info.ContinuedExecutionRunID == "" &&
-		workflow.GetVersion(ctx, versionFreshStartState, workflow.DefaultVersion, 1) >= 1
+	carried := in.State != nil && info.ContinuedExecutionRunID == ""
 	if carried {
 		workflow.GetLogger(ctx).Warn("pool start carried state without a previous run: ignored, starting from the spec", "pool", in.Spec.Key.WorkflowID())
 		in.State = nil
@@ -142,21 +117,9 @@ func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 	if err := p.registerHandlers(ctx); err != nil {
 		return err
 	}
-	p.truth = workflow.GetVersion(ctx, versionProviderTruth, workflow.DefaultVersion, 1) >= 1
-	p.authOn = workflow.GetVersion(ctx, versionAuthenticatedInputs, workflow.DefaultVersion, 1) >= 1
-	p.memoVersion = workflow.GetVersion(ctx, versionPoolMemo, workflow.DefaultVersion, 2)
-	p.resyncOnce = p.truth && workflow.GetVersion(ctx, versionResyncOnce, workflow.DefaultVersion, 1) >= 1
-	p.consolidation = p.truth && workflow.GetVersion(ctx, versionConsolidation, workflow.DefaultVersion, 1) >= 1
-	p.shapes = p.truth && workflow.GetVersion(ctx, versionPendingShapes, workflow.DefaultVersion, 1) >= 1
-	p.nodeHours = p.consolidation && workflow.GetVersion(ctx, versionNodeHours, workflow.DefaultVersion, 1) >= 1
-	p.platformOrgs = p.truth && workflow.GetVersion(ctx, versionPlatformOrgLimits, workflow.DefaultVersion, 1) >= 1
-	p.intake = workflow.GetVersion(ctx, versionInFlightIntake, workflow.DefaultVersion, 1) >= 1
-	if workflow.GetVersion(ctx, versionIncarnationKeys, workflow.DefaultVersion, 1) >= 1 {
-		p.incarnation = incarnationOf(cmp.Or(info.FirstRunID, info.WorkflowExecution.RunID))
-	}
-	if p.authOn {
-		p.loadTrust(ctx)
-	}
+	p.rules = readRules(ctx)
+	p.incarnation = incarnationOf(cmp.Or(info.FirstRunID, info.WorkflowExecution.RunID))
+	p.loadTrust(ctx)
 	p.announce(ctx, false)
 	return p.run(ctx)
 }
@@ -164,7 +127,7 @@ func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 func (p *pool) run(ctx workflow.Context) error {
 	for {
 		p.drainMessages(ctx)
-		if p.authOn && p.auth.refresh {
+		if p.auth.refresh {
 			p.loadTrust(ctx)
 		}
 		if p.gateDirty {
@@ -186,7 +149,7 @@ func (p *pool) run(ctx workflow.Context) error {
 			// Acting changed the state: decide again for what comes next,
 			// and carry that out too rather than sleep on it.
 			d = p.decide(workflow.Now(ctx))
-			for i := 1; p.truth && i < maxActionsPerWake && d.Action != ActionNone && p.act(ctx, d); i++ {
+			for i := 1; i < maxActionsPerWake && d.Action != law.ActionNone && p.act(ctx, d); i++ {
 				d = p.decide(workflow.Now(ctx))
 			}
 		}
@@ -200,11 +163,11 @@ func (p *pool) run(ctx workflow.Context) error {
 }
 
 // decide runs the pure control law over the current state.
-func (p *pool) decide(now time.Time) Decision {
+func (p *pool) decide(now time.Time) law.Decision {
 	s := p.state
 	p.addedWithoutProgress = s.addedWithoutProgress(now)
 	p.now = now
-	in := DecisionInput{
+	in := law.DecisionInput{
 		Policy:        s.Policy,
 		Observation:   s.Observation,
 		Now:           now,
@@ -223,49 +186,45 @@ func (p *pool) decide(now time.Time) Decision {
 		NoHelp:               s.NoHelp,
 		Awaiting:             s.awaiting(),
 		AddedWithoutProgress: p.addedWithoutProgress,
-		LegacyRules:          !p.truth,
-		Consolidation:        p.consolidation,
-		AcrossSizes:          p.nodeHours,
+		Rules:                p.rules,
 		UnderusedSince:       s.UnderusedSince,
 	}
-	if p.truth && len(s.Policy.Headroom) > 0 {
+	if len(s.Policy.Headroom) > 0 {
 		p.withHeadroom(&in, now)
 	}
-	if p.truth && now.Before(s.HoldUntil) {
+	if now.Before(s.HoldUntil) {
 		in.HoldFloor, in.HoldUntil = s.HoldTarget, s.HoldUntil
 	}
-	if p.truth {
-		p.capacitySummary = capacity.Describe(s.Policy, now, s.nodeCount(), s.hourlyCost()).Summary(s.Policy)
-	}
-	return Decide(in)
+	p.capacitySummary = law.Describe(s.Policy, now, s.nodeCount(), s.hourlyCost()).Summary(s.Policy)
+	return law.Decide(in)
 }
 
 // act carries out a manual target if one is waiting, else the decision d.
 // It reports whether it changed anything.
-func (p *pool) act(ctx workflow.Context, d Decision) bool {
+func (p *pool) act(ctx workflow.Context, d law.Decision) bool {
 	if m := p.state.ManualTarget; m != nil {
 		p.state.ManualTarget = nil
 		p.scaleTo(ctx, *m)
 		return true
 	}
 	resynced := false
-	if d.Action == ActionScaleDown && p.observationAge(ctx) > 2*p.state.Policy.SampleInterval.D() {
+	if d.Action == law.ActionScaleDown && p.observationAge(ctx) > 2*p.state.Policy.SampleInterval.D() {
 		// Look again before removing anything: destructive steps act on
 		// fresh data only.
 		p.resync(ctx)
 		d, resynced = p.decide(workflow.Now(ctx)), true
-	} else if p.truth && d.Action != ActionNone {
+	} else if d.Action != law.ActionNone {
 		// Every action that adds or removes capacity starts from what the
 		// provider says now, not from the pool's last look.
 		p.readProvider(ctx)
 		d, resynced = p.decide(workflow.Now(ctx)), true
 	}
 	switch d.Action {
-	case ActionScaleUp:
+	case law.ActionScaleUp:
 		p.scaleUp(ctx, d)
-	case ActionScaleDown:
+	case law.ActionScaleDown:
 		p.scaleDown(ctx, d.Reason, d.RemoveNodes, "")
-	case ActionRepair:
+	case law.ActionRepair:
 		p.repair(ctx, d)
 	default:
 		return resynced
@@ -379,7 +338,7 @@ func (p *pool) takeGates(ctx workflow.Context) {
 			p.reject(ctx, "cluster-gate", err)
 			continue
 		}
-		if p.authOn && !p.auth.open() {
+		if !p.auth.open() {
 			// Anyone can send a signal: the gate's content is not taken,
 			// the gate is read from the cluster workflow itself.
 			p.gateDirty = true
@@ -390,7 +349,7 @@ func (p *pool) takeGates(ctx workflow.Context) {
 }
 
 func (p *pool) applyGate(ctx workflow.Context, g contract.ClusterGate) {
-	if now := workflow.Now(ctx); p.truth && g.Since.After(now.Add(maxFutureSkew)) {
+	if now := workflow.Now(ctx); g.Since.After(now.Add(maxFutureSkew)) {
 		p.reject(ctx, "cluster-gate", fmt.Errorf("gate is dated %s, more than %s ahead of the workflow's clock", g.Since.UTC().Format(time.RFC3339), maxFutureSkew))
 		return
 	}

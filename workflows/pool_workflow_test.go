@@ -540,3 +540,12 @@ func TestDeregisterDrainsNodesThenReleasesMachinesStillBooting(t *testing.T) {
 	require.Len(t, w.released, 1, "machines still booting were not released")
 	require.Contains(t, string(w.released[0].IdempotencyKey), "/release")
 }
+func TestNewRunsAskThePlannerForFewerNodes(t *testing.T) {
+	p := types.DefaultPolicy()
+	p.SizingObjective = types.SizingNodes
+	env, w := newTestPool(t, p, busyNodes())
+	runWithOneOverduePod(t, env, w, spec(p), time.Minute)
+	require.NotEmpty(t, w.plans)
+	require.True(t, w.plans[0].FewerNodes, "a run plans with law.Rules.FewerNodes")
+	require.Equal(t, types.SizingNodes, w.plans[0].Objective, "the policy's sizingObjective reaches the planner")
+}

@@ -194,7 +194,7 @@ func describePool(tw *tabwriter.Writer, d poolDescription, decisions int, now ti
 		if dr.RequestedBy != "" {
 			by = " by " + safe(dr.RequestedBy)
 		}
-		fmt.Fprintf(tw, "  #%d\t%s\t%s%s\t%s → %s\n", dr.Seq, dr.At.UTC().Format(time.RFC3339), safe(dr.Action), by, safe(dr.Reason), safe(dr.Outcome))
+		fmt.Fprintf(tw, "  #%d\t%s\t%s%s\t%s → %s%s\n", dr.Seq, dr.At.UTC().Format(time.RFC3339), safe(dr.Action), by, safe(dr.Reason), safe(dr.Outcome), repeated(dr))
 	}
 }
 
@@ -280,4 +280,12 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// repeated says how often a decision that changed nothing came again.
+func repeated(dr contract.DecisionRecord) string {
+	if dr.Repeats == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d more times, the last #%d at %s)", dr.Repeats, dr.LastSeq, dr.LastAt.UTC().Format(time.RFC3339))
 }

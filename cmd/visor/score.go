@@ -20,7 +20,7 @@ func newScoreCommand() *cobra.Command {
 		Use:   "score --trace <file> --policy <pools.yaml>",
 		Short: "Score the control law against baselines on a demand trace (offline simulation)",
 		Long: `Replays a pod trace (Alibaba openb pod-list CSV format) in simulated time against
-the pool's own law (workflows.Decide with the real planner), the HIP seed rule,
+the pool's own law (law.Decide with the real planner), the HIP seed rule,
 cluster-autoscaler-like and karpenter-like rules, the configuration model's LP
 cost bound and three more offline yardsticks, on the same trace and catalog;
 prints the score table and the law's targets, and writes plots.`,

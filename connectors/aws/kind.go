@@ -1,9 +1,13 @@
 package aws
 
-import "github.com/hanzoai/visor-fleet/connectors"
+import (
+	"github.com/hanzoai/visor-fleet/connectors"
+
+	"github.com/hanzoai/visor-fleet/catalogs"
+)
 
 // Kind registers AWS with a worker's clusters file (section "aws").
-var Kind = connectors.StatelessKind[Config](ProviderName, New, Catalog)
+var Kind = connectors.StatelessKind[Config](ProviderName, New, catalogs.AWS)
 
 // Validate reports what is wrong in a clusters file's aws section.
 func (c *Config) Validate(p connectors.Problems) {

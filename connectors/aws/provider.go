@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 
+	"github.com/hanzoai/visor-fleet/catalogs"
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
@@ -121,7 +122,7 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 		eks:     eks.NewFromConfig(awsCfg),
 	}
 	if len(p.catalog) == 0 {
-		p.catalog = Catalog()
+		p.catalog = catalogs.AWS()
 	}
 	switch cfg.Mode {
 	case ModeEKS:

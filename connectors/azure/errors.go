@@ -9,7 +9,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 
-	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
@@ -90,7 +89,7 @@ func (p *Provider) classify(op string, err error) error {
 	if class == errclass.RateLimited {
 		e.RetryAfter = defaultThrottleWait
 		if re.RawResponse != nil {
-			if d, ok := connectors.RetryAfterHeader(re.RawResponse.Header, time.Now()); ok {
+			if d, ok := errclass.RetryAfterHeader(re.RawResponse.Header, time.Now()); ok {
 				e.RetryAfter = d
 			}
 		}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/digitalocean/godo"
 
-	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
@@ -52,7 +51,7 @@ func (p *Provider) classify(op string, err error) error {
 // rateLimitWait prefers Retry-After, then RateLimit-Reset (Unix seconds
 // at which the oldest counted request expires, per the API reference).
 func rateLimitWait(h http.Header, now time.Time) time.Duration {
-	if d, ok := connectors.RetryAfterHeader(h, now); ok {
+	if d, ok := errclass.RetryAfterHeader(h, now); ok {
 		return d
 	}
 	if secs, err := strconv.ParseInt(h.Get("RateLimit-Reset"), 10, 64); err == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/digitalocean/godo"
 	"golang.org/x/oauth2"
 
+	"github.com/hanzoai/visor-fleet/catalogs"
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
@@ -86,5 +87,5 @@ func (p *Provider) Catalog(context.Context) ([]types.InstanceType, error) {
 	if len(p.cfg.Catalog) > 0 {
 		return slices.Clone(p.cfg.Catalog), nil
 	}
-	return Catalog(), nil
+	return catalogs.DigitalOcean(), nil
 }

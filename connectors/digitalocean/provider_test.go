@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hanzoai/visor-fleet/catalogs"
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/digitalocean"
 	"github.com/hanzoai/visor-fleet/connectors/digitalocean/fakeapi"
@@ -328,7 +329,7 @@ func TestCatalogIsTheBuiltInUnlessOverridden(t *testing.T) {
 	srv := newFake(t)
 	def, err := newProvider(t, srv).Catalog(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, digitalocean.Catalog(), def)
+	assert.Equal(t, catalogs.DigitalOcean(), def)
 	own := []types.InstanceType{{Name: "s-1vcpu-2gb", MilliCPU: 1000, Memory: 2 * types.GiB, MaxPods: 110, HourlyPrice: 0.018}}
 	got, err := newProvider(t, srv, func(c *digitalocean.Config) { c.Catalog = own }).Catalog(context.Background())
 	require.NoError(t, err)

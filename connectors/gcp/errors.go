@@ -11,7 +11,6 @@ import (
 	"golang.org/x/oauth2"
 	"google.golang.org/api/googleapi"
 
-	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
@@ -146,7 +145,7 @@ func (p *Provider) typed(op string, class errclass.Class, h http.Header, err err
 	e := errclass.New(class, ProviderName, op, err)
 	if class == errclass.RateLimited {
 		e.RetryAfter = defaultThrottleWait
-		if d, ok := connectors.RetryAfterHeader(h, time.Now()); ok {
+		if d, ok := errclass.RetryAfterHeader(h, time.Now()); ok {
 			e.RetryAfter = d
 		}
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
-	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
@@ -92,7 +91,7 @@ func (p *Provider) rateLimited(op string, resp *hcloud.Response, err error) erro
 // request frees up after an hour / limit; RateLimit-Reset (the bucket is
 // full again) bounds that.
 func rateLimitWait(resp *hcloud.Response, now time.Time) time.Duration {
-	if d, ok := connectors.RetryAfterHeader(resp.Header, now); ok {
+	if d, ok := errclass.RetryAfterHeader(resp.Header, now); ok {
 		return d
 	}
 	rl := resp.Meta.Ratelimit

@@ -1,10 +1,14 @@
 package hetzner
 
-import "github.com/hanzoai/visor-fleet/connectors"
+import (
+	"github.com/hanzoai/visor-fleet/connectors"
+
+	"github.com/hanzoai/visor-fleet/catalogs"
+)
 
 // Kind registers Hetzner Cloud with a worker's clusters file (section
 // "hetzner").
-var Kind = connectors.StatelessKind[Config](ProviderName, New, Catalog)
+var Kind = connectors.StatelessKind[Config](ProviderName, New, catalogs.Hetzner)
 
 // Validate reports what is wrong in a clusters file's hetzner section.
 func (c *Config) Validate(p connectors.Problems) {

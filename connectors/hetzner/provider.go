@@ -13,6 +13,7 @@ import (
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
+	"github.com/hanzoai/visor-fleet/catalogs"
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
@@ -106,5 +107,5 @@ func (p *Provider) Catalog(context.Context) ([]types.InstanceType, error) {
 	if len(p.cfg.Catalog) > 0 {
 		return slices.Clone(p.cfg.Catalog), nil
 	}
-	return Catalog(), nil
+	return catalogs.Hetzner(), nil
 }

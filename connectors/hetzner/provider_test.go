@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hanzoai/visor-fleet/catalogs"
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/connectors/fakehttp"
@@ -357,7 +358,7 @@ func TestCatalogIsTheBuiltInUnlessOverridden(t *testing.T) {
 	srv := newFake(t)
 	def, err := newProvider(t, srv).Catalog(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, hetzner.Catalog(), def)
+	assert.Equal(t, catalogs.Hetzner(), def)
 	own := []types.InstanceType{{Name: "cax11", MilliCPU: 2000, Memory: 4 * types.GiB, MaxPods: 110}}
 	got, err := newProvider(t, srv, func(c *hetzner.Config) { c.Catalog = own }).Catalog(context.Background())
 	require.NoError(t, err)

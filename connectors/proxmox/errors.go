@@ -10,7 +10,6 @@ import (
 
 	pve "github.com/luthermonson/go-proxmox"
 
-	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
@@ -47,7 +46,7 @@ func (g statusGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	_ = res.Body.Close()
 	e := &statusError{status: res.Status, code: res.StatusCode}
-	if d, ok := connectors.RetryAfterHeader(res.Header, time.Now()); ok {
+	if d, ok := errclass.RetryAfterHeader(res.Header, time.Now()); ok {
 		e.retryAfter = d
 	}
 	return nil, e

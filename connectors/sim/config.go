@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hanzoai/visor-fleet/catalogs"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -22,7 +23,7 @@ type Config struct {
 	StatePath string
 	// Clock is the fleet's time source for provider calls and Run; default time.Now.
 	Clock func() time.Time
-	// Catalog is the sizes offered; default DefaultCatalog().
+	// Catalog is the sizes offered; default catalogs.Sim().
 	Catalog []types.InstanceType
 	// Faults are injected into provider calls.
 	Faults FaultConfig
@@ -91,7 +92,7 @@ func (c Config) withDefaults() Config {
 		c.Clock = time.Now
 	}
 	if len(c.Catalog) == 0 {
-		c.Catalog = DefaultCatalog()
+		c.Catalog = catalogs.Sim()
 	}
 	if c.Faults.RetryAfter == 0 {
 		c.Faults.RetryAfter = time.Second

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/hanzoai/visor-fleet/catalogs"
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/connectors/kubernetes"
@@ -30,7 +31,7 @@ func TestCreateNodeGroupRegistersLabelledNodesWithCatalogAllocatable(t *testing.
 	}
 
 	var medium types.InstanceType
-	for _, it := range DefaultCatalog() {
+	for _, it := range catalogs.Sim() {
 		if it.Name == "sim-4c8g" {
 			medium = it
 		}

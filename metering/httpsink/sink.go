@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/credentials"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/metering"
 )
@@ -56,7 +56,7 @@ import (
 type Sink struct {
 	cfg      Config
 	endpoint string
-	secrets  connectors.SecretReader
+	secrets  credentials.SecretReader
 }
 
 var _ metering.Sink = (*Sink)(nil)
@@ -66,7 +66,7 @@ type Config struct {
 	Endpoint string
 	// Token references the bearer token; it is resolved on each Report,
 	// inside the activity, and never logged or put in an error.
-	Token connectors.CredentialRef
+	Token credentials.Ref
 	// Timeout bounds one attempt (default 10s).
 	Timeout time.Duration
 	// Client sends the requests (default: a new http.Client).
@@ -90,7 +90,7 @@ const (
 
 // New checks cfg and fills its defaults. secrets reads secret:
 // references and may be nil when the token comes from env: or file:.
-func New(cfg Config, secrets connectors.SecretReader) (*Sink, error) {
+func New(cfg Config, secrets credentials.SecretReader) (*Sink, error) {
 	u, err := url.Parse(cfg.Endpoint)
 	switch {
 	case cfg.Endpoint == "":
@@ -213,7 +213,7 @@ func (s *Sink) post(ctx context.Context, token, key string, body []byte, deadlin
 	case code >= 200 && code < 300:
 		return attempt{}
 	case code == http.StatusTooManyRequests || code == http.StatusRequestTimeout || code >= 500:
-		retryAfter, _ := connectors.RetryAfterHeader(resp.Header, time.Now())
+		retryAfter, _ := errclass.RetryAfterHeader(resp.Header, time.Now())
 		return attempt{err: fmt.Errorf("endpoint answered %s%s", resp.Status, snippet), retryAfter: retryAfter}
 	default:
 		return attempt{err: fmt.Errorf("endpoint answered %s%s", resp.Status, snippet), permanent: true}

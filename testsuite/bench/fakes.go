@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hanzoai/visor-fleet/catalogs"
 	"github.com/hanzoai/visor-fleet/connectors"
-	"github.com/hanzoai/visor-fleet/connectors/sim"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -68,7 +68,7 @@ func (c *instantCloud) DeleteNodeGroup(_ context.Context, groupID string, _ conn
 }
 
 func (c *instantCloud) Catalog(context.Context) ([]types.InstanceType, error) {
-	return sim.DefaultCatalog(), nil
+	return catalogs.Sim(), nil
 }
 
 type emptyObserver struct{ cluster string }

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/hanzoai/visor-fleet/catalogs"
 	"github.com/hanzoai/visor-fleet/connectors/sim"
 )
 
@@ -40,7 +41,7 @@ func readSimTruth(dataDir string, clusters []string) (map[string]simTruth, error
 		if err := os.WriteFile(cp, raw, 0o600); err != nil {
 			return nil, err
 		}
-		f, err := sim.New(sim.Config{Cluster: id, Provider: "sim", Catalog: sim.DefaultCatalog(), StatePath: cp})
+		f, err := sim.New(sim.Config{Cluster: id, Provider: "sim", Catalog: catalogs.Sim(), StatePath: cp})
 		if err != nil {
 			return nil, fmt.Errorf("sim state of cluster %s (%s): %w", id, src, err)
 		}

@@ -34,9 +34,13 @@ func TestRecordHistories(t *testing.T) {
 		t.Skip("set VISOR_RECORD_HISTORIES=1 (make replay-record) to re-record the fixtures")
 	}
 	key := types.PoolKey{Org: "acme", Project: "shop", Service: "api", Provider: "sim", Cluster: "sim-replay"}
+	// Only the 2-CPU size, so the six pods need several nodes and the
+	// scale-down path is recorded too (any size would fit them on one).
+	policy := testsuite.FastPolicy()
+	policy.AllowedSizes = []string{"sim-2c4g"}
 	spec := starter.SpecFile{
 		Clusters: []contract.ClusterDeclared{{ID: "sim-replay", Provider: "sim", Phase: contract.PhaseActive, Region: "us-east", SampleInterval: types.Duration(time.Second)}},
-		Pools: []starter.PoolEntry{{PoolSpec: contract.PoolSpec{Key: key, Policy: testsuite.FastPolicy()},
+		Pools: []starter.PoolEntry{{PoolSpec: contract.PoolSpec{Key: key, Policy: policy},
 			Demo: &starter.DemoDemand{Shape: "steady", Pods: 6, Requests: types.Resources{MilliCPU: 900, Memory: types.GiB}}}},
 	}
 	s := testsuite.StartStack(t, spec, "")
@@ -65,7 +69,7 @@ func TestRecordHistories(t *testing.T) {
 	must(t, s.Client.SignalWorkflow(ctx, key.WorkflowID(), "", contract.SignalForceScale, contract.ScaleRequest{Target: 99, Reason: "clamped"}))
 	_, err = starter.ResumePool(ctx, s.Client, key, contract.PauseRequest{})
 	must(t, err)
-	p := testsuite.FastPolicy()
+	p := policy
 	p.MaxNodes = 5
 	_, err = starter.SetPoolPolicy(ctx, s.Client, key, p)
 	must(t, err)
@@ -97,7 +101,7 @@ func TestRecordHistories(t *testing.T) {
 }
 
 // TestRecordFreshStartState records a pool started with a carried state
-// but no earlier run (the path versionFreshStartState guards: a tenant may
+// but no earlier run (the path PoolWorkflow guards: a tenant may
 // start its own pool with any input), which ignores the state.
 func TestRecordFreshStartState(t *testing.T) {
 	if os.Getenv("VISOR_RECORD_HISTORIES") != "1" {
@@ -153,29 +157,26 @@ func TestRecordClusterFanout(t *testing.T) {
 	// Every pool told twice (on joining and on the phase change), each
 	// signal answered (not found); the registrations alone can take the
 	// run past its event budget, so the fan-out may span runs: the
-	// fixture is the run that asked for the gate-fanout version.
+	// fixture is the run that sent the most of those signals.
 	pc, err := codec.NewPayloadCodec(s.Identity.CodecKeys)
 	must(t, err)
 	var fanoutRun string
 	waitForRuns(t, ctx, s.Client, id, func(runs map[string]*historypb.History) bool {
-		n := 0
+		total, most := 0, 0
 		fanoutRun = ""
 		for run, h := range runs {
+			n := 0
 			for _, e := range h.Events {
 				if e.GetSignalExternalWorkflowExecutionFailedEventAttributes() != nil || e.GetExternalWorkflowExecutionSignaledEventAttributes() != nil {
 					n++
 				}
-				if m := e.GetMarkerRecordedEventAttributes(); m != nil {
-					for _, d := range m.GetDetails() {
-						// Payloads are encrypted by the stack's codec.
-						if dec, err := pc.Decode(d.GetPayloads()); err == nil && len(dec) > 0 && strings.Contains(string(dec[0].GetData()), "gate-fanout") {
-							fanoutRun = run
-						}
-					}
-				}
+			}
+			total += n
+			if n > most {
+				most, fanoutRun = n, run
 			}
 		}
-		return n >= 2*pools && fanoutRun != ""
+		return total >= 2*pools && fanoutRun != ""
 	})
 	tag := fixtureTag()
 	writeRun(t, ctx, s.Client, pc, id, fanoutRun, "cluster-fanout-"+tag+".json")

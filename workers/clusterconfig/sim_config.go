@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/hanzoai/visor-fleet/catalogs"
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/kubernetes"
 	"github.com/hanzoai/visor-fleet/connectors/sim"
@@ -70,7 +71,7 @@ var simKind = connectors.Kind{
 	Name:        Sim,
 	NewConfig:   func() connectors.Config { return new(SimConfig) },
 	Build:       buildSim,
-	Catalog:     sim.DefaultCatalog,
+	Catalog:     catalogs.Sim,
 	OwnsCluster: true,
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hanzoai/visor-fleet/catalogs"
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/kubernetes"
 	"github.com/hanzoai/visor-fleet/connectors/sim"
@@ -34,7 +35,7 @@ func TestSimEndpointSharesOneHostedFleetBetweenWorkers(t *testing.T) {
 	require.NoError(t, err)
 
 	pool := types.PoolKey{Org: "acme", Project: "shop", Service: "api", Provider: "sim", Cluster: "lab"}
-	g, err := one.Provider.CreateNodeGroup(ctx, connectors.NodeGroupSpec{Pool: pool, Size: sim.DefaultCatalog()[0].Name, TargetSize: 1}, "pool/acme/shop/api/sim/lab/1/create")
+	g, err := one.Provider.CreateNodeGroup(ctx, connectors.NodeGroupSpec{Pool: pool, Size: catalogs.Sim()[0].Name, TargetSize: 1}, "pool/acme/shop/api/sim/lab/1/create")
 	require.NoError(t, err)
 	require.NoError(t, two.Provider.SetTargetSize(ctx, g.ID, 2, "pool/acme/shop/api/sim/lab/2/up"))
 	inv := fleet.Inventory()

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hanzoai/visor-fleet/catalogs"
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/connectors/kubernetes"
@@ -40,7 +41,7 @@ func TestTwoClientsActOnOneCloudAndKeysHoldAcrossThem(t *testing.T) {
 	other, err := New(c.base[:len(c.base)-len(pathPrefix+"lab/")], "lab", "sim")
 	require.NoError(t, err)
 
-	spec := connectors.NodeGroupSpec{Pool: pool, Name: "acme-web-api-small", Size: sim.DefaultCatalog()[0].Name, TargetSize: 2}
+	spec := connectors.NodeGroupSpec{Pool: pool, Name: "acme-web-api-small", Size: catalogs.Sim()[0].Name, TargetSize: 2}
 	g, err := c.CreateNodeGroup(ctx, spec, "pool/acme/1/create")
 	require.NoError(t, err)
 	// Another worker retrying the same call with the same key gets the
@@ -96,7 +97,7 @@ func TestDrainStreamsProgressThenItsResult(t *testing.T) {
 	f, c := hosted(t)
 	ctx := context.Background()
 	require.NoError(t, f.AddDemand(pool, sim.DemandProfile{Shape: sim.ShapeSteady, Pods: 1, Requests: types.Resources{MilliCPU: 100, Memory: types.MiB}}))
-	g, err := c.CreateNodeGroup(ctx, connectors.NodeGroupSpec{Pool: pool, Name: "acme-web-api-small", Size: sim.DefaultCatalog()[0].Name, TargetSize: 1}, "k-create")
+	g, err := c.CreateNodeGroup(ctx, connectors.NodeGroupSpec{Pool: pool, Name: "acme-web-api-small", Size: catalogs.Sim()[0].Name, TargetSize: 1}, "k-create")
 	require.NoError(t, err)
 	now := time.Now()
 	for i := range 10 {

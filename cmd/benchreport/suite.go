@@ -1,0 +1,155 @@
+package main
+
+import (
+	"time"
+
+	"github.com/hanzoai/visor-fleet/law"
+	"github.com/hanzoai/visor-fleet/score"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// suite is every comparison of the report, plus a sweep of policy variants
+// of the law on the same traces.
+type suite struct {
+	comparisons []score.Comparison
+	variants    []variantRow
+}
+
+type variantRow struct {
+	trace   string
+	variant string
+	s       score.Score
+	limit   time.Duration
+}
+
+// variants are the policy changes the sweep tries, each from the pool's
+// policy; rules, when set, are the law's rules instead of all (law.AllRules).
+var variants = []struct {
+	name  string
+	apply func(*types.Policy)
+	rules *law.Rules
+	// allow, when set, is the sizes the variant allows of the trace's
+	// catalog; nil skips the trace (its catalog has no such sizes).
+	allow func([]types.InstanceType) []string
+}{
+	{"pool policy as given", func(*types.Policy) {}, nil, nil},
+	{"without the node-hours rules (AcrossSizes, FewerNodes)", func(*types.Policy) {}, &law.Rules{Consolidation: true}, nil},
+	{"node-hours rules: FewerNodes only", func(*types.Policy) {}, &law.Rules{Consolidation: true, FewerNodes: true}, nil},
+	{"node-hours rules: AcrossSizes only", func(*types.Policy) {}, &law.Rules{Consolidation: true, AcrossSizes: true}, nil},
+	{"disableConsolidation: true", func(p *types.Policy) { p.DisableConsolidation = true }, nil, nil},
+	{"sizingObjective: nodes", func(p *types.Policy) { p.SizingObjective = types.SizingNodes }, nil, nil},
+	{"consolidationThreshold: 0.5", func(p *types.Policy) { p.ConsolidationThreshold = 0.5 }, nil, nil},
+	{"consolidationThreshold: 1 + consolidateAfter: 2m", func(p *types.Policy) {
+		p.ConsolidationThreshold = 1
+		p.ConsolidateAfter = types.Duration(2 * time.Minute)
+	}, nil, nil},
+	{"consolidateAfter: 10m", func(p *types.Policy) { p.ConsolidateAfter = types.Duration(10 * time.Minute) }, nil, nil},
+	{"HIP scale-down: 10m cooldown, 1 node per decision", func(p *types.Policy) {
+		p.ScaleDownCooldown = types.Duration(10 * time.Minute)
+		p.MaxScaleDownPerDecision = 1
+	}, nil, nil},
+	{"scaleDownCooldown: 1m + idle window 5m", func(p *types.Policy) {
+		p.ScaleDownCooldown = types.Duration(time.Minute)
+		p.IdleWindow = types.Duration(5 * time.Minute)
+	}, nil, nil},
+	{"scaleUpCooldown: 0", func(p *types.Policy) { p.ScaleUpCooldown = 0 }, nil, nil},
+	// Responsiveness: a shorter pending threshold (booting nodes already
+	// count as room, so a pod waits for one only when none will take it).
+	{"pendingThreshold: 30s", func(p *types.Policy) { p.PendingThreshold = types.Duration(30 * time.Second) }, nil, nil},
+	{"pendingThreshold: 10s", func(p *types.Policy) { p.PendingThreshold = types.Duration(10 * time.Second) }, nil, nil},
+	{"pendingThreshold: 10s + sampleInterval: 10s", func(p *types.Policy) {
+		p.PendingThreshold = types.Duration(10 * time.Second)
+		p.SampleInterval = types.Duration(10 * time.Second)
+	}, nil, nil},
+	{"allowedSizes: no single-GPU sizes", func(*types.Policy) {}, nil, func(c []types.InstanceType) []string {
+		return sizesWhere(c, func(t types.InstanceType) bool { return t.GPUs != 1 }, func(t types.InstanceType) bool { return t.GPUs == 1 })
+	}},
+	{"allowedSizes: 8-GPU and the largest CPU sizes only", func(*types.Policy) {}, nil, func(c []types.InstanceType) []string {
+		largest := map[string]int64{}
+		for _, t := range c {
+			if t.GPUs == 0 {
+				largest[t.Family] = max(largest[t.Family], t.MilliCPU)
+			}
+		}
+		return sizesWhere(c, func(t types.InstanceType) bool {
+			return t.GPUs >= 8 || (t.GPUs == 0 && t.MilliCPU == largest[t.Family])
+		},
+			func(t types.InstanceType) bool { return t.GPUs >= 8 })
+	}},
+}
+
+// sizesWhere names the catalog's sizes keep admits, or nil when the
+// catalog has no size need admits (the variant is not for this catalog).
+func sizesWhere(c []types.InstanceType, keep, need func(types.InstanceType) bool) []string {
+	var out []string
+	needed := false
+	for _, t := range c {
+		needed = needed || need(t)
+		if keep(t) {
+			out = append(out, t.Name)
+		}
+	}
+	if !needed {
+		return nil
+	}
+	return out
+}
+
+func scoreSuite(openbPath, specPath string) (suite, error) {
+	var out suite
+	openbPool, openbCatalog, err := score.PoolFromSpec(specPath, "pool/bench/score/openb/aws/score-aws")
+	if err != nil {
+		return out, err
+	}
+	webPool, webCatalog, err := score.PoolFromSpec(specPath, "pool/bench/score/web/sim/score-sim")
+	if err != nil {
+		return out, err
+	}
+	day, err := score.LoadTrace(openbPath, score.TraceOptions{CompressDay: true})
+	if err != nil {
+		return out, err
+	}
+	type job struct {
+		tr      score.Trace
+		policy  types.Policy
+		catalog []types.InstanceType
+	}
+	jobs := []job{{day, openbPool.Policy, openbCatalog}, {day.CPUOnly(), openbPool.Policy, openbCatalog}}
+	for _, tr := range score.SyntheticTraces(1) {
+		jobs = append(jobs, job{tr, webPool.Policy, webCatalog})
+	}
+	for _, j := range jobs {
+		cmp, err := score.Compare(j.tr, j.catalog, j.policy, score.Options{})
+		if err != nil {
+			return out, err
+		}
+		out.comparisons = append(out.comparisons, cmp)
+		for _, v := range variants {
+			p := j.policy
+			v.apply(&p)
+			if v.allow != nil {
+				if p.AllowedSizes = v.allow(j.catalog); p.AllowedSizes == nil {
+					continue
+				}
+			}
+			rules := law.AllRules()
+			if v.rules != nil {
+				rules = *v.rules
+			}
+			s, err := score.ScoreLawWith(j.tr, j.catalog, p, rules, cmp, score.Options{})
+			if err != nil {
+				return out, err
+			}
+			out.variants = append(out.variants, variantRow{trace: j.tr.Name, variant: v.name, s: s, limit: cmp.PendingLimit()})
+		}
+		// The peers, as they ran in the comparison, close each trace's rows.
+		for _, peer := range []string{score.KarpenterLike, score.ClusterAutoscalerLike} {
+			for _, s := range cmp.Scores {
+				if s.Policy == peer {
+					out.variants = append(out.variants, variantRow{trace: j.tr.Name, variant: "peer: " + peer, s: s, limit: cmp.PendingLimit()})
+				}
+			}
+		}
+	}
+	return out, nil
+}

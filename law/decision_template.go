@@ -1,0 +1,46 @@
+package law
+
+import (
+	"slices"
+
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// sizeLabels are the labels that differ between sizes of one pool by
+// construction; every other label a node carries came from the pool's
+// template, the region or the zone.
+var sizeLabels = []string{
+	"node.kubernetes.io/instance-type",
+	"beta.kubernetes.io/instance-type",
+	"kubernetes.io/hostname",
+}
+
+// sameTemplate says whether every pod running on from would surely be
+// admitted by to, a node of another size (Rules.AcrossSizes): neither has
+// GPUs (a GPU pod's model and a GPU node's placement rules stay with its
+// size), to carries every label of from (but the size's own) with the same
+// value, so the selectors, affinities and zone the pods matched still
+// match, and to has no taint from lacks, so the pods tolerate it. A pod
+// that selects the instance type itself is the one case this does not
+// see; the pool buys no such pods' sizes by name.
+func sameTemplate(from, to types.NodeObservation) bool {
+	if from.Allocatable.GPUs > 0 || to.Allocatable.GPUs > 0 || from.Requested.GPUs > 0 {
+		return false
+	}
+	for k, v := range from.Labels {
+		if slices.Contains(sizeLabels, k) {
+			continue
+		}
+		if w, ok := to.Labels[k]; !ok || w != v {
+			return false
+		}
+	}
+	for _, t := range to.Taints {
+		if !slices.ContainsFunc(from.Taints, func(f types.Taint) bool {
+			return f.Key == t.Key && f.Value == t.Value && f.Effect == t.Effect
+		}) {
+			return false
+		}
+	}
+	return true
+}
