@@ -27,29 +27,21 @@ const maxRunAmount = 100
 func (p *Provider) SetTargetSize(ctx context.Context, groupID string, target int, key connectors.IdempotencyKey) error {
 	const op = connectors.OpSetTargetSize
 	g, err := parseGroupID(groupID)
-	switch {
-	case err != nil:
-		return invalid(op, err)
-	case target < 0:
-		return invalid(op, fmt.Errorf("target %d is negative", target))
-	case key == "":
-		return invalid(op, errors.New("idempotency key is empty"))
+	if err == nil {
+		err = connectors.CheckTarget(target, key)
 	}
-	live, err := p.groupInstances(ctx, op, g)
+	if err != nil {
+		return invalid(op, err)
+	}
+	live, err := p.groupInstances(ctx, op, g) // oldest first
 	if err != nil {
 		return err
 	}
-	switch {
-	case len(live) > target:
-		newest := slices.Clone(live)
-		slices.Reverse(newest) // listInstances sorts oldest first
-		return p.deleteInstances(ctx, op, newest[:len(live)-target])
-	case len(live) < target:
-		others := slices.DeleteFunc(slices.Clone(live), func(i instance) bool { return i.tags[TagKey] == keyTag(key) })
-		return p.run(ctx, op, g, key, target-len(others), live, nil)
-	default:
-		return nil
+	remove, create := connectors.PlanTarget(live, target, func(i instance) bool { return i.tags[TagKey] == keyTag(key) })
+	if create > 0 {
+		return p.run(ctx, op, g, key, create, live, nil)
 	}
+	return p.deleteInstances(ctx, op, remove)
 }
 
 // CreateNodeGroup creates spec.TargetSize instances of spec.Size for the
@@ -103,7 +95,7 @@ func (p *Provider) run(ctx context.Context, op string, g group, key connectors.I
 		if i.tags[TagKey] == keyTag(key) {
 			mine++
 			if labels == nil { // a resize keeps the group's tenant tags
-				labels = tenantTags(i.tags)
+				labels = connectors.TenantTags(i.tags, "visor-")
 			}
 		}
 	}
@@ -111,7 +103,7 @@ func (p *Provider) run(ctx context.Context, op string, g group, key connectors.I
 		return nil
 	}
 	if labels == nil && len(live) > 0 {
-		labels = tenantTags(live[0].tags)
+		labels = connectors.TenantTags(live[0].tags, "visor-")
 	}
 	if amount > maxRunAmount {
 		return invalid(op, fmt.Errorf("%d instances in one call; RunInstances takes at most %d", amount, maxRunAmount))
@@ -156,17 +148,6 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
-}
-
-// tenantTags are an instance's tags other than Visor's own.
-func tenantTags(tags map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range tags {
-		if !strings.HasPrefix(k, "visor-") {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 // DeleteNodes releases the named instances (a host name, which is the

@@ -7,6 +7,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 )
 
+// ParseCredential reads an AWS credential reference's value, for the
+// other AWS services' connectors (Lightsail); see parseCredential.
+func ParseCredential(secret string) (aws.Credentials, error) { return parseCredential(secret) }
+
 // parseCredential reads "ACCESS_KEY_ID:SECRET_ACCESS_KEY[:SESSION_TOKEN]".
 // Errors describe the shape only; the value never appears in them.
 func parseCredential(secret string) (aws.Credentials, error) {

@@ -16,6 +16,9 @@ import (
 type Fault struct {
 	Method string // empty matches any method
 	Path   string // exact URL path; empty matches any path
+	// Match, when set, must also hold: for APIs that name the action in a
+	// header (AWS JSON's X-Amz-Target) rather than the path.
+	Match func(r *http.Request) bool
 	// Skip lets this many matching requests through before the fault hits.
 	Skip int
 	// Times is how many requests it hits; zero means once.
@@ -55,6 +58,19 @@ func (f *Faults) Requests() []string {
 	return slices.Clone(f.requests)
 }
 
+// Count is how many requests received contain part in "METHOD /path?query".
+func (f *Faults) Count(part string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, r := range f.requests {
+		if strings.Contains(r, part) {
+			n++
+		}
+	}
+	return n
+}
+
 // Wrap puts the faults in front of next.
 func (f *Faults) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -77,7 +93,7 @@ func (f *Faults) take(r *http.Request) *Fault {
 	defer f.mu.Unlock()
 	f.requests = append(f.requests, r.Method+" "+r.URL.RequestURI())
 	for i, fault := range f.faults {
-		if (fault.Method != "" && fault.Method != r.Method) || (fault.Path != "" && fault.Path != r.URL.Path) {
+		if (fault.Method != "" && fault.Method != r.Method) || (fault.Path != "" && fault.Path != r.URL.Path) || (fault.Match != nil && !fault.Match(r)) {
 			continue
 		}
 		if fault.Skip > 0 {

@@ -247,7 +247,7 @@ func TestBadValuesAreRefusedNamingTheField(t *testing.T) {
 		"tenant name not a label":   {"minimal.yaml", map[string]any{"tenantWorkers": []any{map[string]any{"name": "Acme Corp", "taskQueue": "tenant-acme"}}}, []string{`tenantWorkers[0].name "Acme Corp"`}},
 		"tenant on platform queue":  {"minimal.yaml", map[string]any{"tenantWorkers": []any{map[string]any{"name": "acme", "taskQueue": "visor-fleet"}}}, []string{"tenantWorkers[0].taskQueue", "platform worker's queue"}},
 		"tenant twice":              {"minimal.yaml", map[string]any{"tenantWorkers": []any{map[string]any{"name": "acme", "taskQueue": "a"}, map[string]any{"name": "acme", "taskQueue": "b"}}}, []string{`tenantWorkers[1].name "acme" is used twice`}},
-		"cluster with bad provider": {"minimal.yaml", map[string]any{"worker": map[string]any{"clusters": []any{map[string]any{"id": "c1", "provider": "gcp"}}}}, []string{"provider"}},
+		"cluster with bad provider": {"minimal.yaml", map[string]any{"worker": map[string]any{"clusters": []any{map[string]any{"id": "c1", "provider": "openstack"}}}}, []string{"provider"}},
 		"UI without its login":      {"ui-oidc.yaml", map[string]any{"ui": map[string]any{"oidc": map[string]any{"clientId": ""}}}, []string{"ui.enabled needs its OIDC login"}},
 		"UI without codec server":   {"ui-oidc.yaml", map[string]any{"codecServer": map[string]any{"enabled": false}}, []string{"ui.enabled needs codecServer.enabled"}},
 		"codec checking no caller":  {"ui-oidc.yaml", map[string]any{"auth": map[string]any{"trust": map[string]any{"secretName": ""}}, "codecServer": map[string]any{"oidc": map[string]any{"jwksUrl": ""}}}, []string{"codecServer.enabled needs a check of its callers"}},

@@ -33,7 +33,7 @@ clusters:
     kubeContext: admin
     digitalocean: {credentials: "env:DO_TOKEN"}
   - id: Bad_ID
-    provider: gcp
+    provider: openstack
   - id: eks-1
     provider: aws
     aws: {credentials: "secret:visor/aws", region: "", mode: eks}

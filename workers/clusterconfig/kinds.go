@@ -6,9 +6,11 @@ import (
 	"github.com/hanzoai/visor-fleet/connectors/aws"
 	"github.com/hanzoai/visor-fleet/connectors/azure"
 	"github.com/hanzoai/visor-fleet/connectors/digitalocean"
+	"github.com/hanzoai/visor-fleet/connectors/gcp"
 	"github.com/hanzoai/visor-fleet/connectors/hetzner"
 	"github.com/hanzoai/visor-fleet/connectors/kvm"
 	"github.com/hanzoai/visor-fleet/connectors/kwok"
+	"github.com/hanzoai/visor-fleet/connectors/lightsail"
 	"github.com/hanzoai/visor-fleet/connectors/proxmox"
 	"github.com/hanzoai/visor-fleet/connectors/vsphere"
 )
@@ -23,6 +25,8 @@ const (
 	Proxmox      = proxmox.ProviderName
 	Aliyun       = aliyun.ProviderName
 	KVM          = kvm.ProviderName
+	GCP          = gcp.ProviderName
+	Lightsail    = lightsail.ProviderName
 	Kwok         = kwok.ProviderName
 	Sim          = "sim"
 )
@@ -40,6 +44,8 @@ var Providers = register(
 	proxmox.Kind,
 	aliyun.Kind,
 	kvm.Kind,
+	gcp.Kind,
+	lightsail.Kind,
 )
 
 func register(kinds ...connectors.Kind) []string {
