@@ -52,7 +52,7 @@ func TestScaleTenThousandPods(t *testing.T) {
 	connector := rest.CopyConfig(c.ConnectorConfig)
 	connector.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, &observerRequests} })
 	const id = "kwok-scale"
-	cluster, release, err := devfleet.KwokCluster(id, c.AdminConfig, connector, kwok.Config{BootDelay: types.Duration(bootDelay)}, nil)
+	cluster, release, err := devfleet.KwokCluster(id, c.AdminConfig, connector, kwok.Config{BootDelay: types.Duration(bootDelay), Region: region}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestScaleTenThousandPods(t *testing.T) {
 		defer cancel()
 		_ = release(ctx)
 	})
-	spec := starter.SpecFile{Clusters: []contract.ClusterDeclared{{ID: id, Provider: kwok.ProviderName, Phase: contract.PhaseActive, Region: "kwok", SampleInterval: types.Duration(time.Second)}}}
+	spec := starter.SpecFile{Clusters: []contract.ClusterDeclared{{ID: id, Provider: kwok.ProviderName, Phase: contract.PhaseActive, Region: region, SampleInterval: types.Duration(time.Second)}}}
 	stack := testsuite.StartStackOn(t, spec, "", workers.StaticClusters{id: cluster})
 	e := &env{cluster: c, admin: k8s.NewForConfigOrDie(c.AdminConfig), stack: stack}
 
