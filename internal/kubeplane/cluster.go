@@ -329,6 +329,9 @@ func (c *Cluster) startControllerManager(ctx context.Context, binary string, con
 			"--node-monitor-grace-period=3m",
 			"--node-startup-grace-period=3m")
 	}
+	// The default 20 requests/s would take minutes to create a large
+	// ReplicaSet's pods.
+	args = append(args, "--kube-api-qps=500", "--kube-api-burst=1000")
 	args = append(args, "--controllers="+strings.Join(controllers, ","))
 	return c.startComponent(ctx, "kube-controller-manager", binary, controllerManagerUser, "https", args...)
 }

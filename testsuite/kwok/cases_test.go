@@ -120,7 +120,7 @@ func cases() []schedCase {
 		// pods none of those nodes can hold, spread by zone: the planner
 		// deals them evenly over the zones. (A buy for a pod that only
 		// some zones admit may land in another: the provider contract
-		// carries no zone; see docs/kwok.md.)
+		// carries no zone; see docs/design.md, "The judge is kube-scheduler".)
 		{name: "zone-spread",
 			before: []workload{early("a"), early("b"), early("c")},
 			workloads: []workload{{name: "spread", replicas: 3, cpu: "2", mem: "1Gi", labels: map[string]string{"tier": "spread"},
