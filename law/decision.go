@@ -258,7 +258,7 @@ func Decide(in DecisionInput) Decision {
 	case !in.Gate.AllowScaleDown:
 		d.Frozen = "scale-down frozen: " + in.Gate.Reason
 		return d
-	case obs.PendingCount() > 0:
+	case obs.PendingCount() > 0 && !onlyUnplaceable(in):
 		return d
 	}
 	// Disruption windows: scale-down only when one allows it.
@@ -390,6 +390,20 @@ func scaleDownCooldownEnd(in DecisionInput, p types.Policy) time.Time {
 		return end
 	}
 	return latest(end, in.LastScaleUp.Add(p.ScaleUpCooldown.D()))
+}
+
+// onlyUnplaceable reports whether every pending pod was reported as fitting
+// no size. Such pods do not hold scale-down back: kube-scheduler has
+// already refused them every existing node, so removing an idle one
+// strands nothing, and one bad pod would otherwise pin the pool at its
+// peak for as long as it stays.
+func onlyUnplaceable(in DecisionInput) bool {
+	for _, pod := range in.Observation.PendingEntries() {
+		if _, bad := in.Unplaceable[pod.Key()]; !bad {
+			return false
+		}
+	}
+	return true
 }
 
 // podCount is how many pods the entries stand for.

@@ -242,6 +242,19 @@ func TestDecideScaleDownGuards(t *testing.T) {
 			t.Fatalf("action %s with a pod pending", d.Action)
 		}
 	})
+	t.Run("a pod reported as fitting no size does not block scale-down", func(t *testing.T) {
+		in := idleInput(now, 20*time.Minute)
+		huge := pending("huge", now.Add(-time.Hour))
+		in.Observation.PendingPods = []types.PendingPod{huge}
+		in.Unplaceable = map[string]string{huge.Key(): "CPU: no size has 64 cores"}
+		if d := Decide(in); d.Action != ActionScaleDown {
+			t.Fatalf("action %s blocked %v, want scale-down past the unplaceable pod", d.Action, d.Blocked)
+		}
+		in.Observation.PendingPods = append(in.Observation.PendingPods, pending("p", now))
+		if d := Decide(in); d.Action != ActionNone {
+			t.Fatalf("action %s with another pod pending", d.Action)
+		}
+	})
 	t.Run("in-flight nodes block scale-down", func(t *testing.T) {
 		in := idleInput(now, 20*time.Minute)
 		in.InFlightNodes = 1

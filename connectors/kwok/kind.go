@@ -37,6 +37,10 @@ type Config struct {
 	Resync types.Duration `json:"resync,omitempty"`
 	// Catalog replaces the default sizes (Catalog()).
 	Catalog []types.InstanceType `json:"catalog,omitempty"`
+	// Region labels every node (topology.kubernetes.io/region), as a
+	// cloud's nodes are: set it to the cluster's declared region, which
+	// the planner's node templates carry. Empty: no region label.
+	Region string `json:"region,omitempty"`
 }
 
 func (c Config) bootDelay() time.Duration {
@@ -83,6 +87,11 @@ func (c Config) check(add func(field, format string, args ...any)) {
 	if c.Namespace != "" {
 		for _, msg := range validation.IsDNS1123Label(c.Namespace) {
 			add("namespace", "%q: %s", c.Namespace, msg)
+		}
+	}
+	if c.Region != "" {
+		for _, msg := range validation.IsValidLabelValue(c.Region) {
+			add("region", "%q: %s", c.Region, msg)
 		}
 	}
 	seen := map[string]bool{}

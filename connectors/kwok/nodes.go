@@ -37,7 +37,7 @@ func (p *Provider) nodeObject(g *groupRecord, m machine) (*corev1.Node, error) {
 	if !ok {
 		return nil, fmt.Errorf("group %s is of size %q, which the kwok catalog does not have", g.ID, g.Size)
 	}
-	tmpl := templateFor(t, m.Zone, g)
+	tmpl := templateFor(t, m.Zone, p.cfg.Region, g)
 	labels := maps.Clone(tmpl.Labels)
 	labels[corev1.LabelHostname] = m.ID
 	labels[labelType] = typeKwok
@@ -54,10 +54,10 @@ func (p *Provider) nodeObject(g *groupRecord, m machine) (*corev1.Node, error) {
 	return node, nil
 }
 
-// templateFor is sizing's template of size t in zone for the group's
-// declared labels (which include the pool's identity) and taints.
-func templateFor(t types.InstanceType, zone string, g *groupRecord) sizing.NodeTemplate {
-	templates := sizing.Templates(t, sizing.TemplateOptions{Labels: g.Labels, Taints: g.Taints})
+// templateFor is sizing's template of size t in zone and region for the
+// group's declared labels (which include the pool's identity) and taints.
+func templateFor(t types.InstanceType, zone, region string, g *groupRecord) sizing.NodeTemplate {
+	templates := sizing.Templates(t, sizing.TemplateOptions{Labels: g.Labels, Taints: g.Taints, Region: region})
 	for _, nt := range templates {
 		if nt.Zone == zone {
 			return nt

@@ -107,7 +107,11 @@ func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGrou
 		ID: groupID(string(key)), Name: spec.Name, Size: spec.Size, Pool: spec.Pool,
 		Labels: spec.Labels, Taints: spec.Taints, Request: string(request),
 	}
-	g.grow(spec.TargetSize, t.Zones, p.now())
+	elsewhere, err := p.poolZones(ctx, spec.Pool, g.ID)
+	if err != nil {
+		return connectors.NodeGroup{}, p.classify(op, err)
+	}
+	g.grow(spec.TargetSize, t.Zones, elsewhere, p.now())
 	cm, err := p.configMap(g)
 	if err != nil {
 		return connectors.NodeGroup{}, p.permanent(op, err)
@@ -143,12 +147,20 @@ func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGrou
 func (p *Provider) SetTargetSize(ctx context.Context, groupID string, target int, _ connectors.IdempotencyKey) error {
 	const op = connectors.OpSetTargetSize
 	var gone []string
-	_, err := p.updateRecord(ctx, groupID, func(g *groupRecord) error {
+	current, _, err := p.readRecord(ctx, groupID)
+	if err != nil {
+		return p.classify(op, err)
+	}
+	elsewhere, err := p.poolZones(ctx, current.Pool, groupID)
+	if err != nil {
+		return p.classify(op, err)
+	}
+	_, err = p.updateRecord(ctx, groupID, func(g *groupRecord) error {
 		t, ok := p.catalog[g.Size]
 		if !ok {
 			return p.permanent(op, fmt.Errorf("group %s is of size %q, which the kwok catalog no longer has", groupID, g.Size))
 		}
-		g.grow(target, t.Zones, p.now())
+		g.grow(target, t.Zones, elsewhere, p.now())
 		gone = g.shrink(target)
 		return nil
 	})

@@ -234,3 +234,55 @@ func TestCatalogIsAFreshCopy(t *testing.T) {
 	assert.Equal(t, "kwok-a", b[0].Zones[0])
 	assert.Equal(t, "kwok-a", Zones[0])
 }
+
+// zonesOf is the pool's machines by zone, as their nodes say.
+func zonesOf(t *testing.T, cs *fake.Clientset) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, n := range nodes(t, cs) {
+		out[n.Labels[corev1.LabelTopologyZone]]++
+	}
+	return out
+}
+
+// A new group balances the pool's zones, not only its own: with a node in
+// kwok-a, the next two go to kwok-b and kwok-c, as the planner's zone
+// spread expects of a zone-balanced pool. A group whose labels name a zone
+// keeps every machine there.
+func TestZonesBalanceOverThePoolAndALabelPinsThem(t *testing.T) {
+	ctx := context.Background()
+	p, cs, clk := newTestProvider(t)
+	_, err := p.CreateNodeGroup(ctx, spec("kwok-2c4g", 1), "k1")
+	require.NoError(t, err)
+	g, err := p.CreateNodeGroup(ctx, spec("kwok-4c8g", 1), "k2")
+	require.NoError(t, err)
+	require.NoError(t, p.SetTargetSize(ctx, g.ID, 2, "k3"))
+	clk.t = clk.t.Add(10 * time.Second)
+	require.NoError(t, p.Reconcile(ctx))
+	assert.Equal(t, map[string]int{"kwok-a": 1, "kwok-b": 1, "kwok-c": 1}, zonesOf(t, cs))
+
+	pinned := spec("kwok-8c32g", 3)
+	pinned.Labels[corev1.LabelTopologyZone] = "kwok-c"
+	_, err = p.CreateNodeGroup(ctx, pinned, "k4")
+	require.NoError(t, err)
+	clk.t = clk.t.Add(10 * time.Second)
+	require.NoError(t, p.Reconcile(ctx))
+	assert.Equal(t, map[string]int{"kwok-a": 1, "kwok-b": 1, "kwok-c": 4}, zonesOf(t, cs))
+}
+
+func TestNodesCarryTheConfiguredRegion(t *testing.T) {
+	ctx := context.Background()
+	cs := fake.NewClientset()
+	clk := &clock{t: time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)}
+	p, err := New(Config{BootDelay: types.Duration(time.Second), Region: "eu-test-1"}, cs, Options{Clock: clk.now})
+	require.NoError(t, err)
+	_, err = p.CreateNodeGroup(ctx, spec("kwok-2c4g", 1), "k1")
+	require.NoError(t, err)
+	clk.t = clk.t.Add(time.Second)
+	require.NoError(t, p.Reconcile(ctx))
+	for _, n := range nodes(t, cs) {
+		assert.Equal(t, "eu-test-1", n.Labels[corev1.LabelTopologyRegion])
+	}
+	_, err = New(Config{Region: "not a label!"}, cs, Options{})
+	require.ErrorContains(t, err, "region")
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -59,17 +60,27 @@ func groupID(key string) string {
 	return "kwok-" + hex.EncodeToString(sum[:])[:12]
 }
 
-// grow adds machines until the group has target, each in the zone the
-// group has fewest machines in (the first such zone of zones).
-func (g *groupRecord) grow(target int, zones []string, now time.Time) {
+// grow adds machines until the group has target. A group whose labels
+// name a zone (topology.kubernetes.io/zone) keeps every machine there;
+// otherwise each goes to the zone the pool has fewest machines in, this
+// group's and elsewhere's (the pool's other groups, by zone) together, as
+// a cloud balances a pool's zones, the first such zone of zones on a tie.
+func (g *groupRecord) grow(target int, zones []string, elsewhere map[string]int, now time.Time) {
+	count := maps.Clone(elsewhere)
+	if count == nil {
+		count = map[string]int{}
+	}
+	for _, other := range g.Machines {
+		count[other.Zone]++
+	}
+	pinned := g.Labels[corev1.LabelTopologyZone]
 	for len(g.Machines) < target {
 		m := machine{ID: fmt.Sprintf("%s-%d", g.ID, g.NextOrdinal), CreatedAt: now}
 		g.NextOrdinal++
-		if len(zones) > 0 {
-			count := map[string]int{}
-			for _, other := range g.Machines {
-				count[other.Zone]++
-			}
+		switch {
+		case pinned != "":
+			m.Zone = pinned
+		case len(zones) > 0:
 			m.Zone = zones[0]
 			for _, z := range zones[1:] {
 				if count[z] < count[m.Zone] {
@@ -77,8 +88,28 @@ func (g *groupRecord) grow(target int, zones []string, now time.Time) {
 				}
 			}
 		}
+		count[m.Zone]++
 		g.Machines = append(g.Machines, m)
 	}
+}
+
+// poolZones counts the machines of the pool's groups other than except,
+// by zone.
+func (p *Provider) poolZones(ctx context.Context, pool types.PoolKey, except string) (map[string]int, error) {
+	records, err := p.listRecords(ctx, LabelGroup+","+types.LabelPool+"="+pool.NodePoolLabel())
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, g := range records {
+		if g.ID == except || g.Pool != pool {
+			continue
+		}
+		for _, m := range g.Machines {
+			out[m.Zone]++
+		}
+	}
+	return out, nil
 }
 
 // shrink removes the newest machines until the group has target and

@@ -13,8 +13,8 @@ import (
 	"github.com/hanzoai/visor-fleet/connectors/kwok"
 	"github.com/hanzoai/visor-fleet/deploy/rbac"
 	"github.com/hanzoai/visor-fleet/internal/devfleet"
+	"github.com/hanzoai/visor-fleet/internal/kubeplane"
 	"github.com/hanzoai/visor-fleet/starter"
-	"github.com/hanzoai/visor-fleet/testsuite/kubeapi"
 	"github.com/hanzoai/visor-fleet/types"
 	"github.com/hanzoai/visor-fleet/workers"
 )
@@ -28,7 +28,7 @@ type Kube struct {
 	// Clusters are the spec's kwok clusters, for Options.Clusters.
 	Clusters workers.StaticClusters
 
-	plane   *kubeapi.Cluster
+	plane   *kubeplane.Cluster
 	release []func(context.Context) error
 	stop    context.CancelFunc
 }
@@ -40,10 +40,10 @@ const KubeBootDelay = 5 * time.Second
 // spec on it and drives the demo demand of their pools. Missing binaries
 // are an error naming the build script.
 func StartKube(ctx context.Context, spec starter.SpecFile, stateDir string, logger *slog.Logger) (*Kube, error) {
-	if _, err := kubeapi.FindBinaries(kubeapi.SchedulerBinary, kubeapi.KwokBinary); err != nil {
+	if _, err := kubeplane.FindBinaries(kubeplane.SchedulerBinary, kubeplane.KwokBinary); err != nil {
 		return nil, fmt.Errorf("visor dev --kube: %w", err)
 	}
-	plane, err := kubeapi.Start(ctx, kubeapi.Options{
+	plane, err := kubeplane.Start(ctx, kubeplane.Options{
 		ClusterRoleYAML: rbac.ClusterRole, Scheduler: true, Kwok: true,
 		Controllers: []string{"disruption", "replicaset", "daemonset"},
 	})
@@ -68,7 +68,7 @@ func StartKube(ctx context.Context, spec starter.SpecFile, stateDir string, logg
 		if c.Provider != kwok.ProviderName {
 			continue
 		}
-		cluster, release, err := devfleet.KwokCluster(c.ID, plane.AdminConfig, plane.ConnectorConfig, kwok.Config{BootDelay: types.Duration(KubeBootDelay)}, logger)
+		cluster, release, err := devfleet.KwokCluster(c.ID, plane.AdminConfig, plane.ConnectorConfig, kwok.Config{BootDelay: types.Duration(KubeBootDelay), Region: c.Region}, logger)
 		if err != nil {
 			return nil, err
 		}

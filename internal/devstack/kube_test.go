@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/hanzoai/visor-fleet/examples"
+	"github.com/hanzoai/visor-fleet/internal/kubeplane"
 	"github.com/hanzoai/visor-fleet/starter"
-	"github.com/hanzoai/visor-fleet/testsuite/kubeapi"
 )
 
 // Without the binary cache, --kube stops at once and says how to build it.
@@ -18,7 +18,7 @@ func TestStartKubeWithoutBinariesNamesTheBuildScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = StartKube(context.Background(), spec, t.TempDir(), nil)
-	if err == nil || !strings.Contains(err.Error(), kubeapi.BuildScript) || !strings.Contains(err.Error(), "kube-scheduler") {
-		t.Fatalf("err = %v, want one naming the missing binaries and %s", err, kubeapi.BuildScript)
+	if err == nil || !strings.Contains(err.Error(), kubeplane.BuildScript) || !strings.Contains(err.Error(), "kube-scheduler") {
+		t.Fatalf("err = %v, want one naming the missing binaries and %s", err, kubeplane.BuildScript)
 	}
 }

@@ -91,7 +91,7 @@ func TestFindBinariesNamesAMissingSchedulerOrKwok(t *testing.T) {
 	if _, err := FindBinaries(); err != nil {
 		t.Fatalf("the core binaries are there, but: %v", err)
 	}
-	_, err := FindBinaries(Options{Scheduler: true, Kwok: true}.optionalBinaries()...)
+	_, err := FindBinaries(Options{Scheduler: true, Kwok: true}.OptionalBinaries()...)
 	var missing *MissingBinariesError
 	if !errors.As(err, &missing) || strings.Join(missing.Missing, ",") != KwokBinary {
 		t.Fatalf("FindBinaries(scheduler, kwok) = %v, want kwok missing", err)

@@ -259,10 +259,7 @@ func TestStartAndStopLeaveNothingBehind(t *testing.T) {
 	}
 	t.Logf("second control plane in this process ready in %s", c.StartedIn.Round(time.Millisecond))
 	dir := c.Dir()
-	var pids []int
-	for _, p := range c.procs {
-		pids = append(pids, p.cmd.Process.Pid)
-	}
+	pids := c.PIDs()
 	if len(pids) != 3 {
 		t.Fatalf("running %d processes, want etcd, kube-apiserver, kube-controller-manager", len(pids))
 	}

@@ -76,7 +76,7 @@ func Shared(t testing.TB) *Cluster {
 
 func requireBinaries(t testing.TB, opts Options) {
 	t.Helper()
-	_, err := FindBinaries(opts.optionalBinaries()...)
+	_, err := FindBinaries(opts.OptionalBinaries()...)
 	var missing *MissingBinariesError
 	switch {
 	case err == nil:
@@ -91,10 +91,10 @@ func requireBinaries(t testing.TB, opts Options) {
 
 // showLogsOnFailure prints what the servers logged during a failed test.
 func showLogsOnFailure(t testing.TB, c *Cluster) {
-	offsets := c.logOffsets()
+	offsets := c.LogOffsets()
 	t.Cleanup(func() {
-		if t.Failed() && c.dir != "" {
-			t.Logf("control plane logs:\n%s", c.logsSince(offsets, 60))
+		if t.Failed() && c.Dir() != "" {
+			t.Logf("control plane logs:\n%s", c.LogsSince(offsets, 60))
 		}
 	})
 }

@@ -29,8 +29,10 @@ import (
 
 const (
 	clusterID = "kwok-e2e"
-	org       = "acme"
-	project   = "kwok"
+	// region is the clusters' declared region, which kwok's nodes carry.
+	region  = "kwok-region-1"
+	org     = "acme"
+	project = "kwok"
 	// bootDelay is how long a bought machine takes to become a node.
 	bootDelay = 2 * time.Second
 	// bindWithin is the bound: every bought node has a pod bound
@@ -52,12 +54,12 @@ func startEnv(t *testing.T) *env {
 	c := kubeapi.Shared(t)
 	admin := k8s.NewForConfigOrDie(c.AdminConfig)
 	cluster, release, err := devfleet.KwokCluster(clusterID, c.AdminConfig, c.ConnectorConfig,
-		kwok.Config{BootDelay: types.Duration(bootDelay), Resync: types.Duration(250 * time.Millisecond)}, nil)
+		kwok.Config{BootDelay: types.Duration(bootDelay), Resync: types.Duration(250 * time.Millisecond), Region: region}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	spec := starter.SpecFile{Clusters: []contract.ClusterDeclared{{
-		ID: clusterID, Provider: kwok.ProviderName, Phase: contract.PhaseActive, Region: "kwok", SampleInterval: types.Duration(time.Second),
+		ID: clusterID, Provider: kwok.ProviderName, Phase: contract.PhaseActive, Region: region, SampleInterval: types.Duration(time.Second),
 	}}}
 	// Cleanups run last first: the worker stops before the cluster's
 	// reconciler and informers it uses.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -52,7 +53,7 @@ func TestScaleTenThousandPods(t *testing.T) {
 	connector := rest.CopyConfig(c.ConnectorConfig)
 	connector.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, &observerRequests} })
 	const id = "kwok-scale"
-	cluster, release, err := devfleet.KwokCluster(id, c.AdminConfig, connector, kwok.Config{BootDelay: types.Duration(bootDelay)}, nil)
+	cluster, release, err := devfleet.KwokCluster(id, c.AdminConfig, connector, kwok.Config{BootDelay: types.Duration(bootDelay), Region: region}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestScaleTenThousandPods(t *testing.T) {
 		defer cancel()
 		_ = release(ctx)
 	})
-	spec := starter.SpecFile{Clusters: []contract.ClusterDeclared{{ID: id, Provider: kwok.ProviderName, Phase: contract.PhaseActive, Region: "kwok", SampleInterval: types.Duration(time.Second)}}}
+	spec := starter.SpecFile{Clusters: []contract.ClusterDeclared{{ID: id, Provider: kwok.ProviderName, Phase: contract.PhaseActive, Region: region, SampleInterval: types.Duration(time.Second)}}}
 	stack := testsuite.StartStackOn(t, spec, "", workers.StaticClusters{id: cluster})
 	e := &env{cluster: c, admin: k8s.NewForConfigOrDie(c.AdminConfig), stack: stack}
 
@@ -92,6 +93,10 @@ func TestScaleTenThousandPods(t *testing.T) {
 		pools = append(pools, p)
 		pol := policy()
 		pol.MaxNodes = 1000
+		// kube-scheduler works through a backlog of thousands of pods: a
+		// node it has not filled yet is not idle, as the fast policy's 4 s
+		// window would judge it.
+		pol.IdleWindow = types.Duration(time.Minute)
 		e.applyPool(t, key, pol)
 		e.createNamespace(t, p.ns)
 	}
@@ -102,8 +107,19 @@ func TestScaleTenThousandPods(t *testing.T) {
 		}
 	}
 	requestsAtStart := observerRequests.Load()
+	lastReport := time.Now()
 	waitFor(t, 10*time.Minute, "10,000 pods bound", func() (bool, string) {
 		bound, total := 0, 0
+		defer func() {
+			if time.Since(lastReport) >= time.Minute {
+				lastReport = time.Now()
+				n := 0
+				for _, p := range pools {
+					n += len(e.poolNodes(t, p.key))
+				}
+				t.Logf("%s: %d of %d pods bound, %d nodes", time.Since(started).Round(time.Second), bound, total, n)
+			}
+		}()
 		for _, p := range pools {
 			for _, pod := range e.pods(t, p.ns) {
 				total++
@@ -130,6 +146,7 @@ func TestScaleTenThousandPods(t *testing.T) {
 		"observer %.0f requests/min; slowest pool's first scale-up %s after the first pod (pending threshold %s)",
 		allBound.Round(time.Second), nodes, planned, float64(nodes)/float64(planned),
 		float64(observerRequests.Load()-requestsAtStart)/minutes, firstDecision.Round(time.Millisecond), policy().PendingThreshold)
+	t.Logf("peak memory (VmHWM): this process (Temporal server, worker, pools) %s; control plane %s", peakRSS(os.Getpid()), planeRSS(c))
 	if allBound > 3*time.Minute {
 		t.Errorf("all bound after %s, target 3m", allBound)
 	}
@@ -152,4 +169,28 @@ func TestScaleTenThousandPods(t *testing.T) {
 		return left == 0, fmt.Sprintf("%d nodes left", left)
 	})
 	t.Logf("scaled down to the floor (0) %s after the pods were deleted", time.Since(drained).Round(time.Second))
+}
+
+// peakRSS is a process's peak resident set (VmHWM in /proc/<pid>/status).
+func peakRSS(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "?"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "?"
+}
+
+// planeRSS is each control-plane server's peak resident set.
+func planeRSS(c *kubeapi.Cluster) string {
+	var parts []string
+	for _, pid := range c.PIDs() {
+		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		parts = append(parts, strings.TrimSpace(string(comm))+" "+peakRSS(pid))
+	}
+	return strings.Join(parts, ", ")
 }

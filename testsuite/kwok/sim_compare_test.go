@@ -3,6 +3,7 @@ package kwok
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -26,8 +27,11 @@ func (e *env) compareWithSim(t *testing.T, ns string, c schedCase, nodes map[str
 		nodeList = append(nodeList, n)
 	}
 	real, fixed := map[string]string{}, map[string]string{}
-	var pods []corev1.Pod
+	var pods, asBound []corev1.Pod
 	for _, p := range e.pods(t, ns) {
+		if p.DeletionTimestamp == nil && p.Spec.NodeName != "" && !isDaemonPod(&p) {
+			asBound = append(asBound, p)
+		}
 		if p.DeletionTimestamp != nil || p.Spec.NodeName == "" {
 			continue
 		}
@@ -57,7 +61,11 @@ func (e *env) compareWithSim(t *testing.T, ns string, c schedCase, nodes map[str
 	if c.rule == nil {
 		return
 	}
-	if err := c.rule(real, fixed, nodes); err != nil {
+	if c.liveRule != nil {
+		if err := c.liveRule(asBound, ours, nodes); err != nil {
+			t.Errorf("kube-scheduler's bindings break the rule: %v", err)
+		}
+	} else if err := c.rule(real, fixed, nodes); err != nil {
 		t.Errorf("kube-scheduler's bindings break the rule: %v", err)
 	}
 	if err := c.rule(simulated, fixed, nodes); err != nil {
@@ -100,6 +108,58 @@ func zoneSkewAtMost(skew int) func(bindings, fixed map[string]string, nodes map[
 		}
 		if hi-lo > skew {
 			return fmt.Errorf("zone counts %v differ by more than %d", counts, skew)
+		}
+		return nil
+	}
+}
+
+// zoneSkewAsBound replays kube-scheduler's bindings in the order they
+// happened (PodScheduled times, to the second): when each of the case's
+// pods bound, its zone's count of matching pods bound in earlier seconds,
+// plus itself, exceeded the emptiest zone's by at most skew, over the
+// zones of the nodes registered in earlier seconds (a node that did not
+// exist yet is no domain; the pod's own zone always is one). Bindings in
+// the same second are not ordered against each other, which only loosens
+// the check; a scheduler ignoring the spread still fails it.
+func zoneSkewAsBound(skew int) func(pods []corev1.Pod, ours map[string]bool, nodes map[string]corev1.Node) error {
+	return func(pods []corev1.Pod, ours map[string]bool, nodes map[string]corev1.Node) error {
+		type bound struct {
+			name, zone string
+			at         time.Time
+			ours       bool
+		}
+		var all []bound
+		for i := range pods {
+			n, inPool := nodes[pods[i].Spec.NodeName]
+			at, ok := boundAt(&pods[i])
+			if !inPool || !ok {
+				continue
+			}
+			all = append(all, bound{pods[i].Name, n.Labels[corev1.LabelTopologyZone], at, ours[pods[i].Labels["app"]]})
+		}
+		for _, p := range all {
+			if !p.ours {
+				continue
+			}
+			counts := map[string]int{p.zone: 0}
+			for _, n := range nodes {
+				if n.CreationTimestamp.Time.Before(p.at) {
+					counts[n.Labels[corev1.LabelTopologyZone]] += 0
+				}
+			}
+			for _, q := range all {
+				if q.at.Before(p.at) {
+					counts[q.zone]++
+				}
+			}
+			lo := counts[p.zone]
+			for _, c := range counts {
+				lo = min(lo, c)
+			}
+			if counts[p.zone]+1-lo > skew {
+				return fmt.Errorf("pod %s bound in zone %s at %s, where %d matching pods were, the emptiest zone %d (zones then %v)",
+					p.name, p.zone, p.at.Format(time.TimeOnly), counts[p.zone], lo, counts)
+			}
 		}
 		return nil
 	}

@@ -1,4 +1,4 @@
-package kubeapi
+package kubeplane
 
 import (
 	"context"
@@ -14,7 +14,9 @@ var kwokStages []byte
 
 // startScheduler runs the real kube-scheduler with its default profile.
 func (c *Cluster) startScheduler(ctx context.Context, binary string) error {
-	return c.startComponent(ctx, "kube-scheduler", binary, schedulerUser, "https")
+	// Above the default 50 requests/s: binding thousands of pods is one
+	// request each.
+	return c.startComponent(ctx, "kube-scheduler", binary, schedulerUser, "https", "--kube-api-qps=500", "--kube-api-burst=1000")
 }
 
 // startKwok runs kwok over the nodes annotated KwokManageSelector, with

@@ -1,14 +1,19 @@
-// Package kubeapi runs a real Kubernetes control plane for tests: etcd,
-// kube-apiserver and kube-controller-manager built from the Go module proxy
-// by build-binaries.sh, on free loopback ports, with RBAC on and the
-// connector's user bound to the ClusterRole shipped in deploy/rbac. There is
-// no kubelet and no scheduler: tests create Node objects, bind pods and write
-// pod status themselves (see fixtures.go).
+// Package kubeplane runs a real Kubernetes control plane: etcd,
+// kube-apiserver and kube-controller-manager built from the Go module
+// proxy by testsuite/kubeapi/build-binaries.sh, on free loopback ports,
+// with RBAC on and the connector's user bound to the ClusterRole shipped in
+// deploy/rbac; optionally kube-scheduler and kwok. Without them there is
+// no kubelet and no scheduler: tests create Node objects, bind pods and
+// write pod status themselves (testsuite/kubeapi's fixtures).
 //
-// The controller manager runs only the disruption controller, so
-// PodDisruptionBudget status is computed the way a real cluster computes it,
-// from pod readiness, and the eviction API enforces it.
-package kubeapi
+// The controller manager runs only the disruption controller unless told
+// otherwise, so PodDisruptionBudget status is computed the way a real
+// cluster computes it, from pod readiness, and the eviction API enforces it.
+//
+// It links no testing package: `visor dev --kube` starts its control
+// plane with it. testsuite/kubeapi wraps it for tests (a shared cluster,
+// skip or fail on missing binaries).
+package kubeplane
 
 import (
 	"context"
@@ -16,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -60,13 +66,17 @@ type Options struct {
 	// Kwok runs kwok, managing the nodes annotated kwok.x-k8s.io/node=fake
 	// (KwokManageSelector): it keeps them Ready and plays their pods'
 	// lifecycle (Running and Ready once bound, removed once deleted).
+	// The node lifecycle controller runs with it, to lift the not-ready
+	// taint the API server puts on every new node.
 	Kwok bool
 }
 
 // KwokManageSelector is the annotation selector kwok is started with.
 const KwokManageSelector = "kwok.x-k8s.io/node=fake"
 
-func (o Options) optionalBinaries() []string {
+// OptionalBinaries are the binaries beyond etcd, kube-apiserver and
+// kube-controller-manager these options need, for FindBinaries.
+func (o Options) OptionalBinaries() []string {
 	var out []string
 	if o.Scheduler {
 		out = append(out, SchedulerBinary)
@@ -103,7 +113,7 @@ type Cluster struct {
 // nothing is left running; the error carries the servers' log tails.
 func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	began := time.Now()
-	bins, err := FindBinaries(opts.optionalBinaries()...)
+	bins, err := FindBinaries(opts.OptionalBinaries()...)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +144,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
 	defer cancel()
 	if err := c.start(ctx, bins, opts, manifest); err != nil {
-		err = fmt.Errorf("kubeapi: start control plane: %w\n%s", err, c.Logs(30))
+		err = fmt.Errorf("kubeplane: start control plane: %w\n%s", err, c.Logs(30))
 		c.Stop()
 		return nil, err
 	}
@@ -153,7 +163,7 @@ func (c *Cluster) start(ctx context.Context, bins Binaries, opts Options, manife
 	if err := c.startAPIServer(ctx, bins.APIServer, etcdURL); err != nil {
 		return err
 	}
-	if err := c.startControllerManager(ctx, bins.ControllerManager, opts.Controllers); err != nil {
+	if err := c.startControllerManager(ctx, bins.ControllerManager, opts.Controllers, opts.Kwok); err != nil {
 		return err
 	}
 	if opts.Scheduler {
@@ -294,16 +304,40 @@ func (c *Cluster) startAPIServer(ctx context.Context, binary, etcdURL string) er
 	return waitHealthy(ctx, p, c.URL+"/readyz", c.ca, c.users[AdminUser].Token)
 }
 
-func (c *Cluster) startControllerManager(ctx context.Context, binary string, controllers []string) error {
+func (c *Cluster) startControllerManager(ctx context.Context, binary string, controllers []string, kwok bool) error {
 	if len(controllers) == 0 {
 		// Only PodDisruptionBudget status: with no kubelets the node
 		// lifecycle and pod GC controllers would evict and delete the
 		// tests' pods.
 		controllers = []string{"disruption"}
 	}
-	return c.startComponent(ctx, "kube-controller-manager", binary, controllerManagerUser, "https",
-		"--controllers="+strings.Join(controllers, ","))
+	args := []string{}
+	if kwok && !slices.Contains(controllers, nodeLifecycleController) {
+		// The API server's TaintNodesByCondition admission puts
+		// node.kubernetes.io/not-ready:NoSchedule on every new node; in a
+		// real cluster the node lifecycle controller lifts it once the
+		// node is Ready, and so it does here: kwok keeps the nodes alive.
+		controllers = append(slices.Clone(controllers), nodeLifecycleController)
+	}
+	if slices.Contains(controllers, nodeLifecycleController) {
+		args = append(args,
+			// Lift the not-ready taint within a second of Ready, not five.
+			"--node-monitor-period=1s",
+			// kwok's heartbeat comes every 20 to 45 s; on a loaded machine
+			// the default 50 s grace would mark nodes Unknown and taint
+			// them NoExecute.
+			"--node-monitor-grace-period=3m",
+			"--node-startup-grace-period=3m")
+	}
+	// The default 20 requests/s would take minutes to create a large
+	// ReplicaSet's pods.
+	args = append(args, "--kube-api-qps=500", "--kube-api-burst=1000")
+	args = append(args, "--controllers="+strings.Join(controllers, ","))
+	return c.startComponent(ctx, "kube-controller-manager", binary, controllerManagerUser, "https", args...)
 }
+
+// nodeLifecycleController removes a Ready node's not-ready taint.
+const nodeLifecycleController = "nodelifecycle"
 
 // startComponent runs a control-plane program that reaches the API server
 // as user through its own kubeconfig and serves /healthz on a free
@@ -373,7 +407,7 @@ func (c *Cluster) WriteAdminKubeconfig(path string) error {
 func (c *Cluster) UserConfig(name string) (*rest.Config, error) {
 	u, ok := c.users[name]
 	if !ok || name == controllerManagerUser || name == schedulerUser || name == kwokUser {
-		return nil, fmt.Errorf("kubeapi: no user %q: list it in Options.ExtraUsers", name)
+		return nil, fmt.Errorf("kubeplane: no user %q: list it in Options.ExtraUsers", name)
 	}
 	return c.restConfig(u.Token), nil
 }
@@ -387,9 +421,9 @@ func (c *Cluster) Logs(n int) string {
 	return b.String()
 }
 
-// logOffsets marks where each log ends now, so a failing test can show only
-// what was logged while it ran.
-func (c *Cluster) logOffsets() map[string]int64 {
+// LogOffsets marks where each log ends now, so a failing test can show
+// only what was logged while it ran (LogsSince).
+func (c *Cluster) LogOffsets() map[string]int64 {
 	m := map[string]int64{}
 	for _, p := range c.procs {
 		m[p.name] = logSize(p.logPath)
@@ -397,7 +431,8 @@ func (c *Cluster) logOffsets() map[string]int64 {
 	return m
 }
 
-func (c *Cluster) logsSince(offsets map[string]int64, n int) string {
+// LogsSince is the last n lines each server logged after offsets.
+func (c *Cluster) LogsSince(offsets map[string]int64, n int) string {
 	var b strings.Builder
 	for _, p := range c.procs {
 		fmt.Fprintf(&b, "--- %s, during the test ---\n%s\n", p.name, tailFrom(p.logPath, offsets[p.name], n))
@@ -417,8 +452,18 @@ func (c *Cluster) Stop() {
 	}
 }
 
-// Dir is the cluster's temporary folder (data, certificates, logs).
+// Dir is the cluster's temporary folder (data, certificates, logs); "" once
+// stopped.
 func (c *Cluster) Dir() string { return c.dir }
+
+// PIDs are the running servers' process IDs.
+func (c *Cluster) PIDs() []int {
+	out := make([]int, 0, len(c.procs))
+	for _, p := range c.procs {
+		out = append(out, p.cmd.Process.Pid)
+	}
+	return out
+}
 
 // moduleRoot walks up from the working directory (a test runs in its
 // package folder) to the folder holding go.mod.
@@ -433,7 +478,7 @@ func moduleRoot() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("kubeapi: no go.mod above the working directory; set Options.ClusterRoleFile")
+			return "", errors.New("kubeplane: no go.mod above the working directory; set Options.ClusterRoleFile")
 		}
 		dir = parent
 	}

@@ -1,4 +1,4 @@
-package kubeapi
+package kubeplane
 
 import (
 	"context"
@@ -31,7 +31,7 @@ func ReadClusterRoles(path string) ([]rbacv1.ClusterRole, error) {
 func readClusterRoles(path string) ([]clusterRoleDoc, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("kubeapi: read RBAC manifest: %w", err)
+		return nil, fmt.Errorf("kubeplane: read RBAC manifest: %w", err)
 	}
 	return parseClusterRoles(path, raw)
 }
@@ -45,19 +45,19 @@ func parseClusterRoles(path string, raw []byte) ([]clusterRoleDoc, error) {
 		}
 		var meta metav1.TypeMeta
 		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
-			return nil, fmt.Errorf("kubeapi: %s document %d: %w", path, i+1, err)
+			return nil, fmt.Errorf("kubeplane: %s document %d: %w", path, i+1, err)
 		}
 		if meta.Kind != "ClusterRole" {
 			continue
 		}
 		var role rbacv1.ClusterRole
 		if err := yaml.UnmarshalStrict([]byte(doc), &role); err != nil {
-			return nil, fmt.Errorf("kubeapi: %s document %d: %w", path, i+1, err)
+			return nil, fmt.Errorf("kubeplane: %s document %d: %w", path, i+1, err)
 		}
 		roles = append(roles, role)
 	}
 	if len(roles) == 0 {
-		return nil, fmt.Errorf("kubeapi: %s holds no ClusterRole", path)
+		return nil, fmt.Errorf("kubeplane: %s holds no ClusterRole", path)
 	}
 	return roles, nil
 }
@@ -87,7 +87,7 @@ func GrantClusterRole(ctx context.Context, admin *rest.Config, role rbacv1.Clust
 	role = *role.DeepCopy()
 	role.ResourceVersion = ""
 	if err := createOrReplace(ctx, client, &role); err != nil {
-		return fmt.Errorf("kubeapi: create ClusterRole %s: %w", role.Name, err)
+		return fmt.Errorf("kubeplane: create ClusterRole %s: %w", role.Name, err)
 	}
 	binding := &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: role.Name + "--" + sanitize(user)},
@@ -96,7 +96,7 @@ func GrantClusterRole(ctx context.Context, admin *rest.Config, role rbacv1.Clust
 	}
 	_, err = client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("kubeapi: bind ClusterRole %s to %s: %w", role.Name, user, err)
+		return fmt.Errorf("kubeplane: bind ClusterRole %s to %s: %w", role.Name, user, err)
 	}
 	return waitAllowed(ctx, client, role, user)
 }
@@ -129,14 +129,14 @@ func waitAllowed(ctx context.Context, client kubernetes.Interface, role rbacv1.C
 		for {
 			got, err := client.AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
 			if err != nil {
-				return fmt.Errorf("kubeapi: check %s's access: %w", user, err)
+				return fmt.Errorf("kubeplane: check %s's access: %w", user, err)
 			}
 			if got.Status.Allowed {
 				break
 			}
 			select {
 			case <-ctx.Done():
-				return fmt.Errorf("kubeapi: ClusterRole %s not in force for %s (%+v): %w",
+				return fmt.Errorf("kubeplane: ClusterRole %s not in force for %s (%+v): %w",
 					role.Name, user, review.Spec, ctx.Err())
 			case <-time.After(100 * time.Millisecond):
 			}

@@ -1,4 +1,4 @@
-package kubeapi
+package kubeplane
 
 import (
 	"context"
