@@ -33,7 +33,9 @@ func KwokCluster(id string, providerAPI, connectorAPI *rest.Config, cfg kwok.Con
 	}
 	stopReconciler := p.Start()
 	observer := kubernetes.NewObserver(cc, kubernetes.Config{Cluster: id, Provider: kwok.ProviderName, Informers: true})
+	events := kubernetes.NewEventRecorder(cc)
 	release := func(ctx context.Context) error {
+		events.Close()
 		err := observer.Close(ctx)
 		if e := stopReconciler(ctx); err == nil {
 			err = e
@@ -45,5 +47,6 @@ func KwokCluster(id string, providerAPI, connectorAPI *rest.Config, cfg kwok.Con
 		Provider: connectors.Checked(p),
 		Observer: observer,
 		Drainer:  kubernetes.NewDrainer(cc, kubernetes.DrainerConfig{}),
+		Events:   events,
 	}, release, nil
 }
