@@ -84,7 +84,7 @@ func WaitForPool(t testing.TB, s *devstack.Stack, key types.PoolKey, timeout tim
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	t.Fatalf("pool %s: %s not reached in %s (last error %v); status: state=%s nodes=%d target=%d pending=%d decisions=%+v frozen=%q blocked=%v rejected=%q",
-		key.WorkflowID(), what, timeout, err, st.State, st.Nodes, st.TargetNodes, st.PendingPods, st.Decisions, st.Frozen, st.Blocked, st.LastRejected)
+	t.Fatalf("pool %s: %s not reached in %s (last error %v); status: state=%s nodes=%d target=%d pending=%d decisions=%+v frozen=%q blocked=%v rejected=%q repairs=%+v rejections=%+v",
+		key.WorkflowID(), what, timeout, err, st.State, st.Nodes, st.TargetNodes, st.PendingPods, st.Decisions, st.Frozen, st.Blocked, st.LastRejected, st.Repairs, st.Rejected)
 	return st
 }

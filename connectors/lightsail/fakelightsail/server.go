@@ -88,7 +88,7 @@ var (
 // New starts a fake region that accepts the access key pair.
 func New(region, accessKey, secretKey string) *Server {
 	s := &Server{accessKey: accessKey, secretKey: secretKey, region: region, quota: -1, unavailable: map[string]bool{}, pending: 2,
-		clock: time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)}
+		clock: time.Now().UTC().Truncate(time.Second)} // machines are as old as the test
 	s.Server = httptest.NewServer(s.Wrap(http.HandlerFunc(s.serve)))
 	return s
 }
