@@ -13,7 +13,8 @@ import (
 
 func plan(req Request, excluded []string) Plan {
 	if len(req.Promised) > 0 {
-		req.Existing, req.Promised = reserve(req, excluded), nil
+		req.Existing, req.ruledNodes = reserve(req, excluded)
+		req.Promised = nil
 	}
 	in := prepare(req, excluded)
 	remaining, existingFills := in.fillExisting()

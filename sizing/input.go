@@ -105,6 +105,9 @@ type existingNode struct {
 	// used: this plan put pods here; closed: an isolated shape did, so
 	// no other shape may.
 	used, closed bool
+	// ruled: a promised pod with pod-to-pod rules lands here, so no
+	// shape with rules of its own (capped or isolated) may.
+	ruled bool
 }
 
 // input is a Request normalized once: pods sorted and grouped by shape,
@@ -146,6 +149,9 @@ func prepare(req Request, excluded []string) *input {
 	in.prepareTemplates(req.Template)
 	in.markOffGPU()
 	in.eligibleNodes(req.Existing, req.Catalog, req.Template)
+	for i := range in.existing {
+		in.existing[i].ruled = req.ruledNodes[strings.TrimPrefix(in.existing[i].target, ExistingNodePrefix)]
+	}
 	in.allowSpreadZones()
 	return in
 }

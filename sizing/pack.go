@@ -30,7 +30,7 @@ func (in *input) fillExisting() (remaining []int64, fills []fill) {
 				break
 			}
 			n := &in.existing[i]
-			if !admits(&sh, n.gpus, n.model) || n.closed || (sh.isolated && n.used) || !in.existingAdmits(sh.filter, i) ||
+			if !admits(&sh, n.gpus, n.model) || n.closed || (sh.isolated && n.used) || (n.ruled && (sh.cap > 0 || sh.isolated)) || !in.existingAdmits(sh.filter, i) ||
 				!sh.takesZone(n.node.named.Labels[corev1.LabelTopologyZone]) {
 				continue
 			}

@@ -28,6 +28,9 @@ type Request struct {
 	// free to the next pod, which would then buy nothing and find the
 	// node taken when it comes up.
 	Promised []types.PendingPod
+	// ruledNodes are the Existing nodes a promised pod with pod-to-pod
+	// rules takes room on (reserve).
+	ruledNodes map[string]bool
 	// Catalog is the sizes the pool may buy (already restricted and priced).
 	Catalog []types.InstanceType
 	// Template is what the pool adds to every new node: declared labels

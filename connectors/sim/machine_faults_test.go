@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -228,24 +229,33 @@ func TestCallLatencyDelaysCallsAndIsBoundedByTheContext(t *testing.T) {
 
 func TestChangeAppliedBeforeTheLatencyAfterItSurvivesACrash(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "fleet.json")
+	const latency = 2 * time.Second
 	f, _ := newTestFleet(t, func(cfg *Config) {
 		cfg.StatePath = path
-		cfg.Faults.CallLatency = 400 * time.Millisecond
+		cfg.Faults.CallLatency = latency
 	})
 	done := make(chan error, 1)
 	go func() {
 		_, err := f.CreateNodeGroup(context.Background(), connectors.NodeGroupSpec{Pool: testPool("web"), Size: "sim-2c4g", TargetSize: 2}, "k1")
 		done <- err
 	}()
-	// The worker dies while the answer is on its way: read what is on disk.
+	// The worker dies while the answer is on its way: a new process starts
+	// from what is on disk. It starts from a copy, as a restart after a
+	// crash would find it, so its start-up cleanup cannot race the live
+	// fleet's next save.
+	crashed := filepath.Join(t.TempDir(), "fleet.json")
 	require.Eventually(t, func() bool {
-		restarted, err := New(Config{Cluster: testCluster, StatePath: path})
+		saved, err := os.ReadFile(path)
+		if err != nil || os.WriteFile(crashed, saved, 0o600) != nil {
+			return false
+		}
+		restarted, err := New(Config{Cluster: testCluster, StatePath: crashed})
 		if err != nil {
 			return false
 		}
 		groups, err := restarted.NodeGroups(context.Background(), testPool("web"))
 		return err == nil && len(groups) == 1
-	}, 350*time.Millisecond, 20*time.Millisecond, "the group is on disk before the call answers")
+	}, latency-200*time.Millisecond, 20*time.Millisecond, "the group is on disk before the call answers")
 	select {
 	case err := <-done:
 		t.Fatalf("the call answered before its latency was over: %v", err)

@@ -2,7 +2,6 @@ package kwok
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -52,9 +51,6 @@ type schedCase struct {
 	// one after another while nodes registered, so a rule over domains
 	// that did not all exist yet holds only binding by binding.
 	liveRule func(pods []corev1.Pod, ours map[string]bool, nodes map[string]corev1.Node) error
-	// knownDefect, when set, names a product defect the case can hit;
-	// it runs only with VISOR_KWOK_KNOWN_DEFECTS=1.
-	knownDefect string
 }
 
 // early is a running pod of the spread case, pinned to zone kwok-<z>.
@@ -108,12 +104,10 @@ func cases() []schedCase {
 					t.Errorf("node %s lacks the pool's taint: %v", n.Name, n.Spec.Taints)
 				}
 			}, keep: 2, evict: true},
-		// Known planner defect: pods of an anti-affinity group that turn
-		// overdue in a later second than the first ones are sized against
-		// the booting nodes' room without the promised pods' labels, so
-		// "nothing to add" and one pod stays Pending. Runs only with
-		// VISOR_KWOK_KNOWN_DEFECTS=1 until the planner reserves labels too.
-		{name: "anti-affinity", knownDefect: "a late pod of a hostname anti-affinity group is planned onto a booting node another pod of the group was promised (sizing/promised.go reserves room, not labels)", workloads: []workload{{name: "solo", replicas: 4, cpu: "100m", mem: "128Mi", spec: antiAffinity("solo")}},
+		// Pods of an anti-affinity group that turn overdue in a later
+		// second than the first ones must not be sized onto the booting
+		// nodes promised to their siblings (sizing/promised.go).
+		{name: "anti-affinity", workloads: []workload{{name: "solo", replicas: 4, cpu: "100m", mem: "128Mi", spec: antiAffinity("solo")}},
 			wantNodes: 4, keep: 2, wantAfter: 2, rule: onePerNode},
 		// Running pods, one per zone (created one after another, so kwok's
 		// zone balancing puts each pinned pod's node in its zone), then
@@ -151,9 +145,6 @@ func TestRealSchedulerBindsWhatThePoolBuys(t *testing.T) {
 	t.Run("cases", func(t *testing.T) {
 		for _, c := range cases() {
 			t.Run(c.name, func(t *testing.T) {
-				if c.knownDefect != "" && os.Getenv("VISOR_KWOK_KNOWN_DEFECTS") != "1" {
-					t.Skipf("known defect, VISOR_KWOK_KNOWN_DEFECTS=1 runs it: %s", c.knownDefect)
-				}
 				t.Parallel()
 				e.run(t, c)
 			})
