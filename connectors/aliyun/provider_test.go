@@ -64,7 +64,7 @@ func TestCatalogHasPricesGPUsAndTheConfiguredSystemDisk(t *testing.T) {
 	assert.Equal(t, int64(40*types.GiB), aliyun.Catalog()[0].EphemeralStorage, "the built-in catalog has ECS's default 40 GiB")
 }
 
-func TestRunInstancesCarriesTagsAndAClientTokenSoARepeatCreatesNothing(t *testing.T) {
+func TestRunInstancesCarriesTagsInOneCall(t *testing.T) {
 	srv := newFake(t)
 	p := newProvider(t, srv)
 	ctx := context.Background()
@@ -80,30 +80,11 @@ func TestRunInstancesCarriesTagsAndAClientTokenSoARepeatCreatesNothing(t *testin
 	}
 	assert.Equal(t, 1, fakehttp.CountContaining(srv.Requests(), "Amount=3"), "one RunInstances for all three")
 
-	_, err = p.CreateNodeGroup(ctx, spec, "pool/acme/decision-3")
-	require.NoError(t, err)
-	assert.Len(t, srv.Instances(), 3, "the same key creates nothing new")
-
 	// A resize by another decision keeps the tenant's tags.
 	require.NoError(t, p.SetTargetSize(ctx, groupID, 4, "pool/acme/decision-4"))
 	insts := srv.Instances()
 	require.Len(t, insts, 4)
 	assert.Equal(t, "shop", insts[3].Tags["team"])
-}
-
-// RunInstances took effect but its answer was lost: the retry sends the
-// same ClientToken and parameters, and ECS answers the same instances.
-func TestALostRunInstancesAnswerIsAnsweredByTheClientToken(t *testing.T) {
-	srv := newFake(t)
-	p := newProvider(t, srv)
-	ctx := context.Background()
-	srv.Inject(fakehttp.Fault{Method: http.MethodPost, AfterApply: true, Status: http.StatusServiceUnavailable,
-		Body: []byte(`{"RequestId":"x","Code":"ServiceUnavailable","Message":"The request has failed due to a temporary failure of the server."}`)})
-	err := p.SetTargetSize(ctx, groupID, 2, "k")
-	require.Error(t, err)
-	assert.Equal(t, errclass.Retryable, errclass.Of(err), "%v", err)
-	require.NoError(t, p.SetTargetSize(ctx, groupID, 2, "k"))
-	assert.Len(t, srv.Instances(), 2)
 }
 
 func TestScaleDownReleasesTheNewestAndDeleteNodesTakesHostNameOrID(t *testing.T) {
@@ -119,10 +100,6 @@ func TestScaleDownReleasesTheNewestAndDeleteNodesTakesHostNameOrID(t *testing.T)
 	left := srv.Instances()
 	require.Len(t, left, 1)
 	assert.Equal(t, all[2].ID, left[0].ID)
-
-	require.NoError(t, p.DeleteNodeGroup(ctx, groupID, "dereg"))
-	assert.Empty(t, srv.Instances())
-	require.NoError(t, p.DeleteNodeGroup(ctx, groupID, "dereg"), "a group already gone is success")
 }
 
 func ids(insts []fakeapi.Instance) []string {
@@ -133,31 +110,9 @@ func ids(insts []fakeapi.Instance) []string {
 	return out
 }
 
+// Quota, capacity and auth refusals are the conformance suite's.
 func TestErrorsAreTyped(t *testing.T) {
 	ctx := context.Background()
-	t.Run("a refused AccessKey names the reference, never the secret", func(t *testing.T) {
-		srv := newFake(t)
-		t.Setenv(keyEnv, "LTAIwrong:"+accessSecret)
-		p, err := aliyun.New(ctx, config(srv), nil)
-		require.NoError(t, err)
-		_, err = p.NodeGroups(ctx, pool)
-		assert.True(t, errclass.IsPermanent(err), "%v", err)
-		assert.Contains(t, err.Error(), "env:"+keyEnv)
-		assert.NotContains(t, err.Error(), accessSecret)
-	})
-	t.Run("no stock is InsufficientCapacity", func(t *testing.T) {
-		srv := newFake(t)
-		srv.SetNoStock("ecs.g7.large")
-		err := newProvider(t, srv).SetTargetSize(ctx, groupID, 1, "k")
-		assert.True(t, errclass.IsInsufficientCapacity(err), "%v", err)
-	})
-	t.Run("quota is Permanent", func(t *testing.T) {
-		srv := newFake(t)
-		srv.SetQuota(1)
-		err := newProvider(t, srv).SetTargetSize(ctx, groupID, 2, "k")
-		assert.True(t, errclass.IsPermanent(err), "%v", err)
-		assert.Contains(t, err.Error(), "QuotaExceed")
-	})
 	t.Run("throttling is RateLimited", func(t *testing.T) {
 		srv := newFake(t)
 		p := newProvider(t, srv)

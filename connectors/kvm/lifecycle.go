@@ -79,7 +79,7 @@ func (p host) Ensure(ctx context.Context, op string, g poolgroup.Group, key conn
 		if d.meta == nil || d.meta.Key != m.meta.Key {
 			return invalid(op, fmt.Errorf("domain %s exists and is not this decision's", m.name))
 		}
-		return p.start(op, l, d)
+		return p.startOrRemove(op, l, d)
 	}
 	def, err := p.templateDomain(ctx, op, p.templates[g.Size])
 	if err != nil {
@@ -107,7 +107,22 @@ func (p host) Ensure(ctx context.Context, op string, g poolgroup.Group, key conn
 	if err != nil {
 		return p.classify(op+" define", err)
 	}
-	return p.start(op, l, domain{dom: dom, name: m.name})
+	return p.startOrRemove(op, l, domain{dom: dom, name: m.name})
+}
+
+// startOrRemove starts a member; one the host has no room to start (QEMU
+// cannot have its memory) is undefined with its disk copies, so a create
+// refused for capacity leaves no stopped domain behind when sizing falls
+// back to another size.
+func (p *Provider) startOrRemove(op string, l *libvirt.Libvirt, d domain) error {
+	err := p.start(op, l, d)
+	if !errclass.IsInsufficientCapacity(err) {
+		return err
+	}
+	if rmErr := p.destroy(op+" remove unstartable", d); rmErr != nil {
+		return errors.Join(err, rmErr)
+	}
+	return err
 }
 
 // cloneDisk gives a clone its own copy of a template's volume disk, named

@@ -64,7 +64,14 @@ func (c *Client) post(ctx context.Context, op string, in call) (*http.Response, 
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		resp.Body.Close()
-		return nil, errclass.New(errclass.Permanent, c.provider, op, fmt.Errorf("sim host answered %s: %s", resp.Status, strings.TrimSpace(string(msg))))
+		// The host answers its own refusals (no such cluster, a bad body)
+		// with 4xx; a 5xx is the host, or a proxy before it, failing now,
+		// perhaps after the call took effect: a retry with the key finds it.
+		class := errclass.Permanent
+		if resp.StatusCode >= 500 {
+			class = errclass.Retryable
+		}
+		return nil, errclass.New(class, c.provider, op, fmt.Errorf("sim host answered %s: %s", resp.Status, strings.TrimSpace(string(msg))))
 	}
 	return resp, nil
 }
