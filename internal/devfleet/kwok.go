@@ -33,7 +33,13 @@ func KwokCluster(id string, providerAPI, connectorAPI *rest.Config, cfg kwok.Con
 	}
 	stopReconciler := p.Start()
 	observer := kubernetes.NewObserver(cc, kubernetes.Config{Cluster: id, Provider: kwok.ProviderName, Informers: true})
-	events := kubernetes.NewEventRecorder(cc)
+	// Events have a client (and rate limiter) of their own, so telling
+	// pods why never slows observing and draining.
+	ec, err := k8s.NewForConfig(connectorAPI)
+	if err != nil {
+		return connectors.Cluster{}, nil, fmt.Errorf("kwok cluster %s: events client: %w", id, err)
+	}
+	events := kubernetes.NewEventRecorder(ec)
 	release := func(ctx context.Context) error {
 		events.Close()
 		err := observer.Close(ctx)

@@ -54,7 +54,7 @@ func (s *Source) build(ctx context.Context, spec ClusterSpec) (built, error) {
 		return built{}, connectError(spec, spec.Provider, "provider", err)
 	}
 	observer := kubernetes.NewObserver(kube.core, observe)
-	events := kubernetes.NewEventRecorder(kube.core)
+	events := kubernetes.NewEventRecorder(kube.events)
 	release := func(ctx context.Context) error {
 		events.Close()
 		err := observer.Close(ctx) // stops the informers, if any

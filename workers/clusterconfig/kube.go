@@ -17,6 +17,7 @@ const userAgent = "visor-fleet-worker"
 type kubeClients struct {
 	core    k8s.Interface
 	metrics metricsclientset.Interface
+	events  k8s.Interface
 }
 
 // restConfig reads the cluster's kubeconfig (and context), or the pod's
@@ -45,5 +46,11 @@ func (c ClusterSpec) kubeClients() (kubeClients, error) {
 	if err != nil {
 		return kubeClients{}, fmt.Errorf("metrics-server client: %w", err)
 	}
-	return kubeClients{core: core, metrics: metrics}, nil
+	// Events get a client, and so a rate limiter, of their own: telling
+	// pods why must never slow the observe and drain calls down.
+	events, err := k8s.NewForConfig(rest.CopyConfig(cfg))
+	if err != nil {
+		return kubeClients{}, fmt.Errorf("kubernetes events client: %w", err)
+	}
+	return kubeClients{core: core, metrics: metrics, events: events}, nil
 }
