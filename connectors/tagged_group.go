@@ -10,6 +10,17 @@ import (
 // pool's machines of one size found by their tags (a PoolGroupID): Aliyun
 // ECS, Lightsail.
 
+// The tags that make a set of machines a tagged group, set in the create
+// call itself so no machine ever exists untagged.
+const (
+	TagGroupPool = "visor-pool" // the pool's NodePoolLabel
+	TagGroupSize = "visor-size" // the size (instance type, bundle)
+	TagGroupKey  = "visor-key"  // KeyTag of the idempotency key that created it
+)
+
+// KeyTag is the TagGroupKey value of the machines a call with key creates.
+func KeyTag(key IdempotencyKey) string { return NameHash(string(key))[:32] }
+
 // CheckTarget refuses a negative target or an empty idempotency key.
 func CheckTarget(target int, key IdempotencyKey) error {
 	switch {

@@ -8,12 +8,12 @@ import (
 	"github.com/hanzoai/visor-fleet/connectors"
 )
 
-// Tags that make a set of instances a node group; ECS sets them in the
-// RunInstances call itself, so no instance ever exists untagged.
+// The tagged-group tags (connectors.TagGroupPool and friends), under this
+// provider's names for its fakes and tests.
 const (
-	TagPool = "visor-pool" // the pool's NodePoolLabel
-	TagSize = "visor-size" // the instance type
-	TagKey  = "visor-key"  // hash of the idempotency key that created it
+	TagPool = connectors.TagGroupPool
+	TagSize = connectors.TagGroupSize
+	TagKey  = connectors.TagGroupKey
 )
 
 // instanceTypeRE: ecs.<family>.<size>.
@@ -41,9 +41,6 @@ func parseGroupID(id string) (group, error) {
 }
 
 func (g group) id() string { return GroupID(g.poolLabel, g.size) }
-
-// keyTag is the TagKey value of the instances a call with key creates.
-func keyTag(key connectors.IdempotencyKey) string { return hashHex(string(key))[:32] }
 
 // clientToken is the RunInstances ClientToken (at most 64 ASCII
 // characters) for key asking the group for amount instances: the same

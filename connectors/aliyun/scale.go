@@ -37,7 +37,7 @@ func (p *Provider) SetTargetSize(ctx context.Context, groupID string, target int
 	if err != nil {
 		return err
 	}
-	remove, create := connectors.PlanTarget(live, target, func(i instance) bool { return i.tags[TagKey] == keyTag(key) })
+	remove, create := connectors.PlanTarget(live, target, func(i instance) bool { return i.tags[TagKey] == connectors.KeyTag(key) })
 	if create > 0 {
 		return p.run(ctx, op, g, key, create, live, nil)
 	}
@@ -73,7 +73,7 @@ func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGrou
 	if err != nil {
 		return connectors.NodeGroup{}, err
 	}
-	mine := slices.DeleteFunc(slices.Clone(live), func(i instance) bool { return i.tags[TagKey] != keyTag(key) })
+	mine := slices.DeleteFunc(slices.Clone(live), func(i instance) bool { return i.tags[TagKey] != connectors.KeyTag(key) })
 	if len(mine) < spec.TargetSize {
 		if err := p.run(ctx, op, g, key, spec.TargetSize, live, spec.Labels); err != nil {
 			return connectors.NodeGroup{}, err
@@ -92,7 +92,7 @@ func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGrou
 func (p *Provider) run(ctx context.Context, op string, g group, key connectors.IdempotencyKey, amount int, live []instance, labels map[string]string) error {
 	mine := 0
 	for _, i := range live {
-		if i.tags[TagKey] == keyTag(key) {
+		if i.tags[TagKey] == connectors.KeyTag(key) {
 			mine++
 			if labels == nil { // a resize keeps the group's tenant tags
 				labels = connectors.TenantTags(i.tags, "visor-")
@@ -113,7 +113,7 @@ func (p *Provider) run(ctx context.Context, op string, g group, key connectors.I
 		tags = map[string]string{}
 	}
 	maps.Copy(tags, g.selector())
-	tags[TagKey] = keyTag(key)
+	tags[TagKey] = connectors.KeyTag(key)
 	req := &ecs.RunInstancesRequest{
 		RegionId: dara.String(p.cfg.RegionID), InstanceType: dara.String(g.size), ImageId: dara.String(p.cfg.ImageID),
 		SecurityGroupId: dara.String(p.cfg.SecurityGroupID), VSwitchId: dara.String(p.cfg.VSwitchID),

@@ -195,7 +195,7 @@ func (p *Provider) create(ctx context.Context, op string, g group, key connector
 		tags = map[string]string{}
 	}
 	maps.Copy(tags, g.selector())
-	tags[TagKey] = keyTag(key)
+	tags[TagKey] = connectors.KeyTag(key)
 	var lsTags []lstypes.Tag
 	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		lsTags = append(lsTags, lstypes.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
@@ -238,7 +238,7 @@ func (p *Provider) SetTargetSize(ctx context.Context, groupID string, target int
 	if err != nil {
 		return err
 	}
-	remove, create := connectors.PlanTarget(live, target, func(i instance) bool { return i.tags[TagKey] == keyTag(key) })
+	remove, create := connectors.PlanTarget(live, target, func(i instance) bool { return i.tags[TagKey] == connectors.KeyTag(key) })
 	if create > 0 {
 		return p.create(ctx, op, g, key, create, live, nil)
 	}

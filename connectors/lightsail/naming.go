@@ -8,12 +8,12 @@ import (
 	"github.com/hanzoai/visor-fleet/connectors"
 )
 
-// Tags that make a set of instances a node group; CreateInstances sets
-// them in the call itself, so no instance ever exists untagged.
+// The tagged-group tags (connectors.TagGroupPool and friends), under this
+// provider's names for its fakes and tests.
 const (
-	TagPool = "visor-pool" // the pool's NodePoolLabel
-	TagSize = "visor-size" // the bundle ID
-	TagKey  = "visor-key"  // hash of the idempotency key that created it
+	TagPool = connectors.TagGroupPool
+	TagSize = connectors.TagGroupSize
+	TagKey  = connectors.TagGroupKey
 )
 
 // bundleRE is a Lightsail bundle ID: medium_3_0, 2xlarge_3_0.
@@ -38,9 +38,6 @@ func parseGroupID(id string) (group, error) {
 }
 
 func (g group) id() string { return GroupID(g.poolLabel, g.bundle) }
-
-// keyTag is the TagKey value of the instances a call with key creates.
-func keyTag(key connectors.IdempotencyKey) string { return connectors.NameHash(string(key))[:32] }
 
 // InstanceName is the i-th (from 1) instance a decision with key makes in
 // the group, and the Kubernetes node name: a DNS label, unique in the
