@@ -59,6 +59,10 @@ type NodeGroup struct {
 	// exactly. A provider that keeps no such record leaves it empty; the
 	// meter then ends a machine at the first read that no longer lists it.
 	Ended []Instance `json:"ended,omitempty"`
+	// CapacityType and Zone are what the group was created with (empty:
+	// on-demand, provider's choice of zone).
+	CapacityType types.CapacityType `json:"capacityType,omitempty"`
+	Zone         string             `json:"zone,omitempty"`
 }
 
 // NodeGroupSpec asks for a new node group.
@@ -77,6 +81,13 @@ type NodeGroupSpec struct {
 	// that cannot set node taints at launch says so in its docs, and the
 	// pool's no-help guard notices pods its nodes then refuse.
 	Taints []types.Taint `json:"taints,omitempty"`
+	// CapacityType is how the group's machines are bought; empty is
+	// on-demand. A provider with no spot market refuses spot with a
+	// permanent error naming the field.
+	CapacityType types.CapacityType `json:"capacityType,omitempty"`
+	// Zone pins the group's machines to one zone; empty lets the provider
+	// choose (or spread) within the region.
+	Zone string `json:"zone,omitempty"`
 }
 
 // Provider is the cloud side of a pool.
@@ -117,6 +128,39 @@ type LeakFinder interface {
 	// leaked machine of the pool, so it can never delete a group member.
 	// An ID already gone is success.
 	DeleteInstances(ctx context.Context, pool types.PoolKey, ids []string, key IdempotencyKey) error
+}
+
+// Interruption is the provider's notice that it will take a machine back
+// (a spot interruption) or advises replacing it (a rebalance
+// recommendation).
+type Interruption struct {
+	// InstanceID or NodeName (either may be empty, not both) names the
+	// machine as NodeGroups reports it.
+	InstanceID string `json:"instanceID,omitempty"`
+	NodeName   string `json:"nodeName,omitempty"`
+	// Kind is InterruptionSpot or InterruptionRebalance.
+	Kind string `json:"kind"`
+	// NoticeAt is when the provider sent the notice; Deadline is when the
+	// machine goes (zero for a rebalance recommendation).
+	NoticeAt time.Time `json:"noticeAt"`
+	Deadline time.Time `json:"deadline,omitzero"`
+	// ID identifies the notice at the provider (an SQS message ID, an
+	// event ID), so a notice read twice is acted on once.
+	ID string `json:"id"`
+}
+
+const (
+	InterruptionSpot      = "spot-interruption"
+	InterruptionRebalance = "rebalance-recommendation"
+)
+
+// InterruptionSource is implemented by providers that tell ahead of time
+// that they will take machines back. Interruptions returns the pool's
+// notices not yet acknowledged; Acknowledge drops them (an SQS delete), so
+// a crash between the two reads a notice again rather than losing it.
+type InterruptionSource interface {
+	Interruptions(ctx context.Context, pool types.PoolKey) ([]Interruption, error)
+	Acknowledge(ctx context.Context, pool types.PoolKey, ids []string) error
 }
 
 // Observer samples one cluster: every pool's nodes and pending pods.

@@ -110,6 +110,9 @@ type InstanceType struct {
 	// Overhead is what the kubelet, system daemons and eviction thresholds
 	// reserve on every node of this size; pods never get it.
 	Overhead Resources `json:"overhead"`
+	// Offerings are the (zone, capacity type) ways to buy this size, each
+	// with its price. Empty: on demand only, at HourlyPrice, in Zones.
+	Offerings []Offering `json:"offerings,omitempty"`
 }
 
 // Allocatable is the capacity pods can use on one node of this size.
