@@ -56,14 +56,17 @@ func newSimState() simState {
 }
 
 type nodeGroup struct {
-	ID       string            `json:"id"`
-	Name     string            `json:"name"`
-	Size     string            `json:"size"`
-	Pool     types.PoolKey     `json:"pool"`
-	Labels   map[string]string `json:"labels"`
-	Taints   []types.Taint     `json:"taints,omitempty"`
-	Target   int               `json:"target"`
-	Machines []*machine        `json:"machines"` // oldest first
+	ID     string            `json:"id"`
+	Name   string            `json:"name"`
+	Size   string            `json:"size"`
+	Pool   types.PoolKey     `json:"pool"`
+	Labels map[string]string `json:"labels"`
+	Taints []types.Taint     `json:"taints,omitempty"`
+	Target int               `json:"target"`
+	// CapacityType and Zone are what the group was created with.
+	CapacityType types.CapacityType `json:"capacityType,omitempty"`
+	Zone         string             `json:"zone,omitempty"`
+	Machines     []*machine         `json:"machines"` // oldest first
 	// Ended are the group's machines terminated recently, oldest first.
 	Ended []endedMachine `json:"ended,omitempty"`
 }
@@ -100,6 +103,7 @@ func (m *machine) instance() connectors.Instance {
 func (g *nodeGroup) view() connectors.NodeGroup {
 	v := connectors.NodeGroup{
 		ID: g.ID, Name: g.Name, Size: g.Size, TargetSize: g.Target,
+		CapacityType: g.CapacityType, Zone: g.Zone,
 		Instances: make([]connectors.Instance, 0, len(g.Machines)),
 		Labels:    make(map[string]string, len(g.Labels)),
 	}

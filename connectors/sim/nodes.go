@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/hanzoai/visor-fleet/types"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,6 +35,10 @@ func (f *Fleet) nodeObject(g *nodeGroup, m *machine) *corev1.Node {
 	labels[corev1.LabelInstanceTypeStable] = g.Size
 	labels[corev1.LabelHostname] = m.Node
 	labels[corev1.LabelOSStable] = "linux"
+	labels[types.CapacityTypeLabel] = string(g.CapacityType.Or())
+	if g.Zone != "" {
+		labels[corev1.LabelTopologyZone] = g.Zone
+	}
 	// As sizing's node template for the size says, so pods planned onto a
 	// size can bind to its nodes.
 	labels[corev1.LabelArchStable] = t.Architecture()

@@ -67,6 +67,7 @@ func (f *Fleet) CreateNodeGroup(ctx context.Context, spec connectors.NodeGroupSp
 	g := &nodeGroup{
 		ID: fmt.Sprintf("ng-%d", f.nextID()), Name: spec.Name, Size: spec.Size,
 		Pool: spec.Pool, Labels: labels, Taints: spec.Taints, Target: spec.TargetSize,
+		CapacityType: spec.CapacityType.Or(), Zone: spec.Zone,
 	}
 	if g.Name == "" {
 		g.Name = spec.Pool.Service + "-" + spec.Size
@@ -206,6 +207,9 @@ func (f *Fleet) groupLabels(spec connectors.NodeGroupSpec) (map[string]string, e
 	}
 	if spec.TargetSize < 0 || spec.TargetSize > maxGroupTarget {
 		errs = append(errs, fmt.Errorf("spec.targetSize %d is outside [0, %d]", spec.TargetSize, maxGroupTarget))
+	}
+	if _, err := types.ParseCapacityType(string(spec.CapacityType)); err != nil {
+		errs = append(errs, fmt.Errorf("spec.capacityType: %w", err))
 	}
 	if spec.Name != "" {
 		if err := types.ValidateDNSLabel("spec.name", spec.Name); err != nil {
