@@ -17,7 +17,17 @@ type Rules struct {
 	// plan's rate, the one needing fewest nodes (sizing.Request.FewerNodes).
 	// Decide does not plan; whoever sizes its scale-up reads it.
 	FewerNodes bool
+	// RebuyRepelled: a pod with hostname-scoped pod-to-pod rules (required
+	// anti-affinity by hostname, host ports), still pending beside the
+	// roomy node bought for it, may buy again instead of being judged not
+	// helped. The node's room was never what refused it: a pod of its own
+	// group took the node first (the scheduler binds in its own order),
+	// and any new node, a new hostname, admits it. The pool reads it; the
+	// law does not.
+	RebuyRepelled bool
 }
 
 // AllRules is what a new pool run decides with.
-func AllRules() Rules { return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true} }
+func AllRules() Rules {
+	return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, RebuyRepelled: true}
+}

@@ -126,7 +126,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 	for attempt := 0; attempt <= maxSizeFallbacks; attempt++ {
 		var plan activities.PlanResult
 		in := activities.PlanInput{
-			Key: p.spec.Key, Pods: pods, Existing: p.bootingNodes(workflow.Now(ctx)), AllowedSizes: p.state.Policy.AllowedSizes,
+			Key: p.spec.Key, Pods: pods, Existing: p.planRoom(workflow.Now(ctx)), AllowedSizes: p.state.Policy.AllowedSizes,
 			PriceOverrides: p.spec.PriceOverrides, MinNewNodes: minNew, MaxNewNodes: maxNew, ExcludeSizes: excluded,
 			NodeLabels: p.state.Policy.NodeLabels, NodeTaints: p.state.Policy.NodeTaints, Region: p.state.Gate.Region,
 			DaemonOverhead: p.state.daemonOverhead(),

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/workflow"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/law"
@@ -45,21 +46,21 @@ func (p *pool) applyObservation(ctx workflow.Context, obs types.PoolObservation,
 		p.reject(ctx, "observe", err)
 		return
 	}
-	p.state.fold(obs, now)
+	p.state.fold(obs, now, p.rules)
 }
 
 // fold takes an observation that passed every check into the state: it is
 // the one place an observation changes what the pool knows (the node
 // clocks, idleness, purchases judged, what is forgotten); the meter's
 // machines come from provider reads (pool_meter.go).
-func (s *PoolState) fold(obs types.PoolObservation, now time.Time) {
+func (s *PoolState) fold(obs types.PoolObservation, now time.Time, rules law.Rules) {
 	obs = s.withoutRemoved(boundObservation(obs))
 	s.Observation = &obs
 	s.ReceivedAt = now
 	s.IdleSince = law.UpdateIdleSince(s.Policy, s.IdleSince, obs)
 	s.UnderusedSince = law.UpdateUnderusedSince(s.Policy, s.UnderusedSince, obs)
 	s.trackNodes(obs)
-	s.trackPurchases(obs, now)
+	s.trackPurchases(obs, now, rules)
 	s.forgetGone(obs)
 }
 
@@ -156,15 +157,13 @@ func (s *PoolState) withoutRemoved(obs types.PoolObservation) types.PoolObservat
 // trackPurchases judges the pods the pool bought nodes for: one scheduled
 // is progress; one still pending, unchanged, beside a node of the bought
 // size that has been Ready a while, was not helped by the purchase.
-func (s *PoolState) trackPurchases(obs types.PoolObservation, now time.Time) {
+func (s *PoolState) trackPurchases(obs types.PoolObservation, now time.Time, rules law.Rules) {
 	entries := obs.PendingEntries()
 	pending := make(map[string]types.PendingPod, len(entries))
 	for _, pod := range entries {
 		pending[pod.Key()] = pod
 	}
-	// Long enough for the scheduler to retry the pod on the new node and
-	// for an observation to show the result.
-	grace := max(s.Policy.PendingThreshold.D(), 3*s.Policy.SampleInterval.D(), minNoHelpGrace)
+	grace := s.noHelpGrace()
 	for _, key := range workflow.DeterministicKeys(s.BoughtFor) {
 		buy := s.BoughtFor[key]
 		pod, still := pending[key]
@@ -175,8 +174,15 @@ func (s *PoolState) trackPurchases(obs types.PoolObservation, now time.Time) {
 		case !pod.UnschedulableSince.Equal(buy.Since):
 			delete(s.BoughtFor, key)
 		default:
-			roomy, full := readyNodesBoughtAfter(obs, s.SeenReady, buy, pod, now, grace)
+			roomy, empty, full := readyNodesBoughtAfter(obs, s.SeenReady, buy, pod, now, grace)
 			switch {
+			case roomy != "" && !empty && rules.RebuyRepelled && repelledByHostname(pod):
+				// Every roomy node bought for it runs pods, and its rules
+				// are hostname-scoped: a pod of its own group took the
+				// node (kube-scheduler binds in its own order), not room
+				// or a rule sizing got wrong. A new node, a new hostname,
+				// admits it, so it may buy again.
+				delete(s.BoughtFor, key)
 			case roomy != "":
 				// The node has room for the pod and the scheduler still
 				// refused it: our simulation of its constraints was wrong,
@@ -209,8 +215,9 @@ func (s *PoolState) trackPurchases(obs types.PoolObservation, now time.Time) {
 
 // readyNodesBoughtAfter looks at the nodes of the purchased size created
 // at or after the purchase and Ready for at least grace: it names one with
-// free room for the pod, or reports that such nodes exist but are full.
-func readyNodesBoughtAfter(obs types.PoolObservation, seenReady map[string]time.Time, buy Purchase, pod types.PendingPod, now time.Time, grace time.Duration) (roomy string, full bool) {
+// free room for the pod (and says whether some such roomy node runs no
+// pod at all), or reports that such nodes exist but are full.
+func readyNodesBoughtAfter(obs types.PoolObservation, seenReady map[string]time.Time, buy Purchase, pod types.PendingPod, now time.Time, grace time.Duration) (roomy string, empty, full bool) {
 	for _, n := range obs.Nodes {
 		ready := seenReady[n.Name]
 		if n.Size != buy.Size || n.State != types.NodeReady || n.CreatedAt.Before(buy.At.Add(-time.Second)) ||
@@ -218,11 +225,37 @@ func readyNodesBoughtAfter(obs types.PoolObservation, seenReady map[string]time.
 			continue
 		}
 		if law.HasRoomFor(n, pod.Requests) {
-			return n.Name, false
+			if roomy == "" {
+				roomy = n.Name
+			}
+			empty = empty || n.Requested == (types.Resources{})
+			continue
 		}
 		full = true
 	}
-	return "", full
+	if roomy != "" {
+		full = false
+	}
+	return roomy, empty, full
+}
+
+// repelledByHostname says whether the pod's placement rules are scoped to
+// one node (required anti-affinity by hostname, host ports), so a node
+// running pods can refuse it with room to spare while any new node admits it.
+func repelledByHostname(pod types.PendingPod) bool {
+	s := pod.Scheduling
+	if s == nil {
+		return false
+	}
+	if len(s.HostPorts) > 0 {
+		return true
+	}
+	for _, t := range s.AntiAffinity {
+		if t.TopologyKey == corev1.LabelHostname {
+			return true
+		}
+	}
+	return false
 }
 
 // keepOnly deletes the entries whose key is not in present.

@@ -54,3 +54,57 @@ func TestAPodDoesNotCountOnRoomPromisedToAnother(t *testing.T) {
 	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(types.DefaultPolicy())})
 	require.NoError(t, env.GetWorkflowError())
 }
+
+// A pod still pending beside a node that turned Ready seconds ago is not
+// bought for: kube-scheduler has not retried it against that node yet
+// (its backoff, then a sample to show the binding). The plan counts the
+// node's free room as it counts booting room (planRoom), for the no-help
+// grace; the real scheduler's suite caught a node bought twice this way.
+func TestAJustReadyNodesRoomIsPlannedOnUntilTheSchedulerRetried(t *testing.T) {
+	env, w := newTestPool(t, types.DefaultPolicy(), busyNodes())
+	catalog, err := sizing.Restrict(catalogs.Sim(), []string{"sim-4c8g"})
+	require.NoError(t, err)
+	room := map[string]types.Resources{"sim-4c8g": catalog[0].Allocatable()}
+	w.planner = func(in activities.PlanInput) activities.PlanResult {
+		plan := sizing.PlanScaleUp(sizing.Request{Pending: in.Pods, Promised: in.Promised, Existing: in.Existing, Catalog: catalog, MaxNewNodes: in.MaxNewNodes})
+		return activities.PlanResult{GroupID: "g1", GroupTarget: w.target, Size: plan.Size, NewNodes: plan.NewNodes, SizeRoom: room}
+	}
+	a := pending("a", env.Now().Add(-2*time.Minute))
+	a.Requests.MilliCPU = 2500
+	b := pending("b", env.Now().Add(-2*time.Minute))
+	env.RegisterDelayedCallback(func() { w.setPods(a) }, time.Second)
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		require.Len(t, w.provisions, 1, "a bought its node")
+		// a's node joins, Ready and empty; a is not bound yet, and b
+		// (which fits beside a there) goes pending.
+		n3 := node("n3", 0, 0)
+		n3.CreatedAt = env.Now().Add(-5 * time.Second)
+		w.nodes = append(w.nodes, n3)
+		w.pods = []types.PendingPod{a, b}
+		w.mu.Unlock()
+		w.signal()
+	}, 40*time.Second)
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		require.Len(t, w.provisions, 1, "b was bought a node while the just-Ready n3 had room for it")
+		last := w.plans[len(w.plans)-1]
+		var names []string
+		for _, n := range last.Existing {
+			names = append(names, n.Name)
+		}
+		require.Contains(t, names, "n3", "the plan did not count the just-Ready node's room")
+		// The scheduler retries: both land on n3.
+		w.pods = nil
+		w.nodes[len(w.nodes)-1].Requested = node("n3", 0.75, 0.2).Requested
+	}, 55*time.Second)
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		require.Len(t, w.provisions, 1)
+	}, 2*time.Minute)
+	finish(env, 3*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(types.DefaultPolicy())})
+	require.NoError(t, env.GetWorkflowError())
+}

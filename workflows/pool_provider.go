@@ -171,6 +171,40 @@ func (p *pool) bootingNodes(now time.Time) []types.NodeObservation {
 	return out
 }
 
+// planRoom is the room a scale-up plans onto besides new nodes: the
+// booting machines, and the nodes Ready for less than noHelpGrace.
+// kube-scheduler retries an unschedulable pod against a new node only
+// after its backoff (up to 10 s), and the binding shows an observation
+// later, so a pod still pending beside such a node may yet land there:
+// buying for it would buy the node twice (the real scheduler's suite
+// caught a 2c4g bought for a pod the just-Ready 4c8g then took). Past the
+// grace, a pod that node has room for and still refuses is the no-help
+// guard's to judge (trackPurchases), and it is bought for again.
+func (p *pool) planRoom(now time.Time) []types.NodeObservation {
+	out := p.bootingNodes(now)
+	s := p.state
+	if s.Observation == nil {
+		return out
+	}
+	grace, timeout := s.noHelpGrace(), s.Policy.EffectiveProvisionTimeout()
+	for _, n := range s.Observation.Nodes {
+		// Seen Ready lately and registered lately: a node that was Ready
+		// long before the pool first looked is no new node.
+		ready, seen := s.SeenReady[n.Name]
+		if n.State == types.NodeReady && seen && now.Before(ready.Add(grace)) && now.Before(n.CreatedAt.Add(timeout)) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// noHelpGrace is how long a new node is Ready before a pod still pending
+// beside it, with room there, is judged refused by the scheduler: long
+// enough for the scheduler to retry the pod and an observation to show it.
+func (s *PoolState) noHelpGrace() time.Duration {
+	return max(s.Policy.PendingThreshold.D(), 3*s.Policy.SampleInterval.D(), minNoHelpGrace)
+}
+
 // legacyBootingNodes is what runs recorded before provider truth passed.
 func (p *pool) legacyBootingNodes() []types.NodeObservation {
 	if p.state.Observation == nil {

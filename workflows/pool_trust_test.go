@@ -10,6 +10,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/connectors"
@@ -329,4 +331,42 @@ func TestPoolRefusesAnotherOrgsTenantQueue(t *testing.T) {
 	require.ErrorContains(t, env.GetWorkflowError(), `providerTaskQueue "tenant-globex" is another org's tenant queue`)
 	require.Zero(t, w.reads, "the provider was read through another org's worker")
 	require.Empty(t, w.provisions)
+}
+
+// The real scheduler's anti-affinity case: four pods that repel each other
+// by hostname, a node bought for each of three; kube-scheduler bound the
+// fourth (not yet bought for) to one of them, so a bought-for pod waits
+// beside nodes that have room and each run a sibling. Its rules, not room,
+// refuse it there, and a new node admits it: it buys again, where an empty
+// roomy node (TestScaleUpThatDidNotHelpBuysNothingMore) means no help.
+func TestAPodRepelledByItsSiblingBuysAgain(t *testing.T) {
+	p := types.DefaultPolicy()
+	p.ScaleUpCooldown = types.Duration(time.Minute)
+	env, w := newTestPool(t, p, busyNodes())
+	solo := pending("solo", env.Now().Add(-2*time.Minute))
+	solo.Scheduling = &types.PodScheduling{AntiAffinity: []corev1.PodAffinityTerm{{TopologyKey: corev1.LabelHostname,
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "solo"}}}}}
+	env.RegisterDelayedCallback(func() { w.setPods(solo) }, time.Second)
+	// The node bought for it joins, Ready, and runs a sibling.
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		n := node("n3", 0.1, 0.1)
+		n.CreatedAt = env.Now()
+		w.nodes = append(w.nodes, n)
+		w.mu.Unlock()
+		w.signal()
+	}, 2*time.Minute)
+	for i := 3; i <= 8; i++ {
+		env.RegisterDelayedCallback(w.signal, time.Duration(i)*time.Minute)
+	}
+	env.RegisterDelayedCallback(func() {
+		st := status(t, env)
+		require.Empty(t, st.NoHelp, "a pod its sibling repelled was judged not helped")
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		require.Len(t, w.provisions, 2, "the repelled pod did not buy again")
+	}, 8*time.Minute)
+	finish(env, 9*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
 }

@@ -13,10 +13,20 @@ import (
 // constant here, with what it changes, the date it was added and the
 // release it ships in; docs/design.md ("Versioning workflows") says how
 // long it lives and how it is retired.
-const ()
+const (
+	// changeRebuyRepelled: a pod with hostname-scoped pod-to-pod rules
+	// still pending beside the roomy node bought for it buys again
+	// instead of being judged not helped (law.Rules.RebuyRepelled;
+	// trackPurchases). Added 2026-12-02, ships in v0.2.0.
+	changeRebuyRepelled = "rebuy-repelled"
+)
 
 // readRules reads, once per run, the law's rules the run decides with.
 // A change ID that alters the law is asked here and sets its field, so a
 // run's rules are one value, never loose booleans on pool. At the
-// baseline there is none to ask.
-func readRules(workflow.Context) law.Rules { return law.AllRules() }
+// baseline there was none to ask.
+func readRules(ctx workflow.Context) law.Rules {
+	r := law.AllRules()
+	r.RebuyRepelled = workflow.GetVersion(ctx, changeRebuyRepelled, workflow.DefaultVersion, 1) >= 1
+	return r
+}

@@ -49,6 +49,7 @@ func roomOf(nodes []corev1.Node, pods []corev1.Pod) nodeRoom {
 			add(nodes[i].Name, "node annotated "+AnnotationScaleDownDisabled+"=true")
 		}
 	}
+	var movable []*corev1.Pod
 	for i := range pods {
 		pod := &pods[i]
 		node := pod.Spec.NodeName
@@ -63,9 +64,16 @@ func roomOf(nodes []corev1.Node, pods []corev1.Pod) nodeRoom {
 			add(node, fmt.Sprintf("pod %s: %s", podKey(pod), why))
 			continue
 		}
+		movable = append(movable, pod)
 		req := PodRequests(pod)
 		if l := largest[node]; req.MilliCPU > l.MilliCPU || (req.MilliCPU == l.MilliCPU && req.Memory > l.Memory) {
 			largest[node] = req
+		}
+	}
+	for node, list := range strandedPods(nodes, pods, movable) {
+		sort.Strings(list)
+		for _, pod := range list {
+			add(node, "pod "+pod+": "+strandedBlocker)
 		}
 	}
 	for _, list := range blockers {

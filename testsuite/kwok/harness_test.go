@@ -96,7 +96,7 @@ func (e *env) applyPool(t *testing.T, key types.PoolKey, p types.Policy) {
 
 func (e *env) status(t *testing.T, key types.PoolKey) contract.PoolStatus {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	st, err := starter.PoolStatus(ctx, e.stack.Client, key)
 	if err != nil {
