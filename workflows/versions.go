@@ -13,10 +13,23 @@ import (
 // constant here, with what it changes, the date it was added and the
 // release it ships in; docs/design.md ("Versioning workflows") says how
 // long it lives and how it is retired.
-const ()
+const (
+	// versionReplace: replacement consolidation (law.Rules.Replace), one
+	// cheaper node bought for underused ones, which are drained once it is
+	// Ready. Added 2026-12-02, release v0.2.0.
+	versionReplace = "law-replace"
+	// versionBatch: pending pods bought for in Karpenter's batches
+	// (law.Rules.Batch). Added 2026-12-02, release v0.2.0.
+	versionBatch = "law-batch"
+)
 
 // readRules reads, once per run, the law's rules the run decides with.
 // A change ID that alters the law is asked here and sets its field, so a
 // run's rules are one value, never loose booleans on pool. At the
-// baseline there is none to ask.
-func readRules(workflow.Context) law.Rules { return law.AllRules() }
+// baseline there was none to ask.
+func readRules(ctx workflow.Context) law.Rules {
+	r := law.Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true}
+	r.Replace = workflow.GetVersion(ctx, versionReplace, workflow.DefaultVersion, 1) >= 1
+	r.Batch = workflow.GetVersion(ctx, versionBatch, workflow.DefaultVersion, 1) >= 1
+	return r
+}

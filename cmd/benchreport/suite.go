@@ -33,9 +33,13 @@ var variants = []struct {
 	allow func([]types.InstanceType) []string
 }{
 	{"pool policy as given", func(*types.Policy) {}, nil, nil},
-	{"without the node-hours rules (AcrossSizes, FewerNodes)", func(*types.Policy) {}, &law.Rules{Consolidation: true}, nil},
-	{"node-hours rules: FewerNodes only", func(*types.Policy) {}, &law.Rules{Consolidation: true, FewerNodes: true}, nil},
-	{"node-hours rules: AcrossSizes only", func(*types.Policy) {}, &law.Rules{Consolidation: true, AcrossSizes: true}, nil},
+	{"without the node-hours rules (AcrossSizes, FewerNodes)", func(*types.Policy) {}, &law.Rules{Consolidation: true, Replace: true, Batch: true}, nil},
+	{"node-hours rules: FewerNodes only", func(*types.Policy) {}, &law.Rules{Consolidation: true, FewerNodes: true, Replace: true, Batch: true}, nil},
+	{"node-hours rules: AcrossSizes only", func(*types.Policy) {}, &law.Rules{Consolidation: true, AcrossSizes: true, Replace: true, Batch: true}, nil},
+	{"without replacement consolidation (Replace)", func(*types.Policy) {}, &law.Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Batch: true}, nil},
+	{"without batching (Batch)", func(*types.Policy) {}, &law.Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Replace: true}, nil},
+	{"without Replace and Batch (before versionReplace, versionBatch)", func(*types.Policy) {}, &law.Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true}, nil},
+	{"sampleInterval: 10s", func(p *types.Policy) { p.SampleInterval = types.Duration(10 * time.Second) }, nil, nil},
 	{"disableConsolidation: true", func(p *types.Policy) { p.DisableConsolidation = true }, nil, nil},
 	{"sizingObjective: nodes", func(p *types.Policy) { p.SizingObjective = types.SizingNodes }, nil, nil},
 	{"consolidationThreshold: 0.5", func(p *types.Policy) { p.ConsolidationThreshold = 0.5 }, nil, nil},
