@@ -20,6 +20,7 @@ func replaceInput(now time.Time) DecisionInput {
 	}
 	in := input(obs(now, nodes), now)
 	in.Policy.MinNodes = 1
+	recordedZeros(&in.Policy)
 	in.Rules = AllRules()
 	in.UnderusedSince = UpdateUnderusedSince(in.Policy, nil, types.PoolObservation{ObservedAt: now.Add(-6 * time.Minute), Nodes: nodes})
 	in.SizeRoom = map[string]types.Resources{

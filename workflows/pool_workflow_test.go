@@ -360,6 +360,8 @@ func busyNodes() []types.NodeObservation {
 
 func TestPoolScalesUpOnlyAfterPendingThreshold(t *testing.T) {
 	env, w := newTestPool(t, types.DefaultPolicy(), busyNodes())
+	// A run recorded before versionBatch: the threshold alone decides.
+	env.OnGetVersion(versionBatch, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 	var provisionedAt time.Time
 	env.RegisterDelayedCallback(func() {
 		w.setPods(pending("p1", env.Now()))
@@ -380,6 +382,29 @@ func TestPoolScalesUpOnlyAfterPendingThreshold(t *testing.T) {
 	// The pool's incarnation (its first run's ID; the test run's here)
 	// keeps a re-registered pool from reusing an earlier life's keys.
 	require.Equal(t, connectors.IdempotencyKey("pool/acme/web/api/sim/east/default-test/1/provision-0"), w.provisions[0].IdempotencyKey)
+}
+
+// TestPoolBuysForABatchOncePodsStopArriving: with versionBatch a new
+// run buys once its batch of pending pods closes, a second after the
+// newest, not after the pending threshold.
+func TestPoolBuysForABatchOncePodsStopArriving(t *testing.T) {
+	env, w := newTestPool(t, types.DefaultPolicy(), busyNodes())
+	env.RegisterDelayedCallback(func() { w.setPods(pending("p1", env.Now())) }, time.Minute)
+	env.RegisterDelayedCallback(func() { w.setPods(pending("p1", env.Now().Add(-500*time.Millisecond)), pending("p2", env.Now())) }, time.Minute+500*time.Millisecond)
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		require.Empty(t, w.provisions, "bought while the batch was still arriving")
+	}, time.Minute+900*time.Millisecond)
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		require.Len(t, w.provisions, 1, "no purchase a second after the batch's newest pod")
+		require.Len(t, w.plans[0].Pods, 2, "the batch was not sized as one")
+	}, time.Minute+2*time.Second)
+	finish(env, 2*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(types.DefaultPolicy())})
+	require.NoError(t, env.GetWorkflowError())
 }
 
 func TestPoolScaleUpCooldown(t *testing.T) {
