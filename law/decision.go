@@ -23,6 +23,9 @@ const (
 	// ActionRepair deletes machines that never became Ready nodes and
 	// replaces nodes NotReady for too long.
 	ActionRepair Action = "repair"
+	// ActionReplace buys one node to replace underused ones
+	// (Decision.Replacing); they are drained once it is Ready.
+	ActionReplace Action = "replace"
 )
 
 // DecisionInput is everything Decide reads.
@@ -81,6 +84,13 @@ type DecisionInput struct {
 	UnderusedSince map[string]time.Time
 	// Rules are the rules the law applies (AllRules in a pool run).
 	Rules Rules
+	// Replacing is the replacement under way (Rules.Replace), nil if none;
+	// the caller drops it once ReplacementLive says so.
+	Replacing *Replacement
+	// SizeRoom and SizePrice are each allowed size's room for pods and
+	// hourly price, as the last plan gave them: what a replacement may buy.
+	SizeRoom  map[string]types.Resources
+	SizePrice map[string]float64
 }
 
 // Machine is one provider machine as the law sees it.
@@ -144,6 +154,9 @@ type Decision struct {
 	Collect []MachineAction `json:"collect,omitempty"`
 	// Skipped idle nodes that cannot be emptied, with why.
 	Skipped []string `json:"skipped,omitempty"`
+	// Replacing (ActionReplace): the replacement to start, whose new node
+	// the workflow buys and whose old nodes a later decision drains.
+	Replacing *Replacement `json:"replacing,omitempty"`
 }
 
 // IsIdle reports whether a node is idle on every resource it offers: below
@@ -240,6 +253,9 @@ func Decide(in DecisionInput) Decision {
 			d.Pods = pods
 			d.MaxNewNodes = p.MaxNodes - current
 			d.Reason = fmt.Sprintf("%s unschedulable longer than %s", Plural(podCount(pods), "pod"), p.PendingThreshold)
+			if in.Rules.Batch {
+				d.Reason = fmt.Sprintf("%s unschedulable, their batch closed (%s after the newest, at most %s, or the threshold %s)", Plural(podCount(pods), "pod"), BatchIdle, BatchMax, p.PendingThreshold)
+			}
 			return d
 		}
 	}
@@ -266,6 +282,9 @@ func Decide(in DecisionInput) Decision {
 	wake(sd.Until, "disruption window")
 	if !sd.Allowed {
 		d.Blocked = append(d.Blocked, "scale-down not allowed now: "+sd.Reason)
+		return d
+	}
+	if in.Rules.Replace && ReplacementLive(in.Policy, in.Replacing, obs, in.Now) && replacementDrain(in, p, current, &d) {
 		return d
 	}
 	var idle []string
@@ -359,14 +378,18 @@ func Decide(in DecisionInput) Decision {
 // counts, keeps such an entry from buying twice while its nodes boot.
 func overdue(in DecisionInput, wake func(time.Time, string)) []types.PendingPod {
 	var out []types.PendingPod
+	var batchClose time.Time
+	if in.Rules.Batch {
+		batchClose = closeOfBatch(in)
+	}
 	for _, pod := range in.Observation.PendingEntries() {
-		if _, bad := in.Unplaceable[pod.Key()]; bad {
-			continue
-		}
-		if _, hopeless := in.NoHelp[pod.Key()]; hopeless || (in.Awaiting[pod.Key()] && pod.Count == 0) {
+		if !waitsToBuy(in, pod) {
 			continue
 		}
 		due := pod.UnschedulableSince.Add(in.Policy.PendingThreshold.D())
+		if in.Rules.Batch {
+			due = earliest(due, batchClose)
+		}
 		if in.Now.Before(due) {
 			if wake != nil {
 				wake(due, "pending threshold "+pod.Key())

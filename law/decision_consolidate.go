@@ -145,6 +145,15 @@ func consolidate(in DecisionInput, p types.Policy, current int, d *Decision, wak
 		remove = keepHeadroom(remove, in.KeepsHeadroom, d)
 	}
 	if len(remove) == 0 {
+		if in.Rules.Replace {
+			// k nodes replaced by one leave current-k+1: one more than
+			// removal may go, within the same drain budget.
+			limit := min(room+1, DrainSlots(in.Policy, current, draining(obs)))
+			if p.MaxScaleDownPerDecision > 0 {
+				limit = min(limit, p.MaxScaleDownPerDecision)
+			}
+			replace(in, p, current, cands, limit, d)
+		}
 		return
 	}
 	d.Action = ActionScaleDown

@@ -26,6 +26,7 @@ func consolidationInput(now time.Time) DecisionInput {
 	}
 	in := input(obs(now, nodes), now)
 	in.Rules.Consolidation = true
+	recordedZeros(&in.Policy)
 	in.UnderusedSince = UpdateUnderusedSince(in.Policy, nil, types.PoolObservation{ObservedAt: now.Add(-6 * time.Minute), Nodes: nodes})
 	return in
 }
@@ -168,8 +169,13 @@ func TestScaleUpNoLongerHoldsScaleDownBack(t *testing.T) {
 	}
 }
 
+// recordedZeros leaves consolidation's fields zero, as in a policy
+// recorded before DefaultPolicy wrote them: the law's 70 % and 5m.
+func recordedZeros(p *types.Policy) { p.ConsolidationThreshold, p.ConsolidateAfter = 0, 0 }
+
 func TestUpdateUnderusedSince(t *testing.T) {
 	p := types.DefaultPolicy()
+	recordedZeros(&p)
 	o := types.PoolObservation{ObservedAt: t0, Nodes: []types.NodeObservation{node("low", 0.5, 0.5), node("high", 0.8, 0.1)}}
 	got := UpdateUnderusedSince(p, nil, o)
 	if _, ok := got["high"]; ok || !got["low"].Equal(t0) {

@@ -25,9 +25,18 @@ type Rules struct {
 	// and any new node, a new hostname, admits it. The pool reads it; the
 	// law does not.
 	RebuyRepelled bool
+	// Replace: when no underused node can simply go, the first ones whose
+	// pods one strictly cheaper node holds are replaced by it, bought
+	// first and drained once it is Ready (decision_replace.go). Only with
+	// Consolidation.
+	Replace bool
+	// Batch: pending pods are bought for in Karpenter's batches, 1 s
+	// after the newest or 10 s after the first, the pending threshold only
+	// an upper bound (decision_batch.go).
+	Batch bool
 }
 
 // AllRules is what a new pool run decides with.
 func AllRules() Rules {
-	return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, RebuyRepelled: true}
+	return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Replace: true, Batch: true, RebuyRepelled: true}
 }

@@ -1,6 +1,7 @@
 package score
 
 import (
+	"slices"
 	"time"
 
 	"github.com/hanzoai/visor-fleet/law"
@@ -35,7 +36,12 @@ type Law struct {
 	targetNodes int
 	// deferred are pods a plan left out only because it grew another
 	// size: the workflow sizes them in the very next decision.
-	deferred      map[string]bool
+	deferred map[string]bool
+	// replacing is the replacement under way; sizeRoom and sizePrice are
+	// the catalog's, as the last plan hands them to the workflow.
+	replacing     *law.Replacement
+	sizeRoom      map[string]types.Resources
+	sizePrice     map[string]float64
 	lastSample    time.Time
 	wakeAt        time.Time
 	decisionCount int
@@ -97,6 +103,8 @@ func (l *Law) Step(c *Cluster) error {
 		err = l.grow(c, d)
 	case law.ActionScaleDown:
 		err = l.shrink(c, d)
+	case law.ActionReplace:
+		err = l.replace(c, d)
 	}
 	if d.Action != law.ActionNone {
 		// As the workflow does: decide again for the next wake-up, but do
@@ -122,6 +130,9 @@ func (l *Law) decide(now time.Time) law.Decision {
 		Gate:           law.OpenGate(),
 		UnderusedSince: l.underused,
 		Rules:          l.rules,
+		Replacing:      l.replacing,
+		SizeRoom:       l.sizeRoom,
+		SizePrice:      l.sizePrice,
 	})
 }
 
@@ -144,6 +155,9 @@ func (l *Law) applyObservation(obs types.PoolObservation) {
 		}
 	}
 	l.targetNodes = max(l.targetNodes, l.observedNodes())
+	if l.replacing != nil && !law.ReplacementLive(l.policy, l.replacing, l.obs, obs.ObservedAt) {
+		l.replacing = nil
+	}
 }
 
 func (l *Law) observedNodes() int { return law.CountNodes(l.obs, 0) }
@@ -201,13 +215,39 @@ func (l *Law) grow(c *Cluster, d law.Decision) error {
 	}
 	l.lastUp = c.Now()
 	l.targetNodes = max(l.targetNodes, l.observedNodes()) + added
+	l.sizeRoom, l.sizePrice = roomAndPrice(l.catalog)
 	return nil
+}
+
+// replace buys a replacement's one new node, as the workflow's replace
+// does; a later decision drains the old nodes once it is Ready.
+func (l *Law) replace(c *Cluster, d law.Decision) error {
+	added, err := c.AddNodes(d.Replacing.Size, 1)
+	if err != nil || added == 0 {
+		return err
+	}
+	l.replacing = d.Replacing
+	l.targetNodes = max(l.targetNodes, l.observedNodes()) + added
+	return nil
+}
+
+// roomAndPrice is each size's room for pods and hourly price, as the
+// plan activity reports them (activities/booting.go).
+func roomAndPrice(catalog []types.InstanceType) (map[string]types.Resources, map[string]float64) {
+	room, price := make(map[string]types.Resources, len(catalog)), make(map[string]float64, len(catalog))
+	for _, t := range catalog {
+		room[t.Name], price[t.Name] = t.Allocatable(), t.HourlyPrice
+	}
+	return room, price
 }
 
 // shrink drains and deletes the chosen nodes and forgets them.
 func (l *Law) shrink(c *Cluster, d law.Decision) error {
 	if err := c.RemoveNodes(d.RemoveNodes); err != nil {
 		return err
+	}
+	if l.replacing != nil && slices.Equal(l.replacing.Old, d.RemoveNodes) {
+		c.stats.replacements++
 	}
 	gone := make(map[string]bool, len(d.RemoveNodes))
 	for _, name := range d.RemoveNodes {
@@ -226,6 +266,9 @@ func (l *Law) shrink(c *Cluster, d law.Decision) error {
 	l.obs = &cp
 	l.targetNodes = max(0, l.targetNodes-len(d.RemoveNodes))
 	l.lastDown = c.Now()
+	if l.replacing != nil && slices.ContainsFunc(d.RemoveNodes, func(n string) bool { return slices.Contains(l.replacing.Old, n) }) {
+		l.replacing = nil
+	}
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hanzoai/visor-fleet/catalogs"
+	lawpkg "github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -114,13 +115,16 @@ func TestSimulationIsDeterministic(t *testing.T) {
 }
 
 func TestLawWaitsForThresholdAndDelay(t *testing.T) {
-	// One pod too big for the two floor nodes: the law must wait out the
-	// pending threshold, buy one node, and bind the pod once it is Ready.
+	// One pod too big for the two floor nodes: the law as recorded before
+	// versionBatch must wait out the pending threshold, buy one node, and
+	// bind the pod once it is Ready.
 	catalog := catalogs.Sim()
 	policy := types.DefaultPolicy()
 	pod := Pod{Name: "big", Requests: types.Resources{MilliCPU: 6000, Memory: 8 * types.GiB, Pods: 1}, Arrive: time.Minute, Depart: 3 * time.Hour}
 	tr := Trace{Name: "one", Pods: []Pod{pod}}
-	law := NewLaw("visor law", policy, catalog)
+	rules := lawpkg.AllRules()
+	rules.Batch = false
+	law := NewLawWith("visor law", policy, catalog, rules)
 	r, err := Simulate(tr, catalog, policy, law, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -135,6 +139,15 @@ func TestLawWaitsForThresholdAndDelay(t *testing.T) {
 	}
 	if law.Decisions() == 0 {
 		t.Error("law.Decide was never called")
+	}
+	// With batching the pod waits only for the next sample, the batch's
+	// second and the boot: at most a 30 s sample, a tick and 60 s.
+	b, err := Simulate(tr, catalog, policy, NewLaw("visor law", policy, catalog), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := b.Waits[0]; w < time.Minute || w > time.Minute+40*time.Second {
+		t.Errorf("batched: pod waited %s, want the boot plus at most a sample and a tick", w)
 	}
 	// The new node is removed once the pod is gone and the idle window and
 	// cooldowns pass; the floor of two stays.

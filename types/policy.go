@@ -91,11 +91,14 @@ type Policy struct {
 
 	// ConsolidationThreshold: only nodes whose CPU, memory and GPU
 	// requests are each below this fraction of allocatable are
-	// consolidated. Default 0.7 (the scores' best of 0.5, 0.7 and 1:
-	// at 1 nodes were removed whose pods then found no room).
+	// consolidated. A written policy gets 1 (every node whose pods fit
+	// elsewhere, as Karpenter's WhenEmptyOrUnderutilized), which cost less
+	// on every trace of docs/BENCHMARKS.md with no busy removal; a zero
+	// left in a policy recorded before means DefaultConsolidationThreshold.
 	ConsolidationThreshold float64 `json:"consolidationThreshold,omitempty"`
 	// ConsolidateAfter: a node must stay below the threshold this long
-	// without a break first. Default 5m.
+	// without a break first. A written policy gets 2m; a zero recorded
+	// before means DefaultConsolidateAfter.
 	ConsolidateAfter Duration `json:"consolidateAfter,omitempty"`
 	// DisableConsolidation turns consolidation off: only idle nodes go.
 	DisableConsolidation bool `json:"disableConsolidation,omitempty"`
@@ -140,8 +143,19 @@ func DefaultPolicy() Policy {
 	p.MaxScaleDownPerDecision = 0
 	p.ScaleDownCooldown = Duration(2 * time.Minute)
 	p.ScaleUpCooldown = 0
+	p.ConsolidationThreshold = WrittenConsolidationThreshold
+	p.ConsolidateAfter = Duration(WrittenConsolidateAfter)
 	return p
 }
+
+// What DefaultPolicy writes for consolidation: every node whose pods fit
+// elsewhere, after 2m (docs/BENCHMARKS.md, the variant rows). The law's
+// own zero defaults (DefaultConsolidationThreshold, DefaultConsolidateAfter)
+// stay as they were, so a run recorded with zeros decides as it did.
+const (
+	WrittenConsolidationThreshold = 1.0
+	WrittenConsolidateAfter       = 2 * time.Minute
+)
 
 // HIPPolicy returns the HIP's own numbers, which the seed rule is scored with.
 func HIPPolicy() Policy {
@@ -365,6 +379,10 @@ func (p Policy) WithDefaultsExcept(explicit map[string]bool) Policy {
 	if p.IdleMemoryThreshold == 0 && unset("idleMemoryThreshold") {
 		p.IdleMemoryThreshold = d.IdleMemoryThreshold
 	}
+	if p.ConsolidationThreshold == 0 && unset("consolidationThreshold") {
+		p.ConsolidationThreshold = d.ConsolidationThreshold
+	}
+	setD("consolidateAfter", &p.ConsolidateAfter, d.ConsolidateAfter)
 	if p.MaxScaleDownPerDecision == 0 && unset("maxScaleDownPerDecision") {
 		p.MaxScaleDownPerDecision = d.MaxScaleDownPerDecision
 	}

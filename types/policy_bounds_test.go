@@ -42,6 +42,10 @@ func TestPolicyBoundsRefuseOverflowAndRunaways(t *testing.T) {
 	if ok.EffectiveProvisionTimeout() != DefaultProvisionTimeout || ok.EffectiveUnreadyTimeout() != DefaultUnreadyTimeout {
 		t.Fatal("zero timeouts must read as the defaults")
 	}
+	if on, th, after := ok.EffectiveConsolidation(); !on || th != WrittenConsolidationThreshold || after != WrittenConsolidateAfter {
+		t.Fatalf("written consolidation fields read as %v %v %s, want what DefaultPolicy writes", on, th, after)
+	}
+	ok.ConsolidationThreshold, ok.ConsolidateAfter = 0, 0
 	if on, th, after := ok.EffectiveConsolidation(); !on || th != DefaultConsolidationThreshold || after != DefaultConsolidateAfter {
 		t.Fatalf("zero consolidation fields read as %v %v %s, want the defaults", on, th, after)
 	}

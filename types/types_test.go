@@ -40,6 +40,12 @@ func TestWithDefaultsExceptKeepsWrittenZeros(t *testing.T) {
 	if p.ScaleDownCooldown != d.ScaleDownCooldown || p.MinNodes != d.MinNodes || p.MaxNodes != 10 {
 		t.Fatalf("missing fields not defaulted: %+v", p)
 	}
+	if p.ConsolidationThreshold != WrittenConsolidationThreshold || p.ConsolidateAfter.D() != WrittenConsolidateAfter {
+		t.Fatalf("a written policy lacks consolidation's written defaults: %+v", p)
+	}
+	if z := (Policy{}).WithDefaultsExcept(map[string]bool{"consolidationthreshold": true}); z.ConsolidationThreshold != 0 {
+		t.Fatalf("a written zero consolidationThreshold replaced: %v", z.ConsolidationThreshold)
+	}
 	if err := p.Validate(); err != nil {
 		t.Fatalf("a policy with zero cooldown is valid: %v", err)
 	}

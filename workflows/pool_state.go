@@ -95,6 +95,9 @@ type PoolState struct {
 	SizeRoom map[string]types.Resources `json:"sizeRoom,omitempty"`
 	// SizePrice is each allowed size's hourly price, from the last plan.
 	SizePrice map[string]float64 `json:"sizePrice,omitempty"`
+	// Replacing is the replacement consolidation under way: its new node
+	// bought, its old nodes not yet drained (pool_replace.go).
+	Replacing *law.Replacement `json:"replacing,omitempty"`
 	// Budget says what the cost budget cut from the last scale-up;
 	// OrgNote what the org's ceilings left the last scale-up.
 	Budget  string `json:"budget,omitempty"`

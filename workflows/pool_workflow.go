@@ -147,6 +147,7 @@ func (p *pool) run(ctx workflow.Context) error {
 			p.announce(ctx, false)
 		}
 		p.meter(ctx)
+		p.state.lapseReplacement(workflow.Now(ctx), nil)
 		d := p.decide(workflow.Now(ctx))
 		if !p.state.Paused && p.act(ctx, d) {
 			// Acting changed the state: decide again for what comes next,
@@ -191,6 +192,9 @@ func (p *pool) decide(now time.Time) law.Decision {
 		AddedWithoutProgress: p.addedWithoutProgress,
 		Rules:                p.rules,
 		UnderusedSince:       s.UnderusedSince,
+		Replacing:            s.Replacing,
+		SizeRoom:             s.SizeRoom,
+		SizePrice:            s.SizePrice,
 	}
 	if len(s.Policy.Headroom) > 0 {
 		p.withHeadroom(&in, now)
@@ -229,6 +233,8 @@ func (p *pool) act(ctx workflow.Context, d law.Decision) bool {
 		p.scaleDown(ctx, d.Reason, d.RemoveNodes, "")
 	case law.ActionRepair:
 		p.repair(ctx, d)
+	case law.ActionReplace:
+		p.replace(ctx, d)
 	default:
 		return resynced
 	}

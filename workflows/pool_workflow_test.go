@@ -360,6 +360,8 @@ func busyNodes() []types.NodeObservation {
 
 func TestPoolScalesUpOnlyAfterPendingThreshold(t *testing.T) {
 	env, w := newTestPool(t, types.DefaultPolicy(), busyNodes())
+	// A run recorded before versionBatch: the threshold alone decides.
+	env.OnGetVersion(versionBatch, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 	var provisionedAt time.Time
 	env.RegisterDelayedCallback(func() {
 		w.setPods(pending("p1", env.Now()))
@@ -382,9 +384,36 @@ func TestPoolScalesUpOnlyAfterPendingThreshold(t *testing.T) {
 	require.Equal(t, connectors.IdempotencyKey("pool/acme/web/api/sim/east/default-test/1/provision-0"), w.provisions[0].IdempotencyKey)
 }
 
+// TestPoolBuysForABatchOncePodsStopArriving: with versionBatch a new
+// run buys once its batch of pending pods closes, a second after the
+// newest, not after the pending threshold.
+func TestPoolBuysForABatchOncePodsStopArriving(t *testing.T) {
+	env, w := newTestPool(t, types.DefaultPolicy(), busyNodes())
+	env.RegisterDelayedCallback(func() { w.setPods(pending("p1", env.Now())) }, time.Minute)
+	env.RegisterDelayedCallback(func() { w.setPods(pending("p1", env.Now().Add(-500*time.Millisecond)), pending("p2", env.Now())) }, time.Minute+500*time.Millisecond)
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		require.Empty(t, w.provisions, "bought while the batch was still arriving")
+	}, time.Minute+900*time.Millisecond)
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		require.Len(t, w.provisions, 1, "no purchase a second after the batch's newest pod")
+		require.Len(t, w.plans[0].Pods, 2, "the batch was not sized as one")
+	}, time.Minute+2*time.Second)
+	finish(env, 2*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(types.DefaultPolicy())})
+	require.NoError(t, env.GetWorkflowError())
+}
+
 func TestPoolScaleUpCooldown(t *testing.T) {
 	p := withUpCooldown(types.DefaultPolicy())
 	env, w := newTestPool(t, p, busyNodes())
+	// Away from an hour's end: a run across one also reads the provider
+	// for the meter, and failed here whenever the test ran just before the
+	// hour; this test is about the cooldown alone.
+	env.SetStartTime(time.Date(2026, 12, 2, 10, 10, 0, 0, time.UTC))
 	env.RegisterDelayedCallback(func() {
 		w.setPods(pending("p1", env.Now().Add(-2*time.Minute)))
 	}, time.Second)

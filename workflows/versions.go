@@ -14,11 +14,18 @@ import (
 // release it ships in; docs/design.md ("Versioning workflows") says how
 // long it lives and how it is retired.
 const (
-	// changeRebuyRepelled: a pod with hostname-scoped pod-to-pod rules
+	// versionReplace: replacement consolidation (law.Rules.Replace), one
+	// cheaper node bought for underused ones, which are drained once it is
+	// Ready. Added 2026-12-02, release v0.2.0.
+	versionReplace = "law-replace"
+	// versionBatch: pending pods bought for in Karpenter's batches
+	// (law.Rules.Batch). Added 2026-12-02, release v0.2.0.
+	versionBatch = "law-batch"
+	// versionRebuyRepelled: a pod with hostname-scoped pod-to-pod rules
 	// still pending beside the roomy node bought for it buys again
 	// instead of being judged not helped (law.Rules.RebuyRepelled;
 	// trackPurchases). Added 2026-12-02, ships in v0.2.0.
-	changeRebuyRepelled = "rebuy-repelled"
+	versionRebuyRepelled = "rebuy-repelled"
 )
 
 // readRules reads, once per run, the law's rules the run decides with.
@@ -26,7 +33,9 @@ const (
 // run's rules are one value, never loose booleans on pool. At the
 // baseline there was none to ask.
 func readRules(ctx workflow.Context) law.Rules {
-	r := law.AllRules()
-	r.RebuyRepelled = workflow.GetVersion(ctx, changeRebuyRepelled, workflow.DefaultVersion, 1) >= 1
+	r := law.Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true}
+	r.Replace = workflow.GetVersion(ctx, versionReplace, workflow.DefaultVersion, 1) >= 1
+	r.Batch = workflow.GetVersion(ctx, versionBatch, workflow.DefaultVersion, 1) >= 1
+	r.RebuyRepelled = workflow.GetVersion(ctx, versionRebuyRepelled, workflow.DefaultVersion, 1) >= 1
 	return r
 }

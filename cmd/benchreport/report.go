@@ -118,7 +118,9 @@ nodes, and drains them once the one new node is Ready; a pod marked not evictabl
 
 - **visor law**: ` + "`law.Decide`" + ` (the pool workflow's own pure law) fed as the workflow
   feeds it, with every rule of ` + "`law.AllRules`" + ` (consolidation, consolidation across
-  sizes, the planner's ` + "`FewerNodes`" + `), sampling
+  sizes, the planner's ` + "`FewerNodes`" + `, replacement consolidation: one strictly cheaper
+  node bought for underused ones, drained once it is Ready and holds their pods;
+  pending pods batched as Karpenter does, 1 s idle, 10 s max), sampling
   every ` + "`sampleInterval`" + `, and ` + "`sizing.PlanScaleUp`" + ` for each scale-up.
 - **seed rule**: the same law without consolidation, with the HIP's numbers
   (` + "`types.HIPPolicy`" + `) and the seed's sizing
@@ -176,7 +178,7 @@ went (booting, on Ready nodes under 50 % used, kept by the floor, by size).
 		writeSpend(b, c)
 		fmt.Fprintf(b, "![nodes, hourly cost and demand over time](%s/%s-nodes.svg)\n![pending time distribution](%s/%s-pending.svg)\n\n", r.plotDir, c.Trace, r.plotDir, c.Trace)
 	}
-	b.WriteString("### Policy variants of the law\n\nThe law alone with one policy field changed from the pool's policy, on the same traces and bounds; each trace's rows end with the peer rules as they ran. The HIP's numbers were a 10m cooldown after scale-down and one idle node per decision; the defaults now are 2m and every idle node. The node-hours rows score the law without its two node-hours rules (`law.Rules` AcrossSizes and FewerNodes), and with each alone. The allowedSizes rows let the law buy only some of the catalog's sizes, against the same bounds (every size's).\n\n")
+	b.WriteString("### Policy variants of the law\n\nThe law alone with one policy field changed from the pool's policy, on the same traces and bounds; each trace's rows end with the peer rules as they ran. The HIP's numbers were a 10m cooldown after scale-down and one idle node per decision; the defaults now are 2m and every idle node, and a written policy consolidates every node whose pods fit elsewhere after 2m (consolidationThreshold 1; a zero recorded before reads as 0.7 and 5m). The node-hours rows score the law without its two node-hours rules (`law.Rules` AcrossSizes and FewerNodes), and with each alone; the Replace and Batch rows without replacement consolidation, without batching, and without both (a run recorded before `versionReplace` and `versionBatch`). The allowedSizes rows let the law buy only some of the catalog's sizes, against the same bounds (every size's).\n\n")
 	b.WriteString("| trace | variant | cost × LP bound | cost × karpenter-like | node-hours × fractional | wait p99 | max pending | scale ops | busy removals | stranded | replacements |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, v := range r.suite.variants {
 		fmt.Fprintf(b, "| %s | %s | %.3f | %.2f | %.2f | %s | %s | %d | %d | %d | %d |\n", v.trace, v.variant, v.s.LPCostRatio, v.s.KarpenterCostRatio,

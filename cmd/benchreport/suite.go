@@ -33,16 +33,22 @@ var variants = []struct {
 	allow func([]types.InstanceType) []string
 }{
 	{"pool policy as given", func(*types.Policy) {}, nil, nil},
-	{"without the node-hours rules (AcrossSizes, FewerNodes)", func(*types.Policy) {}, &law.Rules{Consolidation: true}, nil},
-	{"node-hours rules: FewerNodes only", func(*types.Policy) {}, &law.Rules{Consolidation: true, FewerNodes: true}, nil},
-	{"node-hours rules: AcrossSizes only", func(*types.Policy) {}, &law.Rules{Consolidation: true, AcrossSizes: true}, nil},
+	{"without the node-hours rules (AcrossSizes, FewerNodes)", func(*types.Policy) {}, &law.Rules{Consolidation: true, Replace: true, Batch: true}, nil},
+	{"node-hours rules: FewerNodes only", func(*types.Policy) {}, &law.Rules{Consolidation: true, FewerNodes: true, Replace: true, Batch: true}, nil},
+	{"node-hours rules: AcrossSizes only", func(*types.Policy) {}, &law.Rules{Consolidation: true, AcrossSizes: true, Replace: true, Batch: true}, nil},
+	{"without replacement consolidation (Replace)", func(*types.Policy) {}, &law.Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Batch: true}, nil},
+	{"without batching (Batch)", func(*types.Policy) {}, &law.Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Replace: true}, nil},
+	{"without Replace and Batch (before versionReplace, versionBatch)", func(*types.Policy) {}, &law.Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true}, nil},
+	{"sampleInterval: 10s", func(p *types.Policy) { p.SampleInterval = types.Duration(10 * time.Second) }, nil, nil},
 	{"disableConsolidation: true", func(p *types.Policy) { p.DisableConsolidation = true }, nil, nil},
 	{"sizingObjective: nodes", func(p *types.Policy) { p.SizingObjective = types.SizingNodes }, nil, nil},
 	{"consolidationThreshold: 0.5", func(p *types.Policy) { p.ConsolidationThreshold = 0.5 }, nil, nil},
-	{"consolidationThreshold: 1 + consolidateAfter: 2m", func(p *types.Policy) {
-		p.ConsolidationThreshold = 1
-		p.ConsolidateAfter = types.Duration(2 * time.Minute)
+	{"consolidation's old defaults (threshold 0.7, consolidateAfter 5m)", func(p *types.Policy) {
+		p.ConsolidationThreshold, p.ConsolidateAfter = 0, 0
 	}, nil, nil},
+	{"old consolidation defaults, without Replace and Batch (v0.1.0's law)", func(p *types.Policy) {
+		p.ConsolidationThreshold, p.ConsolidateAfter = 0, 0
+	}, &law.Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true}, nil},
 	{"consolidateAfter: 10m", func(p *types.Policy) { p.ConsolidateAfter = types.Duration(10 * time.Minute) }, nil, nil},
 	{"HIP scale-down: 10m cooldown, 1 node per decision", func(p *types.Policy) {
 		p.ScaleDownCooldown = types.Duration(10 * time.Minute)

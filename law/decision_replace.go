@@ -1,0 +1,190 @@
+package law
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// Replacement consolidation (Rules.Replace), in Karpenter's order: when
+// no underused node can simply go, the first candidates whose pods one
+// strictly cheaper node would hold are replaced by it. The new node is
+// bought first (ActionReplace); the old ones are drained only once it is
+// Ready and their pods surely fit its real free room (replacementDrain),
+// so a pod never waits for a boot and never strands.
+
+// maxReplaceCandidates is Karpenter's bound on a multi-node consolidation.
+const maxReplaceCandidates = 100
+
+// Replacement is a replacement under way, durable pool state: one node of
+// Size asked for at Since to take the pods of Old.
+type Replacement struct {
+	Old   []string  `json:"old"`
+	Size  string    `json:"size"`
+	Since time.Time `json:"since"`
+	// Saves is the hourly price the old nodes cost more than the new one.
+	Saves float64 `json:"saves,omitempty"`
+}
+
+// ReplacementLive says whether a replacement is still worth waiting for:
+// every old node is still there and its new node is not later than the
+// provision timeout. A replacement that is not live is dropped; its new
+// node, if one came, is ordinary capacity the other rules judge.
+func ReplacementLive(p types.Policy, r *Replacement, obs *types.PoolObservation, now time.Time) bool {
+	if r == nil || obs == nil || now.After(r.Since.Add(p.EffectiveProvisionTimeout())) {
+		return false
+	}
+	for _, name := range r.Old {
+		if _, ok := nodeNamed(obs, name); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func nodeNamed(obs *types.PoolObservation, name string) (types.NodeObservation, bool) {
+	for _, n := range obs.Nodes {
+		if n.Name == name {
+			return n, true
+		}
+	}
+	return types.NodeObservation{}, false
+}
+
+// replacementNode is the Ready node a replacement bought: of its size,
+// created since it was asked for, the newest such.
+func replacementNode(obs *types.PoolObservation, r *Replacement) (types.NodeObservation, bool) {
+	var out types.NodeObservation
+	found := false
+	for _, n := range obs.Nodes {
+		if n.State == types.NodeReady && n.Size == r.Size && !n.CreatedAt.Before(r.Since) && (!found || n.CreatedAt.After(out.CreatedAt)) {
+			out, found = n, true
+		}
+	}
+	return out, found
+}
+
+// replacementDrain decides the second half of a replacement once its new
+// node is Ready: drain the old nodes when every one is still Ready,
+// evictable and of the new node's template, all their pods' requests
+// together fit the new node's free room (one node: the sum fitting is the
+// whole check), the drain budget has room for them all and the floor
+// stays. It reports false while the replacement must wait (new node not
+// Ready yet, or its room taken meanwhile: the replacement then lapses).
+func replacementDrain(in DecisionInput, p types.Policy, current int, d *Decision) bool {
+	r := in.Replacing
+	obs := in.Observation
+	nn, ok := replacementNode(obs, r)
+	if !ok {
+		d.Blocked = append(d.Blocked, fmt.Sprintf("replacing %s: waiting for the new %s node to be Ready", Plural(len(r.Old), "node"), r.Size))
+		return false
+	}
+	var load types.Resources
+	for _, name := range r.Old {
+		n, _ := nodeNamed(obs, name)
+		if n.State != types.NodeReady || len(n.DrainBlockers) > 0 || !sameTemplate(n, nn) {
+			d.Skipped = append(d.Skipped, fmt.Sprintf("%s: not replaced, it is no longer Ready, evictable or of %s's template", name, nn.Name))
+			return false
+		}
+		if until, blocked := in.DrainBlocked[name]; blocked && in.Now.Before(until) {
+			return false
+		}
+		load = load.Add(n.Requested)
+	}
+	if nn.Allocatable.Pods == 0 {
+		load.Pods = 0 // the node bounds no pod slots
+	}
+	if !load.Fits(nn.FreeRoom()) {
+		d.Skipped = append(d.Skipped, fmt.Sprintf("replacing %s: their pods (%s) no longer fit the free room of %s", Plural(len(r.Old), "node"), load, nn.Name))
+		return false
+	}
+	if current-len(r.Old) < p.MinNodes || DrainSlots(in.Policy, current, draining(obs)) < len(r.Old) {
+		d.Blocked = append(d.Blocked, fmt.Sprintf("replacing %s: the floor or the disruption budget does not allow draining them now", Plural(len(r.Old), "node")))
+		return false
+	}
+	if in.KeepsHeadroom != nil {
+		if ok, why := in.KeepsHeadroom(r.Old); !ok {
+			d.Skipped = append(d.Skipped, fmt.Sprintf("replacing %s: kept for headroom (%s)", Plural(len(r.Old), "node"), why))
+			return false
+		}
+	}
+	d.Action = ActionScaleDown
+	d.RemoveNodes = append([]string(nil), r.Old...)
+	d.Reason = fmt.Sprintf("replacement: %s drained now that %s (%s) is Ready and holds their pods, saving $%.3f/h", Plural(len(r.Old), "node"), nn.Name, r.Size, r.Saves)
+	return true
+}
+
+// replace looks for a replacement among the consolidation candidates
+// (least utilized first): the longest prefix, up to limit and
+// maxReplaceCandidates, whose nodes are without GPUs and of one template
+// and whose pods' requests together, with the daemons' reserve, fit one
+// size strictly cheaper than they cost together. It sets the decision
+// and reports whether it found one.
+func replace(in DecisionInput, p types.Policy, current int, cands []types.NodeObservation, limit int, d *Decision) bool {
+	if ReplacementLive(in.Policy, in.Replacing, in.Observation, in.Now) || len(in.SizePrice) == 0 || current >= p.MaxNodes {
+		return false
+	}
+	for _, n := range in.Observation.Nodes {
+		if n.State == types.NodeProvisioning {
+			return false // the room booting nodes bring is not placed yet
+		}
+	}
+	var usable []types.NodeObservation
+	for _, c := range cands {
+		if _, priced := in.SizePrice[c.Size]; priced && c.Allocatable.GPUs == 0 && c.Requested.GPUs == 0 && (len(usable) == 0 || sameTemplate(c, usable[0]) && sameTemplate(usable[0], c)) {
+			usable = append(usable, c)
+		}
+	}
+	sizes := make([]string, 0, len(in.SizePrice))
+	for name := range in.SizePrice {
+		if room, ok := in.SizeRoom[name]; ok && room.GPUs == 0 {
+			sizes = append(sizes, name)
+		}
+	}
+	sort.Slice(sizes, func(i, j int) bool {
+		if a, b := in.SizePrice[sizes[i]], in.SizePrice[sizes[j]]; a != b {
+			return a < b
+		}
+		return sizes[i] < sizes[j]
+	})
+	for k := min(len(usable), limit, maxReplaceCandidates); k >= 1; k-- {
+		set := usable[:k]
+		var load, reserve types.Resources
+		cost := 0.0
+		for _, n := range set {
+			load = load.Add(n.Requested)
+			reserve = types.Resources{MilliCPU: max(reserve.MilliCPU, n.Reserved.MilliCPU), Memory: max(reserve.Memory, n.Reserved.Memory),
+				EphemeralStorage: max(reserve.EphemeralStorage, n.Reserved.EphemeralStorage), Pods: max(reserve.Pods, n.Reserved.Pods)}
+			cost += in.SizePrice[n.Size]
+		}
+		if load.Pods <= 0 {
+			continue // empty nodes are the idle rule's and packElsewhere's
+		}
+		need := load.Add(reserve)
+		for _, size := range sizes {
+			price := in.SizePrice[size]
+			if price >= cost {
+				break
+			}
+			room, want := in.SizeRoom[size], need
+			if room.Pods == 0 {
+				want.Pods = 0
+			}
+			if !want.Fits(room) {
+				continue
+			}
+			old := make([]string, k)
+			for i, n := range set {
+				old[i] = n.Name
+			}
+			d.Action = ActionReplace
+			d.Replacing = &Replacement{Old: old, Size: size, Since: in.Now, Saves: cost - price}
+			d.Reason = fmt.Sprintf("consolidation: %s ($%.3f/h) replaced by one %s ($%.3f/h) that holds all their pods (%s)",
+				Plural(k, "underused node"), cost, size, price, load)
+			return true
+		}
+	}
+	return false
+}
