@@ -59,7 +59,7 @@ func (f *Fleet) CreateNodeGroup(ctx context.Context, spec connectors.NodeGroupSp
 			fmt.Errorf("group %s created under key %q no longer exists", prev.GroupID, key))
 	}
 	if spec.TargetSize > 0 {
-		if err := f.capacityFault(op, spec.Size); err != nil {
+		if err := f.offeringFault(op, spec.Size, spec.CapacityType); err != nil {
 			return connectors.NodeGroup{}, err
 		}
 	}
@@ -105,7 +105,7 @@ func (f *Fleet) SetTargetSize(ctx context.Context, groupID string, target int, k
 		return err
 	}
 	if target > len(g.Machines) {
-		if err := f.capacityFault(op, g.Size); err != nil {
+		if err := f.offeringFault(op, g.Size, g.CapacityType); err != nil {
 			return err
 		}
 	}
