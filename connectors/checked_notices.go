@@ -2,6 +2,7 @@ package connectors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/hanzoai/visor-fleet/types"
@@ -65,3 +66,8 @@ func checkedAcknowledge(ctx context.Context, c *checked, s InterruptionSource, p
 	}
 	return s.Acknowledge(ctx, pool, ids)
 }
+
+// ErrNoInterruptions is what Interruptions answers on a provider that
+// could tell of interruptions but was configured without a source (an AWS
+// account with no interruption queue named): the pool stops asking.
+var ErrNoInterruptions = errors.New("no interruption source is configured for this provider")

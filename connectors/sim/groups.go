@@ -32,6 +32,9 @@ type simState struct {
 	HistoryFrom time.Time      `json:"historyFrom,omitzero"`
 	// Notices are the spot interruption notices sent (interruptions.go).
 	Notices []simNotice `json:"notices,omitempty"`
+	// Refusals are the launches refused for want of capacity, oldest
+	// first (offering_faults.go).
+	Refusals []CapacityRefusal `json:"refusals,omitempty"`
 }
 
 // endedMachine is a group machine the sim terminated, with when.

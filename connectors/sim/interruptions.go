@@ -154,6 +154,17 @@ func (f *Fleet) MarkSpot(groupID string) error {
 	return nil
 }
 
+// capacityOf is how a new group is bought: as its spec says, or, when the
+// spec leaves it open, as its node labels name it
+// (karpenter.sh/capacity-type: spot, a pool's nodeLabels): so a pool can
+// run on the sim's spot before a planner chooses offerings.
+func capacityOf(spec connectors.NodeGroupSpec) types.CapacityType {
+	if spec.CapacityType == "" && spec.Labels[types.CapacityTypeLabel] == string(types.CapacitySpot) {
+		return types.CapacitySpot
+	}
+	return spec.CapacityType.Or()
+}
+
 func (n simNotice) interruption() connectors.Interruption {
 	return connectors.Interruption{InstanceID: n.InstanceID, NodeName: n.Node, Kind: connectors.InterruptionSpot,
 		NoticeAt: n.NoticeAt, Deadline: n.Deadline, ID: n.ID}

@@ -152,3 +152,32 @@ func TestAnExhaustedOfferingRefusesOnlyThatCapacityType(t *testing.T) {
 	}
 	require.ErrorContains(t, f.SetFaults(FaultConfig{SpotInterruptionRate: -1}), "SpotInterruptionRate")
 }
+
+func TestAGroupLabelledSpotIsBoughtAsSpot(t *testing.T) {
+	f, _ := newTestFleet(t, nil)
+	g, err := f.CreateNodeGroup(context.Background(), connectors.NodeGroupSpec{Pool: testPool("spot"), Size: "sim-2c4g", TargetSize: 1,
+		Labels: map[string]string{types.CapacityTypeLabel: "spot"}}, "k1")
+	require.NoError(t, err)
+	require.Equal(t, types.CapacitySpot, g.CapacityType)
+	od, err := f.CreateNodeGroup(context.Background(), connectors.NodeGroupSpec{Pool: testPool("spot"), Size: "sim-2c4g", TargetSize: 1,
+		CapacityType: types.CapacityOnDemand, Labels: map[string]string{types.CapacityTypeLabel: "spot"}}, "k2")
+	require.NoError(t, err)
+	require.Equal(t, types.CapacityOnDemand, od.CapacityType, "the spec's own capacity type wins")
+}
+
+func TestInventoryRecordsNoticesAndCapacityRefusals(t *testing.T) {
+	f, clock := newTestFleet(t, func(c *Config) {
+		c.Faults = FaultConfig{InsufficientCapacityOfferings: []string{"sim-2c4g/spot"}}
+	})
+	pool := testPool("spot")
+	_, err := f.CreateNodeGroup(context.Background(), connectors.NodeGroupSpec{Pool: pool, Size: "sim-2c4g", TargetSize: 1, CapacityType: types.CapacitySpot}, "k1")
+	require.Error(t, err)
+	g := createSpotGroup(t, f, pool, "sim-4c8g", 1, "k2")
+	require.NoError(t, f.Step(clock.Advance(time.Second)))
+	n, err := f.Interrupt(g.Instances[0].ID)
+	require.NoError(t, err)
+	inv := f.Inventory()
+	require.Equal(t, []CapacityRefusal{{Pool: pool, Size: "sim-2c4g", CapacityType: types.CapacitySpot, At: t0}}, inv.Refusals)
+	require.Equal(t, "sim-2c4g/spot", inv.Refusals[0].Offering())
+	require.Equal(t, []PoolNotice{{Pool: pool, Notice: n}}, inv.Notices)
+}
