@@ -13,7 +13,7 @@ func spotRun(t *testing.T, spot *Spot) Run {
 	t.Helper()
 	catalog := catalogs.Sim()
 	policy := types.DefaultPolicy()
-	policy.MaxNodes = 1000 // the trace, not the ceiling, sets the waits
+	policy.MaxNodes = 1000      // the trace, not the ceiling, sets the waits
 	tr := SyntheticTraces(1)[0] // diurnal
 	r, err := Simulate(tr, catalog, policy, NewLaw("visor law", policy, catalog), Options{Spot: spot})
 	if err != nil {
