@@ -59,6 +59,7 @@ require (
 	github.com/alibabacloud-go/debug v1.0.1 // indirect
 	github.com/alibabacloud-go/tea-utils/v2 v2.0.7 // indirect
 	github.com/aliyun/credentials-go v1.4.5 // indirect
+	github.com/aws/aws-sdk-go-v2/service/sqs v1.53.0 // indirect
 	github.com/buger/goterm v1.0.4 // indirect
 	github.com/clbanning/mxj/v2 v2.7.0 // indirect
 	github.com/diskfs/go-diskfs v1.9.3 // indirect

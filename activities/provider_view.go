@@ -26,10 +26,13 @@ type ProviderView struct {
 
 // GroupView is one node group as the provider reports it.
 type GroupView struct {
-	ID        string         `json:"id"`
-	Size      string         `json:"size"`
-	Target    int            `json:"target"`
-	Instances []MachineState `json:"instances,omitempty"`
+	ID     string `json:"id"`
+	Size   string `json:"size"`
+	Target int    `json:"target"`
+	// CapacityType is how the group's machines are bought (empty: on
+	// demand): a pool with spot machines reads interruption notices.
+	CapacityType types.CapacityType `json:"capacityType,omitempty"`
+	Instances    []MachineState     `json:"instances,omitempty"`
 	// Ended are the group's machines the provider reports terminated
 	// recently, each with EndedAt: what the meter bills them until.
 	Ended []MachineState `json:"ended,omitempty"`
@@ -119,7 +122,7 @@ func viewOf(groups []connectors.NodeGroup, at time.Time) ProviderView {
 	v := ProviderView{ReadAt: at, Groups: make([]GroupView, 0, len(groups))}
 	machines := 0
 	for _, g := range groups {
-		gv := GroupView{ID: g.ID, Size: g.Size, Target: max(g.TargetSize, 0)}
+		gv := GroupView{ID: g.ID, Size: g.Size, Target: max(g.TargetSize, 0), CapacityType: g.CapacityType}
 		for _, inst := range g.Instances {
 			if machines == maxViewMachines {
 				break

@@ -31,18 +31,25 @@ const (
 // idempotency key, group ID, node name, instance ID or size, an invalid pool key or a
 // target outside [0, MaxTargetSize] is refused with a Permanent error
 // naming the operation and the argument, and nothing is called. A
-// provider that is also a LeakFinder stays one. Checked of a checked
+// provider that is also a LeakFinder or an InterruptionSource stays one. Checked of a checked
 // provider returns it as is.
 func Checked(p Provider) Provider {
 	switch p := p.(type) {
 	case nil:
 		return nil
-	case *checked, *checkedLeakFinder:
+	case *checked, *checkedLeakFinder, *checkedNotices, *checkedLeakNotices:
 		return p
 	}
 	c := &checked{inner: p}
-	if lf, ok := p.(LeakFinder); ok {
+	lf, leaks := p.(LeakFinder)
+	is, notices := p.(InterruptionSource)
+	switch {
+	case leaks && notices:
+		return &checkedLeakNotices{checkedLeakFinder: &checkedLeakFinder{checked: c, leaks: lf}, notices: is}
+	case leaks:
 		return &checkedLeakFinder{checked: c, leaks: lf}
+	case notices:
+		return &checkedNotices{checked: c, notices: is}
 	}
 	return c
 }

@@ -35,6 +35,8 @@ type Cluster struct {
 	// gen counts changes to where pods are and which nodes there are, so
 	// a rule can tell that nothing changed since it last looked.
 	gen int
+	// spot is the spot variant's interruption model (nil: on demand).
+	spot *spotState
 
 	stats clusterStats
 }
@@ -71,6 +73,8 @@ type clusterStats struct {
 	stranded                 int     // evicted pods that found no room at once
 	replacements             int     // replacements completed (old nodes drained onto a new one)
 	nodeSeconds, cost        float64 // of removed nodes; live ones are added at the end
+	// interruptions are spot nodes taken back; disrupted the pods they held.
+	interruptions, disrupted int
 }
 
 func newCluster(trace []Pod, catalog []types.InstanceType, delay time.Duration, ceiling int, idleRule types.Policy) *Cluster {
@@ -143,6 +147,9 @@ func (c *Cluster) addNode(t types.InstanceType, readyAt time.Duration) *simNode 
 	}
 	c.nodes = append(c.nodes, nd)
 	c.byName[nd.name] = nd
+	if c.spot != nil {
+		c.spot.draw(nd, c.now)
+	}
 	c.dirty, c.gen = true, c.gen+1
 	return nd
 }

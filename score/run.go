@@ -25,6 +25,8 @@ type Options struct {
 	ProvisioningDelay time.Duration
 	// SeriesEvery is how often node count and demand are recorded for plots (default 1 min).
 	SeriesEvery time.Duration
+	// Spot, when set, buys every node as spot and interrupts them (spot.go).
+	Spot *Spot
 }
 
 func (o Options) withDefaults() Options {
@@ -71,6 +73,9 @@ type Run struct {
 	Evictions    int
 	// Stranded are evicted pods that found no room on the nodes that stayed.
 	Stranded int
+	// Interruptions are spot nodes taken back (Options.Spot); Disrupted
+	// the pods they held, evicted on the notice.
+	Interruptions, Disrupted int
 	// Replacements are nodes (one or several at once) replaced by one new node.
 	Replacements int
 	NodesAdded   int
@@ -99,7 +104,13 @@ func Simulate(tr Trace, catalog []types.InstanceType, pool types.Policy, ctl Con
 	}
 	opt = opt.withDefaults()
 	start := time.Now()
+	var spot *spotState
+	if opt.Spot != nil {
+		s := opt.Spot.withDefaults()
+		catalog, spot = SpotPrices(catalog, s.PriceFactor), newSpotState(s)
+	}
 	c := newCluster(tr.Pods, catalog, opt.ProvisioningDelay, pool.MaxNodes, pool)
+	c.spot = spot
 	if floor := cheapestCPU(catalog); floor.Name != "" {
 		for range pool.MinNodes {
 			c.addNode(floor, 0)
@@ -130,6 +141,7 @@ func Simulate(tr Trace, catalog []types.InstanceType, pool types.Policy, ctl Con
 				nd.ready, c.dirty, c.gen = true, true, c.gen+1
 			}
 		}
+		c.interrupt()
 		if err := c.completeReplacements(); err != nil {
 			return Run{}, fmt.Errorf("%s at %s: %w", ctl.Name(), c.now, err)
 		}
@@ -169,6 +181,7 @@ func Simulate(tr Trace, catalog []types.InstanceType, pool types.Policy, ctl Con
 	run.ScaleUps, run.ScaleDowns = st.scaleUps, st.scaleDowns
 	run.NodesAdded, run.NodesRemoved = st.nodesAdded, st.nodesRemoved
 	run.BusyRemovals, run.Evictions, run.Stranded, run.Replacements = st.busyRemovals, st.evictions, st.stranded, st.replacements
+	run.Interruptions, run.Disrupted = st.interruptions, st.disrupted
 	run.Elapsed = time.Since(start)
 	return run, nil
 }

@@ -41,6 +41,9 @@ type Score struct {
 	Replacements                    int
 	StillPending                    int
 	Unfit                           int
+	// Interruptions and Disrupted: spot nodes taken back and the pods
+	// they held (the spot variant only).
+	Interruptions, Disrupted int
 }
 
 // Comparison is every policy run on one trace, with the bounds.
@@ -149,7 +152,7 @@ func ratio(a, b float64) float64 {
 func (c Comparison) scoreOf(r Run) Score {
 	s := Score{Policy: r.Policy, NodeHours: r.NodeHours, Cost: r.Cost, ScaleOps: r.ScaleUps + r.ScaleDowns,
 		BusyRemovals: r.BusyRemovals, Evictions: r.Evictions, Stranded: r.Stranded, Replacements: r.Replacements,
-		StillPending: r.StillPending, Unfit: r.Unfit}
+		StillPending: r.StillPending, Unfit: r.Unfit, Interruptions: r.Interruptions, Disrupted: r.Disrupted}
 	s.LPCostRatio = ratio(r.Cost, c.LP.Cost)
 	s.NodeHoursRatio, s.CostRatio = ratio(r.NodeHours, c.Bound.NodeHours), ratio(r.Cost, c.Bound.Cost)
 	if c.Packing.NodeHours > 0 && c.Packing.Cost > 0 {

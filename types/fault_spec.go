@@ -11,18 +11,23 @@ import (
 // in the sim, so that clients validating a spec file link no simulator;
 // connectors/sim turns it into its FaultConfig (sim.FaultsFromSpec).
 type FaultSpec struct {
-	RetryableRate               float64  `json:"retryableRate,omitempty"`
-	RateLimitRate               float64  `json:"rateLimitRate,omitempty"`
-	RetryAfter                  Duration `json:"retryAfter,omitempty"`
-	InsufficientCapacitySizes   []string `json:"insufficientCapacitySizes,omitempty"`
-	CreateSucceedsButErrorsRate float64  `json:"createSucceedsButErrorsRate,omitempty"`
-	NeverJoinsRate              float64  `json:"neverJoinsRate,omitempty"`
-	GoesNotReadyRate            float64  `json:"goesNotReadyRate,omitempty"`
-	TerminatedRate              float64  `json:"terminatedRate,omitempty"`
-	FaultAfter                  Duration `json:"faultAfter,omitempty"`
-	LeakRate                    float64  `json:"leakRate,omitempty"`
-	CallLatency                 Duration `json:"callLatency,omitempty"`
-	CallLatencyJitter           Duration `json:"callLatencyJitter,omitempty"`
+	RetryableRate             float64  `json:"retryableRate,omitempty"`
+	RateLimitRate             float64  `json:"rateLimitRate,omitempty"`
+	RetryAfter                Duration `json:"retryAfter,omitempty"`
+	InsufficientCapacitySizes []string `json:"insufficientCapacitySizes,omitempty"`
+	// InsufficientCapacityOfferings are "size/capacityType" pairs
+	// ("sim-4c8g/spot") that cannot launch.
+	InsufficientCapacityOfferings []string `json:"insufficientCapacityOfferings,omitempty"`
+	CreateSucceedsButErrorsRate   float64  `json:"createSucceedsButErrorsRate,omitempty"`
+	NeverJoinsRate                float64  `json:"neverJoinsRate,omitempty"`
+	GoesNotReadyRate              float64  `json:"goesNotReadyRate,omitempty"`
+	TerminatedRate                float64  `json:"terminatedRate,omitempty"`
+	FaultAfter                    Duration `json:"faultAfter,omitempty"`
+	LeakRate                      float64  `json:"leakRate,omitempty"`
+	SpotInterruptionRate          float64  `json:"spotInterruptionRate,omitempty"`
+	InterruptionNotice            Duration `json:"interruptionNotice,omitempty"`
+	CallLatency                   Duration `json:"callLatency,omitempty"`
+	CallLatencyJitter             Duration `json:"callLatencyJitter,omitempty"`
 }
 
 // FieldProblem is one bad setting: the field as its reader spells it and
@@ -68,17 +73,34 @@ func (s FaultSpec) Check(sizes map[string]bool, name func(goName string) string)
 		add("NeverJoinsRate", "%s + %s + %s must not exceed 1 (one fate per machine), got %v",
 			name("NeverJoinsRate"), name("GoesNotReadyRate"), name("TerminatedRate"), sum)
 	}
+	// A rate past one an hour a minute is no spot market, a typo.
+	if s.SpotInterruptionRate < 0 || s.SpotInterruptionRate > 60 {
+		add("SpotInterruptionRate", "must be within [0, 60] per machine-hour, got %v", s.SpotInterruptionRate)
+	}
 	for _, d := range []struct {
 		field string
 		v     Duration
 	}{
 		{"RetryAfter", s.RetryAfter},
 		{"FaultAfter", s.FaultAfter},
+		{"InterruptionNotice", s.InterruptionNotice},
 		{"CallLatency", s.CallLatency},
 		{"CallLatencyJitter", s.CallLatencyJitter},
 	} {
 		if d.v < 0 {
 			add(d.field, "must not be negative, got %s", d.v.D())
+		}
+	}
+	for _, o := range s.InsufficientCapacityOfferings {
+		size, capacity, ok := strings.Cut(o, "/")
+		_, err := ParseCapacityType(capacity)
+		switch {
+		case !ok || size == "" || capacity == "":
+			add("InsufficientCapacityOfferings", "%q: write size/capacityType, as sim-4c8g/spot", o)
+		case err != nil:
+			add("InsufficientCapacityOfferings", "%q: %v", o, err)
+		case sizes != nil && !sizes[size]:
+			add("InsufficientCapacityOfferings", "%q: size %q is not in the catalog", o, size)
 		}
 	}
 	if sizes != nil {

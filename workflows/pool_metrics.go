@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hanzoai/visor-fleet/contract"
@@ -18,7 +19,7 @@ const (
 	MetricPoolPendingPods = "visor_pool_pending_pods"
 	// MetricScaleDecisions counts decisions carried out, by direction
 	// (up, down, none), reason (floor, pending-pods, idle, manual,
-	// deregister, other) and outcome (ok, partial, noop, failed).
+	// deregister, interruption, other) and outcome (ok, partial, noop, failed).
 	MetricScaleDecisions = "visor_pool_scale_decisions"
 	// MetricDecisionLatency is how long a decision took from being made to
 	// its outcome being recorded: planning and provisioning for scale-up,
@@ -54,11 +55,7 @@ type poolMetrics struct {
 // emits nothing while replaying, so each decision is counted once per
 // worker that carries it out, and never again on replay.
 func (p *pool) emitMetrics(ctx workflow.Context) {
-	k := p.spec.Key
-	h := workflow.GetMetricsHandler(ctx).WithTags(map[string]string{
-		"pool": k.WorkflowID(), "org": k.Org, "project": k.Project,
-		"service": k.Service, "provider": k.Provider, "cluster": k.Cluster,
-	})
+	h := p.metricsHandler(ctx)
 	s := p.state
 	h.Gauge(MetricPoolNodes).Update(float64(s.observedNodes()))
 	h.Gauge(MetricPoolTargetNodes).Update(float64(s.nodeCount()))
@@ -104,6 +101,15 @@ func (p *pool) emitMetrics(ctx workflow.Context) {
 	}
 }
 
+// metricsHandler tags the pool's metrics with its identity.
+func (p *pool) metricsHandler(ctx workflow.Context) client.MetricsHandler {
+	k := p.spec.Key
+	return workflow.GetMetricsHandler(ctx).WithTags(map[string]string{
+		"pool": k.WorkflowID(), "org": k.Org, "project": k.Project,
+		"service": k.Service, "provider": k.Provider, "cluster": k.Cluster,
+	})
+}
+
 // classifyDecision maps a decision record onto low-cardinality labels; the
 // record's own reason text holds numbers and would make a series per value.
 func classifyDecision(d contract.DecisionRecord) (direction, reason, outcome string) {
@@ -118,6 +124,8 @@ func classifyDecision(d contract.DecisionRecord) (direction, reason, outcome str
 	switch {
 	case strings.HasPrefix(d.Action, "manual") || strings.HasPrefix(d.Reason, "manual target"):
 		reason = "manual"
+	case d.Action == actionInterruption:
+		reason = "interruption"
 	case d.Reason == "pool deregistered":
 		reason = "deregister"
 	case strings.Contains(d.Reason, "below the floor"):

@@ -105,6 +105,10 @@ type PoolState struct {
 	// HoldTarget is a manual target kept as the floor until HoldUntil.
 	HoldTarget int       `json:"holdTarget,omitempty"`
 	HoldUntil  time.Time `json:"holdUntil,omitempty"`
+	// Notices are the interruption notices acted on, by provider ID, each
+	// kept until the time (an hour past its deadline), so a notice read
+	// again is acknowledged, not acted on twice.
+	Notices map[string]time.Time `json:"notices,omitempty"`
 }
 
 // Purchase is a scale-up that bought nodes for a pod.
@@ -158,7 +162,7 @@ func (s *PoolState) ensureMaps() {
 	if s.DrainBlocked == nil {
 		s.DrainBlocked = map[string]time.Time{}
 	}
-	for _, m := range []*map[string]time.Time{&s.NotReadySince, &s.SeenReady, &s.SizeBackoff, &s.Removed, &s.Nonces} {
+	for _, m := range []*map[string]time.Time{&s.NotReadySince, &s.SeenReady, &s.SizeBackoff, &s.Removed, &s.Nonces, &s.Notices} {
 		if *m == nil {
 			*m = map[string]time.Time{}
 		}

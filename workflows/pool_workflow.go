@@ -61,6 +61,8 @@ type pool struct {
 	// meterRetryAt: a provider read the meter needed failed; the next
 	// try is not before it (pool_meter.go).
 	meterRetryAt time.Time
+	// notices reads interruption notices (pool_interruptions.go).
+	notices noticeReader
 }
 
 // maxActionsPerWake bounds how many decisions one wake-up carries out in a
@@ -148,6 +150,7 @@ func (p *pool) run(ctx workflow.Context) error {
 		}
 		p.meter(ctx)
 		p.state.lapseReplacement(workflow.Now(ctx), nil)
+		p.takeInterruptions(ctx)
 		d := p.decide(workflow.Now(ctx))
 		if !p.state.Paused && p.act(ctx, d) {
 			// Acting changed the state: decide again for what comes next,
@@ -282,6 +285,9 @@ func (p *pool) nextWake(now time.Time) (time.Time, string) {
 	why := "safety resync"
 	if p.last.WakeAt.After(now) && p.last.WakeAt.Before(at) && !p.state.Paused {
 		at, why = p.last.WakeAt, p.last.WakeReason
+	}
+	if noticeAt, ok := p.noticeWake(); ok && noticeAt.Before(at) {
+		at, why = noticeAt, "read interruption notices"
 	}
 	if meterAt := maxTime(p.state.MeterCursor.Add(time.Hour), p.meterRetryAt); meterAt.Before(at) {
 		at, why = meterAt, "metering hour "+p.state.MeterCursor.Format("2006-01-02T15")

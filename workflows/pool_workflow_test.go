@@ -70,6 +70,12 @@ type world struct {
 	// those activities fail; noEndLog: the provider reports no ended
 	// machines.
 	down, noEndLog bool
+	// capacity is how the group is bought (empty: on demand).
+	capacity types.CapacityType
+	// drainErr, when set, answers each drain (nil: drained);
+	// deletedAt: when each node was deleted.
+	drainErr  func(activities.DrainInput) error
+	deletedAt map[string]time.Time
 }
 
 // gone is the error the observe and read activities answer while down.
@@ -118,7 +124,7 @@ func (w *world) view() activities.ProviderView {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.reads++
-	g := activities.GroupView{ID: "g1", Size: "sim-4c8g", Target: w.target}
+	g := activities.GroupView{ID: "g1", Size: "sim-4c8g", Target: w.target, CapacityType: w.capacity}
 	for _, n := range w.nodes {
 		g.Instances = append(g.Instances, activities.MachineState{ID: "i-" + n.Name, Name: n.Name, State: connectors.InstanceRunning, CreatedAt: w.createdLocked(n)})
 	}
@@ -267,12 +273,21 @@ func newTestPool(t *testing.T, policy types.Policy, nodes []types.NodeObservatio
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.drained = append(w.drained, in.Node)
+		if w.drainErr != nil {
+			if err := w.drainErr(in); err != nil {
+				return connectors.DrainResult{}, err
+			}
+		}
 		return connectors.DrainResult{Node: in.Node}, nil
 	})
 	env.OnActivity(a.DeleteNode, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.DeleteInput) (activities.DeleteResult, error) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.deleted = append(w.deleted, in.Node)
+		if w.deletedAt == nil {
+			w.deletedAt = map[string]time.Time{}
+		}
+		w.deletedAt[in.Node] = w.env.Now()
 		var kept []types.NodeObservation
 		for _, n := range w.nodes {
 			if n.Name != in.Node {

@@ -26,6 +26,12 @@ const (
 	// instead of being judged not helped (law.Rules.RebuyRepelled;
 	// trackPurchases). Added 2026-12-02, ships in v0.2.0.
 	versionRebuyRepelled = "rebuy-repelled"
+	// changeInterruptions: a pool with spot machines reads its provider's
+	// interruption notices on a timer of its own and, for each new one,
+	// buys the replacement, drains and deletes the node by its deadline,
+	// records the decision and acknowledges the notice
+	// (pool_interruptions.go). Added 2026-12-02, release v0.2.0.
+	changeInterruptions = "interruptions"
 )
 
 // readRules reads, once per run, the law's rules the run decides with.

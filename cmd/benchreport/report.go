@@ -179,10 +179,32 @@ went (booting, on Ready nodes under 50 % used, kept by the floor, by size).
 		fmt.Fprintf(b, "![nodes, hourly cost and demand over time](%s/%s-nodes.svg)\n![pending time distribution](%s/%s-pending.svg)\n\n", r.plotDir, c.Trace, r.plotDir, c.Trace)
 	}
 	b.WriteString("### Policy variants of the law\n\nThe law alone with one policy field changed from the pool's policy, on the same traces and bounds; each trace's rows end with the peer rules as they ran. The HIP's numbers were a 10m cooldown after scale-down and one idle node per decision; the defaults now are 2m and every idle node, and a written policy consolidates every node whose pods fit elsewhere after 2m (consolidationThreshold 1; a zero recorded before reads as 0.7 and 5m). The node-hours rows score the law without its two node-hours rules (`law.Rules` AcrossSizes and FewerNodes), and with each alone; the Replace and Batch rows without replacement consolidation, without batching, and without both (a run recorded before `versionReplace` and `versionBatch`). The allowedSizes rows let the law buy only some of the catalog's sizes, against the same bounds (every size's).\n\n")
-	b.WriteString("| trace | variant | cost × LP bound | cost × karpenter-like | node-hours × fractional | wait p99 | max pending | scale ops | busy removals | stranded | replacements |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| trace | variant | cost $ | cost × LP bound | cost × karpenter-like | node-hours × fractional | wait p99 | max pending | scale ops | busy removals | stranded | replacements | interruptions (pods disrupted) |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, v := range r.suite.variants {
-		fmt.Fprintf(b, "| %s | %s | %.3f | %.2f | %.2f | %s | %s | %d | %d | %d | %d |\n", v.trace, v.variant, v.s.LPCostRatio, v.s.KarpenterCostRatio,
-			v.s.NodeHoursRatio, v.s.WaitP99.Round(time.Second), v.s.MaxPending.Round(time.Second), v.s.ScaleOps, v.s.BusyRemovals, v.s.Stranded, v.s.Replacements)
+		fmt.Fprintf(b, "| %s | %s | %.2f | %.3f | %.2f | %.2f | %s | %s | %d | %d | %d | %d | %d (%d) |\n", v.trace, v.variant, v.s.Cost, v.s.LPCostRatio, v.s.KarpenterCostRatio,
+			v.s.NodeHoursRatio, v.s.WaitP99.Round(time.Second), v.s.MaxPending.Round(time.Second), v.s.ScaleOps, v.s.BusyRemovals, v.s.Stranded, v.s.Replacements,
+			v.s.Interruptions, v.s.Disrupted)
+	}
+	b.WriteString("\n")
+	writeSpotSaving(b, r.suite.spot)
+}
+
+// writeSpotSaving is each trace's [spot, on-demand] pool against the same
+// law bought on demand.
+func writeSpotSaving(b *bytes.Buffer, rows []spotRow) {
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "### Spot: [spot, on-demand] against on-demand\n\nThe spot row of the variant table beside the law on demand (the comparison's own run). The spot model (`score.Spot`): every node is bought as spot (spot capacity never runs out here, so on-demand is never the fallback), at the catalog's cheapest spot offering of its size or %.2f× its on-demand price where the catalog has none; each node is interrupted after an exponential time at %.2f per node-hour (seeded; a pessimistic rate, about one interruption per node every two days); on the 2-minute notice the pool buys a replacement of the same size and drains the node at once, as the workflow does, and its pods wait for room like any pending pod. The bounds stay on-demand priced, so the spot rows' ratios to them fall below 1. Capacity exhaustion and the on-demand fallback are not modelled.\n\n", rows[0].factor, rows[0].interval)
+	b.WriteString("| trace | on-demand cost $ | [spot, on-demand] cost $ | saving | interruptions | pods disrupted | wait p99 on-demand / spot | max pending on-demand / spot |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range rows {
+		saving := 0.0
+		if r.onDemand.Cost > 0 {
+			saving = 1 - r.spot.Cost/r.onDemand.Cost
+		}
+		fmt.Fprintf(b, "| %s | %.2f | %.2f | %.1f %% | %d | %d | %s / %s | %s / %s |\n", r.trace, r.onDemand.Cost, r.spot.Cost, 100*saving,
+			r.spot.Interruptions, r.spot.Disrupted, r.onDemand.WaitP99.Round(time.Second), r.spot.WaitP99.Round(time.Second),
+			r.onDemand.MaxPending.Round(time.Second), r.spot.MaxPending.Round(time.Second))
 	}
 	b.WriteString("\n")
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/hanzoai/visor-fleet/law"
@@ -13,7 +14,25 @@ import (
 type suite struct {
 	comparisons []score.Comparison
 	variants    []variantRow
+	// spot is each trace's [spot, on-demand] run beside the law on demand.
+	spot []spotRow
 }
+
+// spotRow compares the law bought on demand with the same law buying
+// spot under the spot model.
+type spotRow struct {
+	trace            string
+	onDemand, spot   score.Score
+	factor, interval float64
+}
+
+// spotVariant is the spot model the report scores: prices at the
+// default fraction of on-demand, interruptions at the default rate.
+var spotVariant = score.Spot{PriceFactor: score.DefaultSpotPriceFactor, InterruptionsPerNodeHour: score.DefaultSpotInterruptions, Seed: 1}
+
+// spotVariantName is the spot row's name in the variant table.
+var spotVariantName = fmt.Sprintf("capacityTypes: [spot, on-demand] (spot at %.2f× on-demand, %.2f interruptions per node-hour, 2m notice)",
+	spotVariant.PriceFactor, spotVariant.InterruptionsPerNodeHour)
 
 type variantRow struct {
 	trace   string
@@ -148,6 +167,13 @@ func scoreSuite(openbPath, specPath string) (suite, error) {
 			}
 			out.variants = append(out.variants, variantRow{trace: j.tr.Name, variant: v.name, s: s, limit: cmp.PendingLimit()})
 		}
+		spot := spotVariant
+		s, err := score.ScoreLawWith(j.tr, j.catalog, j.policy, law.AllRules(), cmp, score.Options{Spot: &spot})
+		if err != nil {
+			return out, err
+		}
+		out.variants = append(out.variants, variantRow{trace: j.tr.Name, variant: spotVariantName, s: s, limit: cmp.PendingLimit()})
+		out.spot = append(out.spot, spotRow{trace: j.tr.Name, onDemand: cmp.Law(), spot: s, factor: spot.PriceFactor, interval: spot.InterruptionsPerNodeHour})
 		// The peers, as they ran in the comparison, close each trace's rows.
 		for _, peer := range []string{score.KarpenterLike, score.ClusterAutoscalerLike} {
 			for _, s := range cmp.Scores {

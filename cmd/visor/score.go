@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	lawpkg "github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/score"
 )
 
@@ -16,6 +17,8 @@ func newScoreCommand() *cobra.Command {
 	var tracePath, specPath, pool, plots string
 	var topt score.TraceOptions
 	var opt score.Options
+	var spot score.Spot
+	var withSpot bool
 	cmd := &cobra.Command{
 		Use:   "score --trace <file> --policy <pools.yaml>",
 		Short: "Score the control law against baselines on a demand trace (offline simulation)",
@@ -35,6 +38,10 @@ prints the score table and the law's targets, and writes plots.`,
 				return fmt.Errorf("--provisioning-delay must not be negative, got %s", opt.ProvisioningDelay)
 			case opt.Tick < 0:
 				return fmt.Errorf("--tick must not be negative, got %s", opt.Tick)
+			case spot.PriceFactor <= 0 || spot.PriceFactor > 1:
+				return fmt.Errorf("--spot-price-factor must be within (0, 1], got %g", spot.PriceFactor)
+			case spot.InterruptionsPerNodeHour < 0:
+				return fmt.Errorf("--spot-interruptions must not be negative, got %g", spot.InterruptionsPerNodeHour)
 			}
 			spec, catalog, err := score.PoolFromSpec(specPath, pool)
 			if err != nil {
@@ -55,6 +62,14 @@ prints the score table and the law's targets, and writes plots.`,
 			law := cmp.Law()
 			fmt.Fprintf(out, "\nvisor law: %.3f× the LP bound's cost, %.2f× the karpenter-like rule's; %.2f× the lower bound's node-hours, %.2f× the offline packing's; longest wait %s (target %s); the nodes-first packing uses %.2f× the lower bound's\n",
 				law.LPCostRatio, law.KarpenterCostRatio, law.NodeHoursRatio, law.PackingNodeHoursRatio, law.MaxPending.Round(time.Second), cmp.PendingLimit(), cmp.Fewest.NodeHours/max(cmp.Bound.NodeHours, 1e-9))
+			if withSpot {
+				s, err := score.ScoreLawWith(tr, catalog, spec.Policy, lawpkg.AllRules(), cmp, score.Options{Tick: opt.Tick, ProvisioningDelay: opt.ProvisioningDelay, Spot: &spot})
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "[spot, on-demand]: cost $%.2f against $%.2f on demand (%.1f %% saved), %d interruptions disrupting %d pods, wait p99 %s (on demand %s), longest %s\n",
+					s.Cost, law.Cost, 100*(1-s.Cost/max(law.Cost, 1e-9)), s.Interruptions, s.Disrupted, s.WaitP99.Round(time.Second), law.WaitP99.Round(time.Second), s.MaxPending.Round(time.Second))
+			}
 			for _, t := range cmp.Targets() {
 				verdict := "met"
 				if !t.Met {
@@ -83,6 +98,10 @@ prints the score table and the law's targets, and writes plots.`,
 	f.BoolVar(&topt.CPUOnly, "cpu-only", false, "keep only pods with num_gpu == 0")
 	f.DurationVar(&opt.ProvisioningDelay, "provisioning-delay", 60*time.Second, "time from asking for a node to it being Ready")
 	f.DurationVar(&opt.Tick, "tick", 10*time.Second, "simulation step")
+	f.BoolVar(&withSpot, "spot", false, "also score the law buying spot ([spot, on-demand]) under the seeded interruption model")
+	f.Float64Var(&spot.PriceFactor, "spot-price-factor", score.DefaultSpotPriceFactor, "spot price over on-demand, where the catalog has no spot offering")
+	f.Float64Var(&spot.InterruptionsPerNodeHour, "spot-interruptions", score.DefaultSpotInterruptions, "spot interruptions per node-hour")
+	f.Uint64Var(&spot.Seed, "spot-seed", 1, "seed of the interruption draws")
 	f.StringVar(&plots, "plots", "score-plots", "directory for the SVG plots (empty: none)")
 	return cmd
 }

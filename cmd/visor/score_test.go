@@ -9,11 +9,11 @@ import (
 
 func TestScorePrintsTheTableAndWritesPlots(t *testing.T) {
 	plots := t.TempDir()
-	out, stderr, err := visorWith(t, "score", "--trace", "testdata/score-trace.csv", "--policy", "testdata/score-pools.yaml", "--plots", plots)
+	out, stderr, err := visorWith(t, "score", "--trace", "testdata/score-trace.csv", "--policy", "testdata/score-pools.yaml", "--plots", plots, "--spot")
 	if err != nil {
 		t.Fatalf("visor score: %v\n%s%s", err, out, stderr)
 	}
-	for _, want := range []string{"| visor law |", "| seed rule |", "| cluster-autoscaler-like |", "| karpenter-like |", "| LP bound |", "| lower bound |", "longest wait", "cost ≤ 1.10× LP bound: "} {
+	for _, want := range []string{"[spot, on-demand]: cost $", "saved),", "| visor law |", "| seed rule |", "| cluster-autoscaler-like |", "| karpenter-like |", "| LP bound |", "| lower bound |", "longest wait", "cost ≤ 1.10× LP bound: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -37,6 +37,7 @@ func TestScoreRefusesBadInputNamingIt(t *testing.T) {
 		{[]string{"score", "--policy", "testdata/score-pools.yaml"}, "--trace is required"},
 		{[]string{"score", "--trace", "testdata/score-trace.csv"}, "--policy is required"},
 		{[]string{"score", "--trace", "testdata/score-trace.csv", "--policy", "testdata/score-pools.yaml", "--provisioning-delay", "-1s"}, "--provisioning-delay"},
+		{[]string{"score", "--trace", "testdata/score-trace.csv", "--policy", "testdata/score-pools.yaml", "--spot", "--spot-price-factor", "2"}, "--spot-price-factor"},
 		{[]string{"score", "--trace", "testdata/missing.csv", "--policy", "testdata/score-pools.yaml"}, "testdata/missing.csv"},
 		{[]string{"score", "--trace", "testdata/score-trace.csv", "--policy", "testdata/score-pools.yaml", "--pool", "pool/a/b/c/sim/d"}, "no pool pool/a/b/c/sim/d"},
 	} {

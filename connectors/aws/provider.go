@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hanzoai/visor-fleet/catalogs"
 	"github.com/hanzoai/visor-fleet/connectors"
@@ -59,6 +60,11 @@ type Config struct {
 	ImageID          string   `json:"imageID,omitempty"`
 	SecurityGroupIDs []string `json:"securityGroupIDs,omitempty"`
 
+	// InterruptionQueue is the SQS queue (name or URL) EventBridge sends
+	// EC2 spot interruption warnings and rebalance recommendations to, as
+	// Karpenter's interruption queue is set up; empty: no notices are read.
+	InterruptionQueue string `json:"interruptionQueue,omitempty"`
+
 	// Catalog overrides the built-in catalog (Catalog).
 	Catalog []types.InstanceType `json:"catalog,omitempty"`
 }
@@ -70,7 +76,9 @@ type Provider struct {
 	ec2     *ec2.Client
 	asg     *autoscaling.Client
 	eks     *eks.Client
+	sqs     *sqs.Client
 	mode    backend
+	notices notices
 }
 
 var (
@@ -120,6 +128,7 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 		ec2:     ec2.NewFromConfig(awsCfg),
 		asg:     autoscaling.NewFromConfig(awsCfg),
 		eks:     eks.NewFromConfig(awsCfg),
+		sqs:     sqs.NewFromConfig(awsCfg),
 	}
 	if len(p.catalog) == 0 {
 		p.catalog = catalogs.AWS()

@@ -45,6 +45,10 @@ type FaultConfig struct {
 	// InsufficientCapacitySizes cannot launch machines: creating a group
 	// of such a size, or raising its target, fails InsufficientCapacity.
 	InsufficientCapacitySizes []string `json:"insufficientCapacitySizes,omitempty"`
+	// InsufficientCapacityOfferings cannot launch machines of a size
+	// bought one way, each written "size/capacityType" ("sim-4c8g/spot"):
+	// the same failure for that offering only.
+	InsufficientCapacityOfferings []string `json:"insufficientCapacityOfferings,omitempty"`
 	// CreateSucceedsButErrorsRate is the share of mutating calls that are
 	// applied and then answer a Retryable error, as a timeout after the
 	// request reached the provider does.
@@ -75,6 +79,15 @@ type FaultConfig struct {
 	// between "launched" and "recorded" leaves behind. Leaked machines
 	// never join the cluster; LeakedInstances finds them.
 	LeakRate float64 `json:"leakRate,omitempty"`
+
+	// SpotInterruptionRate is how often a spot machine is interrupted,
+	// per machine-hour: each spot machine's notice time is drawn at launch
+	// (exponential, from a stream seeded by Config.Seed), its machine
+	// taken back InterruptionNotice later (interruptions.go).
+	SpotInterruptionRate float64 `json:"spotInterruptionRate,omitempty"`
+	// InterruptionNotice is the warning before a spot machine goes;
+	// default 2 minutes, as EC2 gives.
+	InterruptionNotice time.Duration `json:"interruptionNotice,omitempty"`
 
 	// CallLatency is added to every provider call, half before it takes
 	// effect and half after (outside the fleet's lock), so a crash can

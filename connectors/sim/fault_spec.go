@@ -7,18 +7,21 @@ import (
 // FaultsFromSpec is a spec file's faults section as the fleet takes it.
 func FaultsFromSpec(s types.FaultSpec) FaultConfig {
 	return FaultConfig{
-		RetryableRate:               s.RetryableRate,
-		RateLimitRate:               s.RateLimitRate,
-		RetryAfter:                  s.RetryAfter.D(),
-		InsufficientCapacitySizes:   s.InsufficientCapacitySizes,
-		CreateSucceedsButErrorsRate: s.CreateSucceedsButErrorsRate,
-		NeverJoinsRate:              s.NeverJoinsRate,
-		GoesNotReadyRate:            s.GoesNotReadyRate,
-		TerminatedRate:              s.TerminatedRate,
-		FaultAfter:                  s.FaultAfter.D(),
-		LeakRate:                    s.LeakRate,
-		CallLatency:                 s.CallLatency.D(),
-		CallLatencyJitter:           s.CallLatencyJitter.D(),
+		RetryableRate:                 s.RetryableRate,
+		RateLimitRate:                 s.RateLimitRate,
+		RetryAfter:                    s.RetryAfter.D(),
+		InsufficientCapacitySizes:     s.InsufficientCapacitySizes,
+		InsufficientCapacityOfferings: s.InsufficientCapacityOfferings,
+		CreateSucceedsButErrorsRate:   s.CreateSucceedsButErrorsRate,
+		NeverJoinsRate:                s.NeverJoinsRate,
+		GoesNotReadyRate:              s.GoesNotReadyRate,
+		TerminatedRate:                s.TerminatedRate,
+		FaultAfter:                    s.FaultAfter.D(),
+		LeakRate:                      s.LeakRate,
+		SpotInterruptionRate:          s.SpotInterruptionRate,
+		InterruptionNotice:            s.InterruptionNotice.D(),
+		CallLatency:                   s.CallLatency.D(),
+		CallLatencyJitter:             s.CallLatencyJitter.D(),
 	}
 }
 
@@ -26,17 +29,20 @@ func FaultsFromSpec(s types.FaultSpec) FaultConfig {
 // by the one set of rules (types.FaultSpec.Check).
 func (f FaultConfig) spec() types.FaultSpec {
 	return types.FaultSpec{
-		RetryableRate:               f.RetryableRate,
-		RateLimitRate:               f.RateLimitRate,
-		RetryAfter:                  types.Duration(f.RetryAfter),
-		InsufficientCapacitySizes:   f.InsufficientCapacitySizes,
-		CreateSucceedsButErrorsRate: f.CreateSucceedsButErrorsRate,
-		NeverJoinsRate:              f.NeverJoinsRate,
-		GoesNotReadyRate:            f.GoesNotReadyRate,
-		TerminatedRate:              f.TerminatedRate,
-		FaultAfter:                  types.Duration(f.FaultAfter),
-		LeakRate:                    f.LeakRate,
-		CallLatency:                 types.Duration(f.CallLatency),
-		CallLatencyJitter:           types.Duration(f.CallLatencyJitter),
+		RetryableRate:                 f.RetryableRate,
+		RateLimitRate:                 f.RateLimitRate,
+		RetryAfter:                    types.Duration(f.RetryAfter),
+		InsufficientCapacitySizes:     f.InsufficientCapacitySizes,
+		InsufficientCapacityOfferings: f.InsufficientCapacityOfferings,
+		CreateSucceedsButErrorsRate:   f.CreateSucceedsButErrorsRate,
+		NeverJoinsRate:                f.NeverJoinsRate,
+		GoesNotReadyRate:              f.GoesNotReadyRate,
+		TerminatedRate:                f.TerminatedRate,
+		FaultAfter:                    types.Duration(f.FaultAfter),
+		LeakRate:                      f.LeakRate,
+		SpotInterruptionRate:          f.SpotInterruptionRate,
+		InterruptionNotice:            types.Duration(f.InterruptionNotice),
+		CallLatency:                   types.Duration(f.CallLatency),
+		CallLatencyJitter:             types.Duration(f.CallLatencyJitter),
 	}
 }

@@ -36,6 +36,7 @@ type Fleet struct {
 	st          simState
 	faults      FaultConfig
 	rng         *rand.Rand
+	spotRng     *rand.Rand
 	forced      map[MachineFault]int
 	latency     *latency
 	savedWrites uint64
@@ -61,6 +62,7 @@ func New(cfg Config) (*Fleet, error) {
 		st:      newSimState(),
 		faults:  cfg.Faults,
 		rng:     rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed)),
+		spotRng: spotRand(cfg.Seed),
 		forced:  map[MachineFault]int{},
 		latency: newLatency(cfg.Seed),
 	}

@@ -30,6 +30,11 @@ type simState struct {
 	// dropped (zero: none was).
 	History     []endedMachine `json:"history,omitempty"`
 	HistoryFrom time.Time      `json:"historyFrom,omitzero"`
+	// Notices are the spot interruption notices sent (interruptions.go).
+	Notices []simNotice `json:"notices,omitempty"`
+	// Refusals are the launches refused for want of capacity, oldest
+	// first (offering_faults.go).
+	Refusals []CapacityRefusal `json:"refusals,omitempty"`
 }
 
 // endedMachine is a group machine the sim terminated, with when.
@@ -83,6 +88,11 @@ type machine struct {
 	// Fault is what was drawn for it at launch, persisted so a restarted
 	// fleet keeps its promises.
 	Fault MachineFault `json:"fault,omitempty"`
+	// InterruptAt is when a spot machine will be warned it goes (zero:
+	// never); NoticeID and Deadline are the warning once sent.
+	InterruptAt time.Time `json:"interruptAt,omitzero"`
+	NoticeID    string    `json:"noticeID,omitempty"`
+	Deadline    time.Time `json:"deadline,omitzero"`
 }
 
 // leakedMachine was launched for a pool's group but never recorded in it.
@@ -164,6 +174,7 @@ func (f *Fleet) reconcileGroup(ctx context.Context, g *nodeGroup, now time.Time)
 	for len(g.Machines) < g.Target {
 		m := f.newMachine(g, now)
 		m.Fault = f.machineFate()
+		f.drawInterruption(g, m, now)
 		g.Machines = append(g.Machines, m)
 		if f.leaksOnLaunch() {
 			f.st.Leaked = append(f.st.Leaked, &leakedMachine{Pool: g.Pool, Size: g.Size, Machine: f.newMachine(g, now)})

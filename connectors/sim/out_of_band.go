@@ -51,6 +51,18 @@ type Inventory struct {
 	// none), so the record is complete for machines ended after it.
 	Ended     []PoolInstance `json:"ended"`
 	EndedFrom time.Time      `json:"endedFrom,omitzero"`
+	// Notices are the interruption notices sent, each with its pool;
+	// Refusals the launches refused for want of capacity, oldest first.
+	Notices  []PoolNotice      `json:"notices"`
+	Refusals []CapacityRefusal `json:"refusals"`
+}
+
+// PoolNotice is one interruption notice and the pool it was sent for.
+type PoolNotice struct {
+	Pool   types.PoolKey           `json:"pool"`
+	Notice connectors.Interruption `json:"notice"`
+	// Acked: the pool acknowledged it.
+	Acked bool `json:"acked,omitempty"`
 }
 
 // PoolGroup is one group and the pool it belongs to.
@@ -87,5 +99,10 @@ func (f *Fleet) Inventory() Inventory {
 		inst.EndedAt = e.EndedAt
 		inv.Ended = append(inv.Ended, PoolInstance{Pool: e.Pool, Size: e.Size, GroupID: e.GroupID, Instance: inst})
 	}
+	inv.Notices = make([]PoolNotice, 0, len(f.st.Notices))
+	for _, n := range f.st.Notices {
+		inv.Notices = append(inv.Notices, PoolNotice{Pool: n.Pool, Notice: n.interruption(), Acked: !n.Acked.IsZero()})
+	}
+	inv.Refusals = append([]CapacityRefusal{}, f.st.Refusals...)
 	return inv
 }

@@ -59,7 +59,7 @@ func (f *Fleet) CreateNodeGroup(ctx context.Context, spec connectors.NodeGroupSp
 			fmt.Errorf("group %s created under key %q no longer exists", prev.GroupID, key))
 	}
 	if spec.TargetSize > 0 {
-		if err := f.capacityFault(op, spec.Size); err != nil {
+		if err := f.offeringFault(op, spec.Pool, spec.Size, capacityOf(spec)); err != nil {
 			return connectors.NodeGroup{}, err
 		}
 	}
@@ -67,7 +67,7 @@ func (f *Fleet) CreateNodeGroup(ctx context.Context, spec connectors.NodeGroupSp
 	g := &nodeGroup{
 		ID: fmt.Sprintf("ng-%d", f.nextID()), Name: spec.Name, Size: spec.Size,
 		Pool: spec.Pool, Labels: labels, Taints: spec.Taints, Target: spec.TargetSize,
-		CapacityType: spec.CapacityType.Or(), Zone: spec.Zone,
+		CapacityType: capacityOf(spec), Zone: spec.Zone,
 	}
 	if g.Name == "" {
 		g.Name = spec.Pool.Service + "-" + spec.Size
@@ -105,7 +105,7 @@ func (f *Fleet) SetTargetSize(ctx context.Context, groupID string, target int, k
 		return err
 	}
 	if target > len(g.Machines) {
-		if err := f.capacityFault(op, g.Size); err != nil {
+		if err := f.offeringFault(op, g.Pool, g.Size, g.CapacityType); err != nil {
 			return err
 		}
 	}

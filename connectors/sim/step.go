@@ -49,6 +49,7 @@ func (f *Fleet) Step(now time.Time) error {
 	for _, g := range f.sortedGroups() {
 		errs = append(errs, f.reconcileGroup(ctx, g, now))
 	}
+	errs = append(errs, f.interruptMachines(ctx, now))
 	for _, phase := range []func(context.Context, time.Time, []corev1.Node, []corev1.Pod) error{
 		f.bootMachines, f.syncNodePods, f.generateDemand, f.schedule,
 	} {

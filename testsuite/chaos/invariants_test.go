@@ -88,6 +88,7 @@ func healthyTruth(t *testing.T) truth {
 			freshnessSample{Pool: id, UpAt: up, At: up.Add(time.Minute), ObservedAt: up.Add(50 * time.Second)},
 			freshnessSample{Pool: id, UpAt: up, At: up.Add(10 * time.Second), ObservedAt: up.Add(-5 * time.Minute)})
 	}
+	withSpotHistory(&tr)
 	return tr
 }
 

@@ -23,6 +23,10 @@ func printInvariants(w io.Writer, results []result) int {
 	fmt.Fprintln(tw, "INVARIANT\tCHECKED\tVIOLATIONS")
 	total := 0
 	for _, r := range results {
+		if r.Advisory != "" {
+			fmt.Fprintf(tw, "%s (advisory %s)\t%d\t%d\n", r.Name, r.Advisory, r.Checked, len(r.Violations))
+			continue
+		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\n", r.Name, r.Checked, len(r.Violations))
 		total += len(r.Violations)
 	}

@@ -19,6 +19,7 @@ type simTruth struct {
 	Cluster   string
 	Inventory sim.Inventory
 	Nodes     []corev1.Node
+	Pods      []corev1.Pod
 }
 
 // readSimTruth opens a copy of each sim cluster's state file (visor dev
@@ -49,7 +50,11 @@ func readSimTruth(dataDir string, clusters []string) (map[string]simTruth, error
 		if err != nil {
 			return nil, fmt.Errorf("sim state of cluster %s: nodes: %w", id, err)
 		}
-		out[id] = simTruth{Cluster: id, Inventory: f.Inventory(), Nodes: nodes.Items}
+		pods, err := f.Clientset().CoreV1().Pods("").List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("sim state of cluster %s: pods: %w", id, err)
+		}
+		out[id] = simTruth{Cluster: id, Inventory: f.Inventory(), Nodes: nodes.Items, Pods: pods.Items}
 	}
 	return out, nil
 }
