@@ -11,10 +11,14 @@ import (
 // in the sim, so that clients validating a spec file link no simulator;
 // connectors/sim turns it into its FaultConfig (sim.FaultsFromSpec).
 type FaultSpec struct {
-	RetryableRate               float64  `json:"retryableRate,omitempty"`
-	RateLimitRate               float64  `json:"rateLimitRate,omitempty"`
-	RetryAfter                  Duration `json:"retryAfter,omitempty"`
-	InsufficientCapacitySizes   []string `json:"insufficientCapacitySizes,omitempty"`
+	RetryableRate             float64  `json:"retryableRate,omitempty"`
+	RateLimitRate             float64  `json:"rateLimitRate,omitempty"`
+	RetryAfter                Duration `json:"retryAfter,omitempty"`
+	InsufficientCapacitySizes []string `json:"insufficientCapacitySizes,omitempty"`
+	// SoldOutOfferings are offerings (size/zone/capacity type, as
+	// types.Offering.Key spells them; an empty zone is every zone) that
+	// fail InsufficientCapacity like a sold-out size.
+	SoldOutOfferings            []string `json:"soldOutOfferings,omitempty"`
 	CreateSucceedsButErrorsRate float64  `json:"createSucceedsButErrorsRate,omitempty"`
 	NeverJoinsRate              float64  `json:"neverJoinsRate,omitempty"`
 	GoesNotReadyRate            float64  `json:"goesNotReadyRate,omitempty"`
@@ -79,6 +83,17 @@ func (s FaultSpec) Check(sizes map[string]bool, name func(goName string) string)
 	} {
 		if d.v < 0 {
 			add(d.field, "must not be negative, got %s", d.v.D())
+		}
+	}
+	for _, k := range s.SoldOutOfferings {
+		size, rest, ok := strings.Cut(k, "/")
+		_, ct, ok2 := strings.Cut(rest, "/")
+		_, ctErr := ParseCapacityType(ct)
+		switch {
+		case !ok || !ok2 || size == "" || ct == "" || ctErr != nil:
+			add("SoldOutOfferings", "%q: want size/zone/capacity-type, e.g. sim-4c8g/sim-a/spot (zone may be empty: every zone)", k)
+		case sizes != nil && !sizes[size]:
+			add("SoldOutOfferings", "%q: size %q is not in the catalog", k, size)
 		}
 	}
 	if sizes != nil {
