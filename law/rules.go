@@ -17,7 +17,11 @@ type Rules struct {
 	// plan's rate, the one needing fewest nodes (sizing.Request.FewerNodes).
 	// Decide does not plan; whoever sizes its scale-up reads it.
 	FewerNodes bool
+	// Offerings: a scale-up buys by offering (capacity type, zone) and an
+	// insufficient-capacity answer marks only that offering unavailable
+	// for a while. Decide does not plan; whoever sizes reads it.
+	Offerings bool
 }
 
 // AllRules is what a new pool run decides with.
-func AllRules() Rules { return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true} }
+func AllRules() Rules { return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Offerings: true} }

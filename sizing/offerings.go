@@ -104,6 +104,7 @@ func offeringsOf(t types.InstanceType, r OfferingRules) (Offered, string) {
 		var usable []types.Offering
 		var soldOut []string
 		offeredType := false
+		everyZone, allMarked := r.Unavailable[types.Offering{CapacityType: ct}.Key(t.Name)]
 		for _, o := range t.OfferingsOrDefault() {
 			o.CapacityType = o.CapacityType.Or()
 			if o.CapacityType != ct {
@@ -114,6 +115,10 @@ func offeringsOf(t types.InstanceType, r OfferingRules) (Offered, string) {
 			case len(r.Zones) > 0 && !slices.Contains(r.Zones, o.Zone):
 			case !o.Available:
 				soldOut = append(soldOut, zoneName(o.Zone)+" (catalog)")
+			case marked && allMarked:
+				if len(soldOut) == 0 || soldOut[0] != "every zone" {
+					soldOut = append([]string{"every zone"}, soldOut...)
+				}
 			case marked:
 				soldOut = append(soldOut, zoneName(o.Zone)+" until "+until.UTC().Format("15:04"))
 			default:
@@ -121,6 +126,9 @@ func offeringsOf(t types.InstanceType, r OfferingRules) (Offered, string) {
 			}
 		}
 		if len(soldOut) > 0 {
+			if soldOut[0] == "every zone" {
+				soldOut[0] += " until " + everyZone.UTC().Format("15:04")
+			}
 			why = append(why, fmt.Sprintf("%s %s sold out in %s", ct, t.Name, strings.Join(soldOut, ", ")))
 		}
 		if len(usable) == 0 {
@@ -163,7 +171,7 @@ func DescribeOffering(size string, o types.Offering, notes []string) string {
 	}
 	s := fmt.Sprintf("%s %s%s at $%.4f/h", o.CapacityType.Or(), size, where, o.HourlyPrice)
 	if len(notes) > 0 {
-		s += "; " + strings.Join(notes, "; ")
+		s += " (" + strings.Join(notes, "; ") + ")"
 	}
 	return s
 }

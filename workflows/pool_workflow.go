@@ -61,6 +61,9 @@ type pool struct {
 	// meterRetryAt: a provider read the meter needed failed; the next
 	// try is not before it (pool_meter.go).
 	meterRetryAt time.Time
+	// offeringNote says which offering the last scale-up bought and why,
+	// for its decision's reason.
+	offeringNote string
 }
 
 // maxActionsPerWake bounds how many decisions one wake-up carries out in a
