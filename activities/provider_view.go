@@ -26,9 +26,9 @@ type ProviderView struct {
 
 // GroupView is one node group as the provider reports it.
 type GroupView struct {
-	ID        string         `json:"id"`
-	Size      string         `json:"size"`
-	Target    int            `json:"target"`
+	ID     string `json:"id"`
+	Size   string `json:"size"`
+	Target int    `json:"target"`
 	// CapacityType and Zone are what the group buys (empty: on demand,
 	// the provider's zone).
 	CapacityType types.CapacityType `json:"capacityType,omitempty"`

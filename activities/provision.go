@@ -224,9 +224,9 @@ type ProvisionInput struct {
 	Key types.PoolKey `json:"key"`
 	// NodeLabels and NodeTaints, from the pool's policy, go on the nodes
 	// of a group this creates, as the templates sizing matched promised.
-	NodeLabels     map[string]string         `json:"nodeLabels,omitempty"`
-	NodeTaints     []types.Taint             `json:"nodeTaints,omitempty"`
-	Size           string                    `json:"size"`
+	NodeLabels map[string]string `json:"nodeLabels,omitempty"`
+	NodeTaints []types.Taint     `json:"nodeTaints,omitempty"`
+	Size       string            `json:"size"`
 	// CapacityType and Zone are the offering a group this creates buys
 	// (empty: on demand, the provider's zone).
 	CapacityType   types.CapacityType        `json:"capacityType,omitempty"`

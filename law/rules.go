@@ -24,4 +24,6 @@ type Rules struct {
 }
 
 // AllRules is what a new pool run decides with.
-func AllRules() Rules { return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Offerings: true} }
+func AllRules() Rules {
+	return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Offerings: true}
+}
