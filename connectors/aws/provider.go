@@ -122,7 +122,7 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 		eks:     eks.NewFromConfig(awsCfg),
 	}
 	if len(p.catalog) == 0 {
-		p.catalog = catalogs.AWS()
+		p.catalog = catalogs.InRegion(catalogs.AWS(), cfg.Region)
 	}
 	switch cfg.Mode {
 	case ModeEKS:
