@@ -19,7 +19,9 @@ type catalogRecorder struct {
 	catalog []types.InstanceType
 }
 
-func (r *catalogRecorder) Catalog(context.Context) ([]types.InstanceType, error) { return r.catalog, nil }
+func (r *catalogRecorder) Catalog(context.Context) ([]types.InstanceType, error) {
+	return r.catalog, nil
+}
 
 // A provider without a spot market refuses spot, naming capacityType,
 // before the provider is called; one whose catalog sells spot is asked.

@@ -138,7 +138,7 @@ func (m *ec2Mode) launch(ctx context.Context, op string, lt ec2types.LaunchTempl
 				LaunchTemplateName: aws.String(group),
 				Version:            aws.String("$Default"),
 			},
-			TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeInstance, Tags: ec2Tags(tags)}},
+			TagSpecifications:     []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeInstance, Tags: ec2Tags(tags)}},
 			InstanceMarketOptions: ec2Market(ct),
 		}
 		// By ordinal, so a retried token carries identical parameters. A
