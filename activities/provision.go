@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -135,7 +136,9 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 	}
 	catalog = withDaemonOverhead(catalog, in.DaemonOverhead)
 	prices := priceBySize(catalog)
-	if in.Offerings.On {
+	// Offering prices only where a group may be bought other than on
+	// demand anywhere: a default pool's state keeps one price per size.
+	if in.Offerings.On && (!in.Offerings.rules().Default() || slices.ContainsFunc(sortedKeys(in.Machines), func(k string) bool { return strings.Contains(k, "/") })) {
 		offeringPrices(catalog, prices)
 	}
 	template := sizing.TemplateOptions{Labels: in.NodeLabels, Taints: in.NodeTaints, Region: in.Region, PoolLabels: in.Key.NodeLabels()}
