@@ -65,11 +65,12 @@ func priceBySize(catalog []types.InstanceType) map[string]float64 {
 	return out
 }
 
-// spendOf prices the pool's machines per size from the catalog.
-func spendOf(machines map[string]int, catalog []types.InstanceType) float64 {
+// spendOf prices the pool's machines, counted by MachineKey, at what they
+// cost: a size's price, or its offering's (spot at the spot price).
+func spendOf(machines map[string]int, prices map[string]float64) float64 {
 	total := 0.0
-	for _, t := range catalog {
-		total += float64(machines[t.Name]) * t.HourlyPrice
+	for _, k := range sortedKeys(machines) {
+		total += float64(machines[k]) * prices[k]
 	}
 	return total
 }

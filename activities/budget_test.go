@@ -23,7 +23,7 @@ func TestBudgetCapsTheSpendAndSaysWhatItCut(t *testing.T) {
 		t.Fatalf("the unbudgeted plan should cost more than the test's budget: %+v", full)
 	}
 	// $1/h budget, $0.70/h already spent on 7 small machines: $0.30/h left.
-	spend := spendOf(map[string]int{"small": 7}, catalog)
+	spend := spendOf(map[string]int{"small": 7}, priceBySize(catalog))
 	plan, note := withinBudget(full, req, nil, 1.0, spend)
 	if plan.HourlyCost > 0.30+1e-9 || plan.NewNodes == 0 {
 		t.Fatalf("budgeted plan %d × %s at $%.2f/h, want something within $0.30/h", plan.NewNodes, plan.Size, plan.HourlyCost)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hanzoai/visor-fleet/activities"
+	"github.com/hanzoai/visor-fleet/catalogs"
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/sim"
 	"github.com/hanzoai/visor-fleet/types"
@@ -29,7 +30,7 @@ func (n *noticeProvider) Acknowledge(_ context.Context, _ types.PoolKey, ids []s
 }
 
 func TestReadInterruptionsKeepsWellFormedNoticesAndSaysWhenThereAreNone(t *testing.T) {
-	fleet, err := sim.New(sim.Config{Cluster: "dev"})
+	fleet, err := sim.New(sim.Config{Cluster: "dev", Catalog: catalogs.SimSpot()})
 	require.NoError(t, err)
 	ctx := context.Background()
 	pool := types.PoolKey{Org: "acme", Project: "shop", Service: "web", Provider: "sim", Cluster: "dev"}

@@ -29,9 +29,10 @@ type GroupView struct {
 	ID     string `json:"id"`
 	Size   string `json:"size"`
 	Target int    `json:"target"`
-	// CapacityType is how the group's machines are bought (empty: on
-	// demand): a pool with spot machines reads interruption notices.
+	// CapacityType and Zone are what the group buys (empty: on demand,
+	// the provider's zone).
 	CapacityType types.CapacityType `json:"capacityType,omitempty"`
+	Zone         string             `json:"zone,omitempty"`
 	Instances    []MachineState     `json:"instances,omitempty"`
 	// Ended are the group's machines the provider reports terminated
 	// recently, each with EndedAt: what the meter bills them until.
@@ -122,7 +123,10 @@ func viewOf(groups []connectors.NodeGroup, at time.Time) ProviderView {
 	v := ProviderView{ReadAt: at, Groups: make([]GroupView, 0, len(groups))}
 	machines := 0
 	for _, g := range groups {
-		gv := GroupView{ID: g.ID, Size: g.Size, Target: max(g.TargetSize, 0), CapacityType: g.CapacityType}
+		gv := GroupView{ID: g.ID, Size: g.Size, Target: max(g.TargetSize, 0), Zone: g.Zone}
+		if ct := g.CapacityType.Or(); ct != types.CapacityOnDemand {
+			gv.CapacityType = ct
+		}
 		for _, inst := range g.Instances {
 			if machines == maxViewMachines {
 				break

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
@@ -55,6 +57,10 @@ type PlanInput struct {
 	FewerNodes bool `json:"fewerNodes,omitempty"`
 	// Objective is sizing.Request.Objective (the policy's sizingObjective).
 	Objective string `json:"objective,omitempty"`
+	// Offerings say how and where the pool buys (capacity types, zones,
+	// spot share, offerings marked sold out); Machines is then keyed by
+	// MachineKey.
+	Offerings PlanOfferings `json:"offerings,omitzero"`
 }
 
 // UnplaceablePod is a pod the plan leaves out, with why. Code is one of
@@ -86,8 +92,21 @@ type PlanResult struct {
 	// a machine still booting (known only by its size) as room.
 	SizeRoom map[string]types.Resources `json:"sizeRoom,omitempty"`
 	// SizePrice is each allowed size's hourly price (after overrides), so
-	// the pool can publish what it costs per hour.
+	// the pool can publish what it costs per hour; with offerings also each
+	// offering's, by MachineKey.
 	SizePrice map[string]float64 `json:"sizePrice,omitempty"`
+	// CapacityType and Zone are the offering the plan buys (empty: on
+	// demand, the provider's zone), NodePrice what one node of it costs
+	// an hour, and Offering says which and why, for the decision's reason.
+	CapacityType types.CapacityType `json:"capacityType,omitempty"`
+	Zone         string             `json:"zone,omitempty"`
+	NodePrice    float64            `json:"nodePrice,omitempty"`
+	Offering     string             `json:"offering,omitempty"`
+}
+
+// OfferingKey is the offering the plan buys, as types.Offering.Key.
+func (r PlanResult) OfferingKey() string {
+	return types.Offering{Zone: r.Zone, CapacityType: r.CapacityType}.Key(r.Size)
 }
 
 // PlanScaleUp sizes the pods against the provider's catalog.
@@ -112,36 +131,54 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 	if !slices.ContainsFunc(catalog, func(t types.InstanceType) bool { return !slices.Contains(in.ExcludeSizes, t.Name) }) {
 		return PlanResult{}, asTemporalError(errclass.New(errclass.InsufficientCapacity, c.Provider.Name(), "plan", fmt.Errorf("no allowed size left (excluded for capacity: %v)", in.ExcludeSizes)))
 	}
+	if err := checkOfferingPolicy(catalog, in.Offerings); err != nil {
+		return PlanResult{}, asTemporalError(errclass.New(errclass.Permanent, c.Provider.Name(), "plan", err))
+	}
 	catalog = withDaemonOverhead(catalog, in.DaemonOverhead)
+	prices := priceBySize(catalog)
+	// Offering prices only where a group may be bought other than on
+	// demand anywhere: a default pool's state keeps one price per size.
+	if in.Offerings.On && (!in.Offerings.rules().Default() || slices.ContainsFunc(sortedKeys(in.Machines), func(k string) bool { return strings.Contains(k, "/") })) {
+		offeringPrices(catalog, prices)
+	}
 	template := sizing.TemplateOptions{Labels: in.NodeLabels, Taints: in.NodeTaints, Region: in.Region, PoolLabels: in.Key.NodeLabels()}
 	req := sizing.Request{
 		Pending: in.Pods, Existing: withCatalogRoom(in.Existing, catalog), Promised: in.Promised, Catalog: catalog, Template: template, MaxNewNodes: in.MaxNewNodes,
 		FewerNodes: in.FewerNodes, Objective: in.Objective,
 	}
-	plan := sizing.PlanScaleUpExcluding(req, in.ExcludeSizes)
-	plan, budgetNote := withinBudget(plan, req, in.ExcludeSizes, in.MaxHourlyCost, spendOf(in.Machines, catalog))
+	op, err := planOfferings(req, in)
+	if err != nil {
+		return PlanResult{}, asTemporalError(err)
+	}
+	plan, req, excluded := op.plan, op.req, op.excluded
+	spend := spendOf(in.Machines, prices)
+	plan, budgetNote := withinBudget(plan, req, excluded, in.MaxHourlyCost, spend)
 	if in.OrgBudget && budgetNote == "" {
-		plan, budgetNote = withinRoom(plan, req, in.ExcludeSizes, in.OrgBudgetRoom, "org cost budget")
+		plan, budgetNote = withinRoom(plan, req, excluded, in.OrgBudgetRoom, "org cost budget")
 	}
 	res := PlanResult{Size: plan.Size, NewNodes: plan.NewNodes, HourlyCost: plan.HourlyCost, Budget: budgetNote,
-		SizeRoom: roomBySize(catalog), SizePrice: priceBySize(catalog)}
+		SizeRoom: roomBySize(catalog), SizePrice: prices}
 	for _, u := range plan.Unplaceable {
 		res.Unplaceable = append(res.Unplaceable, UnplaceablePod{Pod: u.Pod, Code: u.Code, Reason: u.Reason, Count: u.Count})
 	}
 	if res.NewNodes < in.MinNewNodes && budgetNote == "" {
 		if res.Size == "" {
-			res.Size = cheapest(catalog, in.ExcludeSizes).Name
+			res.Size = cheapest(req.Catalog, excluded).Name
 		}
-		floor, note := floorWithinBudgets(in.MinNewNodes, res.Size, priceOf(catalog, res.Size), in, spendOf(in.Machines, catalog))
+		floor, note := floorWithinBudgets(in.MinNewNodes, res.Size, priceOf(req.Catalog, res.Size), in, spend)
 		res.NewNodes, res.Budget = max(res.NewNodes, floor), note
 	}
 	if res.NewNodes == 0 {
 		return res, nil
 	}
-	for _, t := range catalog {
-		if t.Name == res.Size {
-			res.HourlyCost = float64(res.NewNodes) * t.HourlyPrice
-		}
+	chosen := op.chosen(res.Size)
+	if chosen.CapacityType.Or() != types.CapacityOnDemand || chosen.Zone != "" {
+		res.CapacityType, res.Zone = chosen.CapacityType.Or(), chosen.Zone
+	}
+	res.NodePrice = priceOf(req.Catalog, res.Size)
+	res.HourlyCost = float64(res.NewNodes) * res.NodePrice
+	if in.Offerings.On {
+		res.Offering = op.reason(res.Size)
 	}
 	groups, err := c.Provider.NodeGroups(ctx, in.Key)
 	if err != nil {
@@ -149,7 +186,7 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 	}
 	sort.Slice(groups, func(i, j int) bool { return groups[i].ID < groups[j].ID })
 	for _, g := range groups {
-		if g.Size == res.Size {
+		if g.Size == res.Size && g.CapacityType.Or() == res.CapacityType.Or() && g.Zone == res.Zone {
 			res.GroupID, res.GroupTarget = g.ID, g.TargetSize
 			break
 		}
@@ -190,9 +227,13 @@ type ProvisionInput struct {
 	Key types.PoolKey `json:"key"`
 	// NodeLabels and NodeTaints, from the pool's policy, go on the nodes
 	// of a group this creates, as the templates sizing matched promised.
-	NodeLabels     map[string]string         `json:"nodeLabels,omitempty"`
-	NodeTaints     []types.Taint             `json:"nodeTaints,omitempty"`
-	Size           string                    `json:"size"`
+	NodeLabels map[string]string `json:"nodeLabels,omitempty"`
+	NodeTaints []types.Taint     `json:"nodeTaints,omitempty"`
+	Size       string            `json:"size"`
+	// CapacityType and Zone are the offering a group this creates buys
+	// (empty: on demand, the provider's zone).
+	CapacityType   types.CapacityType        `json:"capacityType,omitempty"`
+	Zone           string                    `json:"zone,omitempty"`
 	GroupID        string                    `json:"groupID,omitempty"`
 	Target         int                       `json:"target"`
 	IdempotencyKey connectors.IdempotencyKey `json:"idempotencyKey"`
@@ -237,8 +278,9 @@ func (a *Activities) Provision(ctx context.Context, in ProvisionInput) (Provisio
 	default:
 		var g connectors.NodeGroup
 		g, err = c.Provider.CreateNodeGroup(ctx, connectors.NodeGroupSpec{
-			Pool: in.Key, Name: GroupName(in.Key, in.Size), Size: in.Size, TargetSize: in.Target,
-			Labels: withIdentity(in.NodeLabels, in.Key), Taints: in.NodeTaints,
+			Pool: in.Key, Name: OfferingGroupName(in.Key, in.Size, in.CapacityType, in.Zone), Size: in.Size, TargetSize: in.Target,
+			Labels: withOffering(withIdentity(in.NodeLabels, in.Key), in.CapacityType, in.Zone), Taints: in.NodeTaints,
+			CapacityType: in.CapacityType, Zone: in.Zone,
 		}, in.IdempotencyKey)
 		groupID = g.ID
 	}
@@ -265,6 +307,20 @@ func withIdentity(labels map[string]string, key types.PoolKey) map[string]string
 		out[k] = v
 	}
 	return out
+}
+
+// withOffering adds the labels a node bought as an offering carries, as
+// the node templates sizing matched promised: the zone label of a pinned
+// group and Karpenter's capacity-type label of a spot one. A default group
+// gets neither, as before offerings.
+func withOffering(labels map[string]string, ct types.CapacityType, zone string) map[string]string {
+	if ct.Or() != types.CapacityOnDemand {
+		labels[types.CapacityTypeLabel] = string(ct)
+	}
+	if zone != "" {
+		labels[corev1.LabelTopologyZone] = zone
+	}
+	return labels
 }
 
 // GroupName is a node group's provider-side name: short, stable, DNS-safe.

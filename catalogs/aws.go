@@ -17,14 +17,15 @@ var awsRowsTable string
 var awsRows = sizing.MustParseCatalogTable(awsRowsTable)
 
 // AWS lists EC2 instance types for EKS managed node groups at
-// us-east-1 on-demand Linux prices: general purpose (m6i), compute (c6i),
+// us-east-1 on-demand Linux prices, with an on-demand offering in every
+// zone and spot where aws_spot.csv prices it: general purpose (m6i), compute (c6i),
 // memory (r6i) and GPU (g5 with A10G, p4d with A100, p5 with H100). MaxPods
 // is the VPC CNI's ENI limit for each type, which is also what the EKS AMI
 // sizes its memory reservation from.
 func AWS() []types.InstanceType {
-	return sizing.WithRootDisks(sizing.BuildCatalog(priceDate, awsRows, func(cpu, _, maxPods int64) types.Resources {
+	return withAWSOfferings(sizing.WithRootDisks(sizing.BuildCatalog(priceDate, awsRows, func(cpu, _, maxPods int64) types.Resources {
 		return eksOverhead(cpu, maxPods, eksDaemons)
-	}), eksRootDisk)
+	}), eksRootDisk))
 }
 
 // eksRootDisk: an EKS managed node group's nodes boot with the launch

@@ -89,8 +89,16 @@ func (c *checked) CreateNodeGroup(ctx context.Context, spec NodeGroupSpec, key I
 		errs = append(errs, errors.New("spec.size is empty"))
 	}
 	errs = append(errs, c.target(spec.TargetSize), c.key(key))
+	if _, err := types.ParseCapacityType(string(spec.CapacityType)); err != nil {
+		errs = append(errs, fmt.Errorf("spec.capacityType: %w", err))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return NodeGroup{}, c.refuse(OpCreateNodeGroup, "%w", err)
+	}
+	if spec.CapacityType == types.CapacitySpot {
+		if err := c.sellsSpot(ctx, spec.Size); err != nil {
+			return NodeGroup{}, err
+		}
 	}
 	return c.inner.CreateNodeGroup(ctx, spec, key)
 }
@@ -113,6 +121,23 @@ func (c *checked) DeleteNodeGroup(ctx context.Context, groupID string, key Idemp
 		return c.refuse(OpDeleteNodeGroup, "%w", err)
 	}
 	return c.inner.DeleteNodeGroup(ctx, groupID, key)
+}
+
+// sellsSpot refuses spot for a size the provider's catalog offers no spot
+// for: a provider without a spot market (DigitalOcean, Hetzner, the
+// hypervisors) would otherwise buy on demand and bill it as such while
+// the pool believed it bought spot.
+func (c *checked) sellsSpot(ctx context.Context, size string) error {
+	catalog, err := c.inner.Catalog(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range catalog {
+		if t.Name == size && t.HasSpot() {
+			return nil
+		}
+	}
+	return c.refuse(OpCreateNodeGroup, "spec.capacityType: %s sells no spot for size %s (its catalog lists no spot offering); use capacityTypes [on-demand]", c.inner.Name(), size)
 }
 
 func (*checked) groupID(id string) error {

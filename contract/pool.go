@@ -199,6 +199,9 @@ type PoolStatus struct {
 	Deferred int `json:"deferred,omitempty"`
 	// SizeBackoff: sizes not bought before the time (machines that never joined).
 	SizeBackoff map[string]time.Time `json:"sizeBackoff,omitempty"`
+	// UnavailableOffering: offerings ("m6i.large/us-east-1b/spot") a buy
+	// failed for lack of capacity, not bought again before the time.
+	UnavailableOffering map[string]time.Time `json:"unavailableOffering,omitempty"`
 	// NotReadySince: nodes once Ready, NotReady now, since when.
 	NotReadySince map[string]time.Time `json:"notReadySince,omitempty"`
 	// Repairs are the latest corrections made from provider truth.

@@ -34,9 +34,13 @@ type Rules struct {
 	// after the newest or 10 s after the first, the pending threshold only
 	// an upper bound (decision_batch.go).
 	Batch bool
+	// Offerings: a scale-up buys by offering (capacity type, zone) and an
+	// insufficient-capacity answer marks only that offering unavailable
+	// for a while. Decide does not plan; whoever sizes reads it.
+	Offerings bool
 }
 
 // AllRules is what a new pool run decides with.
 func AllRules() Rules {
-	return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Replace: true, Batch: true, RebuyRepelled: true}
+	return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Replace: true, Batch: true, RebuyRepelled: true, Offerings: true}
 }

@@ -98,7 +98,16 @@ func NodeHourEvents(pool types.PoolKey, perSize map[string]float64, hour time.Ti
 			continue
 		}
 		e := newEvent(pool, contract.TierManaged, MeterNodeHours, start, perSize[size], IdempotencyKey(pool, size, start))
-		e.Size, e.Dimensions[DimSize] = size, size
+		// A node bought on demand anywhere keeps the event it had before
+		// offerings (no capacity_type: on demand); others name theirs.
+		base, ct, zone := splitOfferingSize(size)
+		e.Size, e.Dimensions[DimSize] = base, base
+		if base != size {
+			e.Dimensions[DimCapacityType] = string(ct)
+		}
+		if zone != "" {
+			e.Dimensions[DimZone] = zone
+		}
 		events = append(events, e)
 	}
 	return events

@@ -135,6 +135,16 @@ func OverridePrices(catalog []types.InstanceType, prices map[string]float64) ([]
 		if p, ok := prices[out[i].Name]; ok {
 			out[i].HourlyPrice = p
 			out[i].PriceDate = overridePriceDate
+			// The override is the size's on-demand price; spot keeps the
+			// catalog's, which follows the market, not a contract.
+			if len(out[i].Offerings) > 0 {
+				out[i].Offerings = slices.Clone(out[i].Offerings)
+				for j := range out[i].Offerings {
+					if out[i].Offerings[j].CapacityType.Or() == types.CapacityOnDemand {
+						out[i].Offerings[j].HourlyPrice = p
+					}
+				}
+			}
 		}
 	}
 	return out, nil

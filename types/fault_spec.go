@@ -15,19 +15,20 @@ type FaultSpec struct {
 	RateLimitRate             float64  `json:"rateLimitRate,omitempty"`
 	RetryAfter                Duration `json:"retryAfter,omitempty"`
 	InsufficientCapacitySizes []string `json:"insufficientCapacitySizes,omitempty"`
-	// InsufficientCapacityOfferings are "size/capacityType" pairs
-	// ("sim-4c8g/spot") that cannot launch.
-	InsufficientCapacityOfferings []string `json:"insufficientCapacityOfferings,omitempty"`
-	CreateSucceedsButErrorsRate   float64  `json:"createSucceedsButErrorsRate,omitempty"`
-	NeverJoinsRate                float64  `json:"neverJoinsRate,omitempty"`
-	GoesNotReadyRate              float64  `json:"goesNotReadyRate,omitempty"`
-	TerminatedRate                float64  `json:"terminatedRate,omitempty"`
-	FaultAfter                    Duration `json:"faultAfter,omitempty"`
-	LeakRate                      float64  `json:"leakRate,omitempty"`
-	SpotInterruptionRate          float64  `json:"spotInterruptionRate,omitempty"`
-	InterruptionNotice            Duration `json:"interruptionNotice,omitempty"`
-	CallLatency                   Duration `json:"callLatency,omitempty"`
-	CallLatencyJitter             Duration `json:"callLatencyJitter,omitempty"`
+	// SoldOutOfferings are offerings (size/zone/capacity type, as
+	// types.Offering.Key spells them; an empty zone is every zone) that
+	// fail InsufficientCapacity like a sold-out size.
+	SoldOutOfferings            []string `json:"soldOutOfferings,omitempty"`
+	CreateSucceedsButErrorsRate float64  `json:"createSucceedsButErrorsRate,omitempty"`
+	NeverJoinsRate              float64  `json:"neverJoinsRate,omitempty"`
+	GoesNotReadyRate            float64  `json:"goesNotReadyRate,omitempty"`
+	TerminatedRate              float64  `json:"terminatedRate,omitempty"`
+	FaultAfter                  Duration `json:"faultAfter,omitempty"`
+	LeakRate                    float64  `json:"leakRate,omitempty"`
+	SpotInterruptionRate        float64  `json:"spotInterruptionRate,omitempty"`
+	InterruptionNotice          Duration `json:"interruptionNotice,omitempty"`
+	CallLatency                 Duration `json:"callLatency,omitempty"`
+	CallLatencyJitter           Duration `json:"callLatencyJitter,omitempty"`
 }
 
 // FieldProblem is one bad setting: the field as its reader spells it and
@@ -91,16 +92,15 @@ func (s FaultSpec) Check(sizes map[string]bool, name func(goName string) string)
 			add(d.field, "must not be negative, got %s", d.v.D())
 		}
 	}
-	for _, o := range s.InsufficientCapacityOfferings {
-		size, capacity, ok := strings.Cut(o, "/")
-		_, err := ParseCapacityType(capacity)
+	for _, k := range s.SoldOutOfferings {
+		size, rest, ok := strings.Cut(k, "/")
+		_, ct, ok2 := strings.Cut(rest, "/")
+		_, ctErr := ParseCapacityType(ct)
 		switch {
-		case !ok || size == "" || capacity == "":
-			add("InsufficientCapacityOfferings", "%q: write size/capacityType, as sim-4c8g/spot", o)
-		case err != nil:
-			add("InsufficientCapacityOfferings", "%q: %v", o, err)
+		case !ok || !ok2 || size == "" || ct == "" || ctErr != nil:
+			add("SoldOutOfferings", "%q: want size/zone/capacity-type, e.g. sim-4c8g/sim-a/spot (zone may be empty: every zone)", k)
 		case sizes != nil && !sizes[size]:
-			add("InsufficientCapacityOfferings", "%q: size %q is not in the catalog", o, size)
+			add("SoldOutOfferings", "%q: size %q is not in the catalog", k, size)
 		}
 	}
 	if sizes != nil {

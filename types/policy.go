@@ -111,6 +111,19 @@ type Policy struct {
 	// larger sizes cost more per unit the two pull apart: docs/BENCHMARKS.md
 	// scores both.
 	SizingObjective string `json:"sizingObjective,omitempty"`
+
+	// Offerings (policy_offerings.go): how and where nodes are bought.
+
+	// CapacityTypes are the capacity types the pool may buy, in order of
+	// preference: empty is [on-demand]; [spot, on-demand] buys spot and
+	// falls back to on demand when no spot offering is available.
+	CapacityTypes []CapacityType `json:"capacityTypes,omitempty"`
+	// Zones are the zones the pool may buy in; empty is every zone the
+	// catalog offers.
+	Zones []string `json:"zones,omitempty"`
+	// MaxSpotShare caps the share of the pool's nodes that may be spot
+	// (0.5 or "50%"); zero is no cap.
+	MaxSpotShare Share `json:"maxSpotShare,omitempty"`
 }
 
 // The sizing objectives (Policy.SizingObjective).
@@ -312,6 +325,7 @@ func (p Policy) Validate() error {
 		}
 	}
 	errs = append(errs, p.validateCapacity()...)
+	errs = append(errs, p.validateOfferings()...)
 	if p.IdleCPUThreshold < 0 || p.IdleCPUThreshold > 1 {
 		bad("idleCPUThreshold", "must be within [0, 1], got %v", p.IdleCPUThreshold)
 	}

@@ -116,6 +116,9 @@ func (p *pool) grow(ctx workflow.Context, rec contract.DecisionRecord, pods []ty
 		rec.Outcome = fmt.Sprintf("asked for %d × %s", added, size)
 		p.state.LastScaleUp = workflow.Now(ctx)
 	}
+	if p.offeringNote != "" {
+		rec.Reason += "; buys " + p.offeringNote
+	}
 	p.state.record(rec)
 }
 
@@ -123,14 +126,20 @@ func (p *pool) grow(ctx workflow.Context, rec contract.DecisionRecord, pods []ty
 // provider is out of capacity. It returns how many nodes were asked for.
 func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPod, minNew, maxNew int) (int, string, error) {
 	excluded := p.backedOffSizes(workflow.Now(ctx))
-	for attempt := 0; attempt <= maxSizeFallbacks; attempt++ {
+	fallbacks, machines := maxSizeFallbacks, p.state.machinesBySize()
+	if p.rules.Offerings {
+		fallbacks, machines = maxOfferingFallbacks, p.state.offeringMachines()
+	}
+	p.offeringNote = ""
+	var tried []string // offerings that ran out in this decision
+	for attempt := 0; attempt <= fallbacks; attempt++ {
 		var plan activities.PlanResult
 		in := activities.PlanInput{
 			Key: p.spec.Key, Pods: pods, Existing: p.planRoom(workflow.Now(ctx)), AllowedSizes: p.state.Policy.AllowedSizes,
 			PriceOverrides: p.spec.PriceOverrides, MinNewNodes: minNew, MaxNewNodes: maxNew, ExcludeSizes: excluded,
 			NodeLabels: p.state.Policy.NodeLabels, NodeTaints: p.state.Policy.NodeTaints, Region: p.state.Gate.Region,
 			DaemonOverhead: p.state.daemonOverhead(),
-			MaxHourlyCost:  p.state.Policy.MaxHourlyCost, Machines: p.state.machinesBySize(),
+			MaxHourlyCost:  p.state.Policy.MaxHourlyCost, Machines: machines, Offerings: p.planOfferings(workflow.Now(ctx)),
 			OrgBudget: p.orgBudget.set, OrgBudgetRoom: p.orgBudget.room,
 			FewerNodes: p.rules.FewerNodes, Objective: p.state.Policy.SizingObjective,
 			Promised: p.state.awaitingPods(),
@@ -154,20 +163,30 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 			Key: p.spec.Key, Size: plan.Size, GroupID: plan.GroupID, Target: plan.GroupTarget + plan.NewNodes,
 			IdempotencyKey: p.idempotencyKey(seq, fmt.Sprintf("provision-%d", attempt)),
 			NodeLabels:     p.state.Policy.NodeLabels, NodeTaints: p.state.Policy.NodeTaints,
+			CapacityType: plan.CapacityType, Zone: plan.Zone,
 		}
 		summary := fmt.Sprintf("provision %d × %s", plan.NewNodes, plan.Size)
 		err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, summary), a.Provision, pin), &res)
 		if isErrorClass(err, errclass.InsufficientCapacity) {
+			if p.rules.Offerings {
+				p.soldOut(ctx, plan)
+				tried = append(tried, plan.OfferingKey())
+				continue
+			}
 			excluded = append(excluded, plan.Size)
 			continue
 		}
 		if err != nil {
 			return 0, plan.Size, err
 		}
+		p.offeringNote = plan.Offering
 		p.bought(ctx, seq, plan, pods)
 		p.tellBought(ctx, seq, plan, pods)
 		p.adoptResult(ctx, res.View, res.TotalTarget)
 		return plan.NewNodes, plan.Size, nil
+	}
+	if p.rules.Offerings {
+		return 0, "", fmt.Errorf("no capacity in offerings %s (each not bought again for %s)", strings.Join(tried, ", "), offeringUnavailableFor)
 	}
 	return 0, "", fmt.Errorf("no capacity in sizes %s", strings.Join(excluded, ", "))
 }

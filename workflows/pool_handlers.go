@@ -215,7 +215,8 @@ func (p *pool) status() contract.PoolStatus {
 		LastRejected: s.LastRejected, Observation: s.Observation, MeteredThrough: s.MeterCursor,
 		ContinuedAsNew: s.ContinuedAsNew,
 		InFlight:       s.inFlight(), NoHelp: s.NoHelp, Deferred: len(s.Deferred), SizeBackoff: s.SizeBackoff,
-		NotReadySince: s.NotReadySince, Repairs: s.Repairs, Rejected: s.Rejected, SkippedNodes: p.last.Skipped,
+		UnavailableOffering: s.UnavailableOffering,
+		NotReadySince:       s.NotReadySince, Repairs: s.Repairs, Rejected: s.Rejected, SkippedNodes: p.last.Skipped,
 		AddedWithoutProgress: p.addedWithoutProgress,
 		Capacity:             p.capacitySummary, Budget: s.Budget, OrgCeiling: s.OrgNote,
 	}

@@ -29,10 +29,10 @@ func (p *pool) meterReading(ctx workflow.Context, view activities.ProviderView) 
 	var live, ended []metering.MachineRun
 	for _, g := range view.Groups {
 		for _, m := range g.Instances {
-			live = append(live, metering.MachineRun{ID: m.ID, Size: meterSize(g.Size), Created: m.CreatedAt})
+			live = append(live, metering.MachineRun{ID: m.ID, Size: metering.OfferingSize(meterSize(g.Size), g.CapacityType, g.Zone), Created: m.CreatedAt})
 		}
 		for _, m := range g.Ended {
-			ended = append(ended, metering.MachineRun{ID: m.ID, Size: meterSize(g.Size), Created: m.CreatedAt, Ended: m.EndedAt})
+			ended = append(ended, metering.MachineRun{ID: m.ID, Size: metering.OfferingSize(meterSize(g.Size), g.CapacityType, g.Zone), Created: m.CreatedAt, Ended: m.EndedAt})
 		}
 	}
 	dropped, err := p.state.Machines.Take(view.ReadAt, live, ended)

@@ -62,6 +62,9 @@ func (p *pool) emitMetrics(ctx workflow.Context) {
 	h.Gauge(MetricPoolPendingPods).Update(float64(s.pendingPods()))
 	h.Gauge(MetricNoHelpPods).Update(float64(len(s.NoHelp)))
 	h.Gauge(MetricInFlight).Update(float64(s.inFlight()))
+	if p.rules.Offerings {
+		h.Gauge(MetricOfferingsUnavailable).Update(float64(s.unavailableCount(p.now)))
+	}
 	guard := 0.0
 	if limit, _ := s.Policy.EffectiveRunawayGuard(); p.addedWithoutProgress >= limit {
 		guard = 1

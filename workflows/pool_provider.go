@@ -303,8 +303,8 @@ func (p *pool) headroomNodes(now time.Time) []types.NodeObservation {
 // group targets and the prices of the last plan (0 before any plan).
 func (s *PoolState) hourlyCost() float64 {
 	total := 0.0
-	for size, n := range s.machinesBySize() {
-		total += float64(n) * s.SizePrice[size]
+	for key, n := range s.offeringMachines() {
+		total += float64(n) * s.SizePrice[key]
 	}
 	return total
 }

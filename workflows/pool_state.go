@@ -102,6 +102,9 @@ type PoolState struct {
 	// OrgNote what the org's ceilings left the last scale-up.
 	Budget  string `json:"budget,omitempty"`
 	OrgNote string `json:"orgNote,omitempty"`
+	// UnavailableOffering: offerings (types.Offering.Key) a buy failed for
+	// lack of capacity, not bought again before the time (pool_offerings.go).
+	UnavailableOffering map[string]time.Time `json:"unavailableOffering,omitempty"`
 	// HoldTarget is a manual target kept as the floor until HoldUntil.
 	HoldTarget int       `json:"holdTarget,omitempty"`
 	HoldUntil  time.Time `json:"holdUntil,omitempty"`

@@ -63,6 +63,9 @@ type pool struct {
 	meterRetryAt time.Time
 	// notices reads interruption notices (pool_interruptions.go).
 	notices noticeReader
+	// offeringNote says which offering the last scale-up bought and why,
+	// for its decision's reason.
+	offeringNote string
 }
 
 // maxActionsPerWake bounds how many decisions one wake-up carries out in a

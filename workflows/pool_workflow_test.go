@@ -57,6 +57,9 @@ type world struct {
 	collected []string
 	// planner, when set, replaces the stand-in plan below.
 	planner func(activities.PlanInput) activities.PlanResult
+	// provider, when set, is asked first on every Provision: an error is
+	// the activity's answer (a real provider refusing the buy).
+	provider func(context.Context, activities.ProvisionInput) error
 	// provisionTakes is how long, on the workflow's clock, Provision runs.
 	provisionTakes time.Duration
 	// events the pool recorded on its pods and nodes.
@@ -252,7 +255,12 @@ func newTestPool(t *testing.T, policy types.Policy, nodes []types.NodeObservatio
 		}
 		return w.orgUsage(), nil
 	})
-	env.OnActivity(a.Provision, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ProvisionInput) (activities.ProvisionResult, error) {
+	env.OnActivity(a.Provision, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.ProvisionInput) (activities.ProvisionResult, error) {
+		if w.provider != nil {
+			if err := w.provider(ctx, in); err != nil {
+				return activities.ProvisionResult{}, err
+			}
+		}
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.provisions = append(w.provisions, in)

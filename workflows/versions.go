@@ -32,6 +32,13 @@ const (
 	// records the decision and acknowledges the notice
 	// (pool_interruptions.go). Added 2026-12-02, release v0.2.0.
 	changeInterruptions = "interruptions"
+	// changeOfferings: a scale-up buys by offering (capacity type and
+	// zone, the policy's capacityTypes, zones and maxSpotShare), and an
+	// insufficient-capacity answer marks that offering unavailable for
+	// offeringUnavailableFor and retries the next cheapest in the same
+	// decision, where it used to strike the whole size off. Added
+	// 2026-12-02, release v0.2.0.
+	changeOfferings = "offerings"
 )
 
 // readRules reads, once per run, the law's rules the run decides with.
@@ -43,5 +50,6 @@ func readRules(ctx workflow.Context) law.Rules {
 	r.Replace = workflow.GetVersion(ctx, versionReplace, workflow.DefaultVersion, 1) >= 1
 	r.Batch = workflow.GetVersion(ctx, versionBatch, workflow.DefaultVersion, 1) >= 1
 	r.RebuyRepelled = workflow.GetVersion(ctx, versionRebuyRepelled, workflow.DefaultVersion, 1) >= 1
+	r.Offerings = workflow.GetVersion(ctx, changeOfferings, workflow.DefaultVersion, 1) == 1
 	return r
 }

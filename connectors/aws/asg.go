@@ -59,6 +59,10 @@ func (m *asgMode) nodeGroup(ctx context.Context, op string, g asgtypes.AutoScali
 		Instances:  instances,
 		Labels:     labelsFromTags(tags),
 	}
+	setOffering(&ng)
+	if mip := g.MixedInstancesPolicy; mip != nil && mip.InstancesDistribution != nil && aws.ToInt32(mip.InstancesDistribution.OnDemandPercentageAboveBaseCapacity) == 0 && aws.ToInt32(mip.InstancesDistribution.OnDemandBaseCapacity) == 0 {
+		ng.CapacityType = types.CapacitySpot
+	}
 	if g.Status != nil { // "Delete in progress": nothing of it stays
 		markDeleting(&ng)
 	}
@@ -137,7 +141,7 @@ func (m *asgMode) createNodeGroup(ctx context.Context, spec connectors.NodeGroup
 		return connectors.NodeGroup{}, invalid(op, errors.New(`Config.LaunchTemplate is required to create groups in mode "asg"`))
 	}
 	var tags []asgtypes.Tag
-	for k, v := range groupTags(spec.Labels, spec.Pool.NodePoolLabel(), spec.Size) {
+	for k, v := range groupTags(withOfferingLabels(spec), spec.Pool.NodePoolLabel(), spec.Size) {
 		tags = append(tags, asgtypes.Tag{
 			Key: aws.String(k), Value: aws.String(v), PropagateAtLaunch: aws.Bool(true),
 			ResourceId: aws.String(name), ResourceType: aws.String("auto-scaling-group"),
@@ -156,10 +160,16 @@ func (m *asgMode) createNodeGroup(ctx context.Context, spec connectors.NodeGroup
 				},
 				Overrides: []asgtypes.LaunchTemplateOverrides{{InstanceType: aws.String(spec.Size)}},
 			},
+			InstancesDistribution: asgDistribution(spec.CapacityType.Or()),
 		},
 		Tags: tags,
 	}
-	if len(m.p.cfg.Subnets) > 0 {
+	switch {
+	case spec.Zone != "":
+		// Pinned: the zone, not the configured subnets (which may lie
+		// in other zones).
+		in.AvailabilityZones = []string{spec.Zone}
+	case len(m.p.cfg.Subnets) > 0:
 		in.VPCZoneIdentifier = aws.String(strings.Join(m.p.cfg.Subnets, ","))
 	}
 	if _, err := m.p.asg.CreateAutoScalingGroup(ctx, in); err != nil && errorCode(err) != "AlreadyExists" {

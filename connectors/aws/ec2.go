@@ -51,6 +51,7 @@ func (m *ec2Mode) nodeGroup(ctx context.Context, op string, lt ec2types.LaunchTe
 	}
 	tags := ec2TagMap(lt.Tags)
 	ng := connectors.NodeGroup{ID: name, Name: name, Size: tags[tagSize], Labels: labelsFromTags(tags), Instances: []connectors.Instance{}}
+	setOffering(&ng)
 	for _, i := range all {
 		if stateName(i) == ec2types.InstanceStateNameTerminated {
 			continue
@@ -118,6 +119,7 @@ func (m *ec2Mode) setTargetSize(ctx context.Context, groupID string, target int,
 func (m *ec2Mode) launch(ctx context.Context, op string, lt ec2types.LaunchTemplate, count int, used map[string]bool, key connectors.IdempotencyKey) error {
 	group := aws.ToString(lt.LaunchTemplateName)
 	groupTags := ec2TagMap(lt.Tags)
+	ct, zone := offeringFromLabels(groupTags)
 	for ordinal, launched := 0, 0; launched < count; ordinal++ {
 		token := ClientToken(key, group, ordinal)
 		if used[token] {
@@ -136,11 +138,17 @@ func (m *ec2Mode) launch(ctx context.Context, op string, lt ec2types.LaunchTempl
 				LaunchTemplateName: aws.String(group),
 				Version:            aws.String("$Default"),
 			},
-			TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeInstance, Tags: ec2Tags(tags)}},
+			TagSpecifications:     []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeInstance, Tags: ec2Tags(tags)}},
+			InstanceMarketOptions: ec2Market(ct),
 		}
-		// By ordinal, so a retried token carries identical parameters.
-		if subnets := m.p.cfg.Subnets; len(subnets) > 0 {
+		// By ordinal, so a retried token carries identical parameters. A
+		// group pinned to a zone is placed there (in the zone's default
+		// subnet: the configured subnets may lie in other zones).
+		if subnets := m.p.cfg.Subnets; len(subnets) > 0 && zone == "" {
 			in.SubnetId = aws.String(subnets[ordinal%len(subnets)])
+		}
+		if zone != "" {
+			in.Placement = &ec2types.Placement{AvailabilityZone: aws.String(zone)}
 		}
 		if _, err := m.p.ec2.RunInstances(ctx, in); err != nil {
 			return m.p.classify(op+": ec2:RunInstances", err)
@@ -206,7 +214,7 @@ func (m *ec2Mode) createTemplate(ctx context.Context, op string, spec connectors
 		},
 		TagSpecifications: []ec2types.TagSpecification{{
 			ResourceType: ec2types.ResourceTypeLaunchTemplate,
-			Tags:         ec2Tags(groupTags(spec.Labels, spec.Pool.NodePoolLabel(), spec.Size)),
+			Tags:         ec2Tags(groupTags(withOfferingLabels(spec), spec.Pool.NodePoolLabel(), spec.Size)),
 		}},
 	})
 	if err != nil && errorCode(err) != "InvalidLaunchTemplateName.AlreadyExistsException" {

@@ -64,6 +64,10 @@ func (m *eksMode) describe(ctx context.Context, op, name string) (*ekstypes.Node
 func (m *eksMode) nodeGroup(ctx context.Context, op string, ng *ekstypes.Nodegroup) (connectors.NodeGroup, error) {
 	name := aws.ToString(ng.NodegroupName)
 	group := connectors.NodeGroup{ID: name, Name: name, Labels: ng.Labels, Instances: []connectors.Instance{}}
+	setOffering(&group)
+	if ng.CapacityType == ekstypes.CapacityTypesSpot {
+		group.CapacityType = types.CapacitySpot
+	}
 	if len(ng.InstanceTypes) > 0 {
 		group.Size = ng.InstanceTypes[0]
 	}
@@ -143,7 +147,7 @@ func (m *eksMode) createNodeGroup(ctx context.Context, spec connectors.NodeGroup
 	if m.p.cfg.NodeRoleARN == "" || len(m.p.cfg.Subnets) == 0 {
 		return connectors.NodeGroup{}, invalid(op, errors.New(`Config.NodeRoleARN and Config.Subnets are required to create groups in mode "eks"`))
 	}
-	labels := groupTags(spec.Labels, spec.Pool.NodePoolLabel(), spec.Size)
+	labels := groupTags(withOfferingLabels(spec), spec.Pool.NodePoolLabel(), spec.Size)
 	delete(labels, tagSize) // node.kubernetes.io/instance-type already says it
 	_, err = m.p.eks.CreateNodegroup(ctx, &eks.CreateNodegroupInput{
 		ClusterName:   m.cluster(),
@@ -151,6 +155,7 @@ func (m *eksMode) createNodeGroup(ctx context.Context, spec connectors.NodeGroup
 		NodeRole:      aws.String(m.p.cfg.NodeRoleARN),
 		Subnets:       m.p.cfg.Subnets,
 		InstanceTypes: []string{spec.Size},
+		CapacityType:  eksCapacityType(spec.CapacityType.Or()),
 		ScalingConfig: &ekstypes.NodegroupScalingConfig{
 			MinSize:     aws.Int32(0),
 			MaxSize:     aws.Int32(int32(max(spec.TargetSize, 1))),

@@ -131,7 +131,7 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 		sqs:     sqs.NewFromConfig(awsCfg),
 	}
 	if len(p.catalog) == 0 {
-		p.catalog = catalogs.AWS()
+		p.catalog = catalogs.InRegion(catalogs.AWS(), cfg.Region)
 	}
 	switch cfg.Mode {
 	case ModeEKS:

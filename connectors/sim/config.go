@@ -45,10 +45,9 @@ type FaultConfig struct {
 	// InsufficientCapacitySizes cannot launch machines: creating a group
 	// of such a size, or raising its target, fails InsufficientCapacity.
 	InsufficientCapacitySizes []string `json:"insufficientCapacitySizes,omitempty"`
-	// InsufficientCapacityOfferings cannot launch machines of a size
-	// bought one way, each written "size/capacityType" ("sim-4c8g/spot"):
-	// the same failure for that offering only.
-	InsufficientCapacityOfferings []string `json:"insufficientCapacityOfferings,omitempty"`
+	// SoldOutOfferings fail InsufficientCapacity for one offering only:
+	// "size/zone/capacity-type" (types.Offering.Key; empty zone: every zone).
+	SoldOutOfferings []string `json:"soldOutOfferings,omitempty"`
 	// CreateSucceedsButErrorsRate is the share of mutating calls that are
 	// applied and then answer a Retryable error, as a timeout after the
 	// request reached the provider does.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -40,13 +41,52 @@ func (f *Fleet) callFault(ctx context.Context, op string) error {
 	return nil
 }
 
-// capacityFault refuses to launch machines of a size listed as unavailable.
-func (f *Fleet) capacityFault(op, size string) error {
+// capacityFault refuses to launch machines of a size listed as
+// unavailable, or of an offering sold out (by the faults, or by the
+// catalog's Available).
+func (f *Fleet) capacityFault(op, size, zone string, ct types.CapacityType) error {
 	if slices.Contains(f.faults.InsufficientCapacitySizes, size) {
 		return errclass.New(errclass.InsufficientCapacity, f.cfg.Provider, op,
 			errors.New("simulated insufficient capacity for size "+size))
 	}
+	o := types.Offering{Zone: zone, CapacityType: ct.Or()}
+	everyZone := types.Offering{CapacityType: ct.Or()}
+	if slices.Contains(f.faults.SoldOutOfferings, o.Key(size)) || slices.Contains(f.faults.SoldOutOfferings, everyZone.Key(size)) {
+		return errclass.New(errclass.InsufficientCapacity, f.cfg.Provider, op,
+			fmt.Errorf("simulated insufficient capacity: %s sold out", o.Key(size)))
+	}
+	if t, ok := f.catalog[size]; ok && len(t.Offerings) > 0 {
+		soldOut := true
+		for _, c := range t.Offerings {
+			if c.CapacityType.Or() == ct.Or() && (zone == "" || c.Zone == zone) && c.Available {
+				soldOut = false
+			}
+		}
+		if soldOut {
+			return errclass.New(errclass.InsufficientCapacity, f.cfg.Provider, op,
+				fmt.Errorf("insufficient capacity: the catalog has no available %s offering", o.Key(size)))
+		}
+	}
 	return nil
+}
+
+// offeringProblem refuses a group the catalog cannot sell: spot of a size
+// with no spot offering, or a zone the size is not offered in.
+func (f *Fleet) offeringProblem(spec connectors.NodeGroupSpec) error {
+	t, ok := f.catalog[spec.Size]
+	if !ok {
+		return nil
+	}
+	ct := spec.CapacityType.Or()
+	for _, o := range t.OfferingsOrDefault() {
+		if o.CapacityType.Or() == ct && (spec.Zone == "" || o.Zone == spec.Zone) {
+			return nil
+		}
+	}
+	if ct == types.CapacitySpot && !t.HasSpot() {
+		return fmt.Errorf("spec.capacityType: size %s has no spot offering in this fleet's catalog", spec.Size)
+	}
+	return fmt.Errorf("spec.zone: size %s has no %s offering in zone %q", spec.Size, ct, spec.Zone)
 }
 
 // lostAnswer is the nasty fault: the request was applied, but the caller

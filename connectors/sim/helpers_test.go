@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/hanzoai/visor-fleet/catalogs"
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -55,7 +56,8 @@ func testPoolOn(cluster string) types.PoolKey {
 func newTestFleet(t *testing.T, edit func(*Config)) (*Fleet, *fakeClock) {
 	t.Helper()
 	clock := &fakeClock{now: t0}
-	cfg := Config{Cluster: testCluster, Clock: clock.Now, Seed: 1}
+	// SimSpot: the sim catalog with spot offerings, so tests may buy spot.
+	cfg := Config{Cluster: testCluster, Clock: clock.Now, Seed: 1, Catalog: catalogs.SimSpot()}
 	if edit != nil {
 		edit(&cfg)
 	}

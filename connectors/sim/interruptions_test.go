@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/hanzoai/visor-fleet/catalogs"
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
@@ -117,7 +118,7 @@ func TestNoticesSurviveARestart(t *testing.T) {
 	n, err := f.Interrupt(g.Instances[0].ID)
 	require.NoError(t, err)
 	require.NoError(t, f.Save())
-	g2, err := New(Config{Cluster: testCluster, Clock: clock.Now, StatePath: path})
+	g2, err := New(Config{Cluster: testCluster, Clock: clock.Now, StatePath: path, Catalog: catalogs.SimSpot()})
 	require.NoError(t, err)
 	require.Equal(t, []connectors.Interruption{n}, g2.Notices())
 	require.NoError(t, g2.Step(clock.Advance(2*time.Minute)))
@@ -128,27 +129,27 @@ func TestNoticesSurviveARestart(t *testing.T) {
 
 func TestAnExhaustedOfferingRefusesOnlyThatCapacityType(t *testing.T) {
 	f, _ := newTestFleet(t, func(c *Config) {
-		c.Faults = FaultConfig{InsufficientCapacityOfferings: []string{"sim-2c4g/spot"}}
+		c.Faults = FaultConfig{SoldOutOfferings: []string{"sim-2c4g//spot"}}
 	})
 	ctx := context.Background()
 	pool := testPool("spot")
 	_, err := f.CreateNodeGroup(ctx, connectors.NodeGroupSpec{Pool: pool, Size: "sim-2c4g", TargetSize: 1, CapacityType: types.CapacitySpot}, "k1")
 	require.True(t, errclass.IsInsufficientCapacity(err), "spot refused: %v", err)
-	require.ErrorContains(t, err, "sim-2c4g/spot")
+	require.ErrorContains(t, err, "sim-2c4g//spot")
 	od := createGroup(t, f, pool, "sim-2c4g", 1, "k2")
 	require.Len(t, od.Instances, 1, "on-demand of the same size still launches")
 
 	// A spot group made before the exhaustion cannot grow.
 	require.NoError(t, f.SetFaults(FaultConfig{}))
 	g := createSpotGroup(t, f, pool, "sim-4c8g", 1, "k3")
-	require.NoError(t, f.SetFaults(FaultConfig{InsufficientCapacityOfferings: []string{"sim-4c8g/spot"}}))
+	require.NoError(t, f.SetFaults(FaultConfig{SoldOutOfferings: []string{"sim-4c8g//spot"}}))
 	err = f.SetTargetSize(ctx, g.ID, 2, "k4")
 	require.True(t, errclass.IsInsufficientCapacity(err), "%v", err)
 
-	for bad, want := range map[string]string{"sim-2c4g": "write size/capacityType", "sim-2c4g/cheap": "capacity type", "huge/spot": "not in the catalog"} {
-		err := f.SetFaults(FaultConfig{InsufficientCapacityOfferings: []string{bad}})
+	for bad, want := range map[string]string{"sim-2c4g": "want size/zone/capacity-type", "sim-2c4g//cheap": "want size/zone/capacity-type", "huge//spot": "not in the catalog"} {
+		err := f.SetFaults(FaultConfig{SoldOutOfferings: []string{bad}})
 		require.Error(t, err, bad)
-		require.True(t, strings.Contains(err.Error(), want) && strings.Contains(err.Error(), "InsufficientCapacityOfferings"), "%s: %v", bad, err)
+		require.True(t, strings.Contains(err.Error(), want) && strings.Contains(err.Error(), "SoldOutOfferings"), "%s: %v", bad, err)
 	}
 	require.ErrorContains(t, f.SetFaults(FaultConfig{SpotInterruptionRate: -1}), "SpotInterruptionRate")
 }
@@ -167,7 +168,7 @@ func TestAGroupLabelledSpotIsBoughtAsSpot(t *testing.T) {
 
 func TestInventoryRecordsNoticesAndCapacityRefusals(t *testing.T) {
 	f, clock := newTestFleet(t, func(c *Config) {
-		c.Faults = FaultConfig{InsufficientCapacityOfferings: []string{"sim-2c4g/spot"}}
+		c.Faults = FaultConfig{SoldOutOfferings: []string{"sim-2c4g//spot"}}
 	})
 	pool := testPool("spot")
 	_, err := f.CreateNodeGroup(context.Background(), connectors.NodeGroupSpec{Pool: pool, Size: "sim-2c4g", TargetSize: 1, CapacityType: types.CapacitySpot}, "k1")
@@ -178,6 +179,6 @@ func TestInventoryRecordsNoticesAndCapacityRefusals(t *testing.T) {
 	require.NoError(t, err)
 	inv := f.Inventory()
 	require.Equal(t, []CapacityRefusal{{Pool: pool, Size: "sim-2c4g", CapacityType: types.CapacitySpot, At: t0}}, inv.Refusals)
-	require.Equal(t, "sim-2c4g/spot", inv.Refusals[0].Offering())
+	require.Equal(t, "sim-2c4g//spot", inv.Refusals[0].Offering())
 	require.Equal(t, []PoolNotice{{Pool: pool, Notice: n}}, inv.Notices)
 }

@@ -1,29 +1,18 @@
 package sim
 
 import (
-	"errors"
-	"slices"
 	"time"
 
-	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
-// offeringFault refuses to launch machines of a size bought one way that
-// is listed as exhausted ("sim-4c8g/spot" in
-// FaultConfig.InsufficientCapacityOfferings), as a cloud runs out of spot
-// capacity of one type while on-demand is still sold. The error names the
-// offering, so a pool can tell which one to mark unavailable. Called with
-// f.mu held.
-func (f *Fleet) offeringFault(op string, pool types.PoolKey, size string, capacity types.CapacityType) error {
-	err := f.capacityFault(op, size)
-	offering := size + "/" + string(capacity.Or())
-	if err == nil && slices.Contains(f.faults.InsufficientCapacityOfferings, offering) {
-		err = errclass.New(errclass.InsufficientCapacity, f.cfg.Provider, op,
-			errors.New("simulated insufficient capacity for offering "+offering))
-	}
+// offeringFault is capacityFault (a sold-out size, or an offering sold out
+// in FaultConfig.SoldOutOfferings or the catalog), recording each refusal
+// for the chaos checks. Called with f.mu held.
+func (f *Fleet) offeringFault(op string, pool types.PoolKey, size, zone string, capacity types.CapacityType) error {
+	err := f.capacityFault(op, size, zone, capacity)
 	if err != nil {
-		f.noteRefusal(CapacityRefusal{Pool: pool, Size: size, CapacityType: capacity.Or(), At: f.cfg.Clock()})
+		f.noteRefusal(CapacityRefusal{Pool: pool, Size: size, Zone: zone, CapacityType: capacity.Or(), At: f.cfg.Clock()})
 	}
 	return err
 }
@@ -37,12 +26,16 @@ const maxRefusals = 2000
 type CapacityRefusal struct {
 	Pool         types.PoolKey      `json:"pool"`
 	Size         string             `json:"size"`
+	Zone         string             `json:"zone,omitempty"`
 	CapacityType types.CapacityType `json:"capacityType"`
 	At           time.Time          `json:"at"`
 }
 
-// Offering names the refused offering as the faults section does.
-func (r CapacityRefusal) Offering() string { return r.Size + "/" + string(r.CapacityType) }
+// Offering names the refused offering as the faults section does
+// (types.Offering.Key).
+func (r CapacityRefusal) Offering() string {
+	return types.Offering{Zone: r.Zone, CapacityType: r.CapacityType}.Key(r.Size)
+}
 
 func (f *Fleet) noteRefusal(r CapacityRefusal) {
 	f.st.Refusals = append(f.st.Refusals, r)

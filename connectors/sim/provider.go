@@ -59,7 +59,7 @@ func (f *Fleet) CreateNodeGroup(ctx context.Context, spec connectors.NodeGroupSp
 			fmt.Errorf("group %s created under key %q no longer exists", prev.GroupID, key))
 	}
 	if spec.TargetSize > 0 {
-		if err := f.offeringFault(op, spec.Pool, spec.Size, capacityOf(spec)); err != nil {
+		if err := f.offeringFault(op, spec.Pool, spec.Size, spec.Zone, capacityOf(spec)); err != nil {
 			return connectors.NodeGroup{}, err
 		}
 	}
@@ -105,7 +105,7 @@ func (f *Fleet) SetTargetSize(ctx context.Context, groupID string, target int, k
 		return err
 	}
 	if target > len(g.Machines) {
-		if err := f.offeringFault(op, g.Pool, g.Size, g.CapacityType); err != nil {
+		if err := f.offeringFault(op, g.Pool, g.Size, g.Zone, g.CapacityType); err != nil {
 			return err
 		}
 	}
@@ -210,6 +210,8 @@ func (f *Fleet) groupLabels(spec connectors.NodeGroupSpec) (map[string]string, e
 	}
 	if _, err := types.ParseCapacityType(string(spec.CapacityType)); err != nil {
 		errs = append(errs, fmt.Errorf("spec.capacityType: %w", err))
+	} else if err := f.offeringProblem(spec); err != nil {
+		errs = append(errs, err)
 	}
 	if spec.Name != "" {
 		if err := types.ValidateDNSLabel("spec.name", spec.Name); err != nil {

@@ -1,0 +1,68 @@
+package activities_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hanzoai/visor-fleet/activities"
+	"github.com/hanzoai/visor-fleet/catalogs"
+	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/sim"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// The planner on a sim selling spot at 30%: spot first buys spot anywhere
+// (every zone one price); a zone list pins the group; a zone nobody sells
+// in is the policy's mistake; maxSpotShare turns a spot buy to on demand.
+func TestPlanBuysTheCheapestAllowedOffering(t *testing.T) {
+	fleet, err := sim.New(sim.Config{Cluster: "dev", Seed: 3, Catalog: catalogs.SimSpot()})
+	require.NoError(t, err)
+	a := &activities.Activities{Clusters: oneCluster{connectors.Cluster{ID: "dev", Provider: fleet}}}
+	pool := types.PoolKey{Org: "acme", Project: "shop", Service: "api", Provider: "sim", Cluster: "dev"}
+	pods := []types.PendingPod{{Namespace: "web", Name: "p1", Requests: types.Resources{MilliCPU: 1000, Memory: types.GiB, Pods: 1}}}
+	spotFirst := []types.CapacityType{types.CapacitySpot, types.CapacityOnDemand}
+	in := activities.PlanInput{Key: pool, Pods: pods, MaxNewNodes: 5, Offerings: activities.PlanOfferings{On: true, CapacityTypes: spotFirst}}
+	ctx := context.Background()
+
+	plan, err := a.PlanScaleUp(ctx, in)
+	require.NoError(t, err)
+	assert.Equal(t, "sim-2c4g", plan.Size)
+	assert.Equal(t, types.CapacitySpot, plan.CapacityType)
+	assert.Empty(t, plan.Zone, "every zone costs the same: the provider places it")
+	assert.InDelta(t, 0.006, plan.HourlyCost, 1e-9)
+	assert.Contains(t, plan.Offering, "spot sim-2c4g at $0.0060/h (cheapest allowed offering)")
+
+	in.Offerings.Zones = []string{"sim-b", "sim-c"}
+	plan, err = a.PlanScaleUp(ctx, in)
+	require.NoError(t, err)
+	assert.Equal(t, "sim-b", plan.Zone, "the cheapest allowed zone, by name among equals")
+	assert.Contains(t, plan.Offering, "spot sim-2c4g in sim-b")
+
+	in.Offerings.Zones = []string{"sim-z"}
+	_, err = a.PlanScaleUp(ctx, in)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `policy.zones[0]: zone "sim-z" is not offered by any allowed size`)
+
+	in.Offerings.Zones = nil
+	in.Offerings.MaxSpotShare = 0.5
+	in.Machines = map[string]int{"sim-2c4g//spot": 2, "sim-2c4g": 1}
+	plan, err = a.PlanScaleUp(ctx, in)
+	require.NoError(t, err)
+	assert.Equal(t, types.CapacityType(""), plan.CapacityType, "on demand anywhere: the default group")
+	assert.True(t, strings.Contains(plan.Offering, "maxSpotShare 50%: 3 of 4 nodes would be spot"), plan.Offering)
+	// The pool's spend prices its spot machines at the spot price.
+	assert.InDelta(t, 0.006, plan.SizePrice["sim-2c4g//spot"], 1e-9)
+
+	// Spot only on a catalog without spot: nothing to buy, the policy's mistake.
+	plain, err := sim.New(sim.Config{Cluster: "dev", Seed: 3})
+	require.NoError(t, err)
+	b := &activities.Activities{Clusters: oneCluster{connectors.Cluster{ID: "dev", Provider: plain}}}
+	in = activities.PlanInput{Key: pool, Pods: pods, MaxNewNodes: 5, Offerings: activities.PlanOfferings{On: true, CapacityTypes: []types.CapacityType{types.CapacitySpot}}}
+	_, err = b.PlanScaleUp(ctx, in)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "has no spot offering")
+}
