@@ -55,6 +55,12 @@ func TestScaleOnPostgres(t *testing.T) {
 		t.Logf("scale: idle CPU %-28s %6.2f %% of a core", name, 100*used.Seconds()/elapsed.Seconds())
 	}
 	t.Logf("scale: idle CPU in all                      %6.2f %% of a core (%.1f µcore per pool)", 100*total.Seconds()/elapsed.Seconds(), 1e6*total.Seconds()/elapsed.Seconds()/float64(shape.Pools))
+	resident := d.residentByProcess()
+	for _, name := range names {
+		if rss := resident[name]; rss > 0 {
+			t.Logf("scale: resident memory %-28s %7.1f MiB", name, float64(rss)/(1<<20))
+		}
+	}
 	perPoolDay := float64(24*time.Hour) / float64(elapsed) / float64(shape.Pools)
 	for db, size := range db1 {
 		t.Logf("scale: database %-20s %8.1f MiB, grew %7.1f KiB per pool-day", db, float64(size)/(1<<20), float64(size-db0[db])*perPoolDay/1024)
@@ -80,6 +86,20 @@ func (d *Deployment) cpuByProcess(t *testing.T) map[string]time.Duration {
 	pg, err := treeCPU(pid)
 	require.NoError(t, err)
 	out["postgresql (all backends)"] = pg
+	return out
+}
+
+// residentByProcess is each Temporal service's and worker's resident
+// memory now (VmRSS), by the names cpuByProcess uses; PostgreSQL's is
+// left out (its shared buffers count once in every backend).
+func (d *Deployment) residentByProcess() map[string]int64 {
+	out := map[string]int64{}
+	for name, p := range d.Services {
+		out["temporal "+name] = residentBytes(p.pid())
+	}
+	for _, p := range append(d.Workers, d.Tenant) {
+		out[p.name] = residentBytes(p.pid())
+	}
 	return out
 }
 
