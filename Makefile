@@ -4,7 +4,7 @@ BIN       ?= bin/visor
 PKGS      ?= ./...
 TESTFLAGS ?= -timeout 30m
 
-.PHONY: run build test kwok-test bench bench-report bench-scores lint replay-record kube-binaries chaos cluster-test clean
+.PHONY: run build test kwok-test bench bench-report bench-scores lint replay-record kube-binaries chaos cluster-test scale clean
 
 ## run: the whole system on the embedded default (Temporal + Web UI + worker + simulated fleet)
 run: build
@@ -80,6 +80,21 @@ CLUSTER_POOLS ?= 100
 CLUSTERFLAGS ?=
 cluster-test: build
 	VISOR_CLUSTER_TEST=1 VISOR_BIN=$(abspath $(BIN)) VISOR_CLUSTER_POOLS=$(CLUSTER_POOLS) $(GO) test -run '^TestFailover$$' -count=1 -v -timeout 90m ./testsuite/cluster/ $(CLUSTERFLAGS)
+
+## scale: issue 29's pool-count measurements, never in make test: idle
+## pools on the embedded server (SQLite file as visor dev runs it: apply
+## time, CPU per pool, RSS, history per pool-day), then the multi-process
+## PostgreSQL deployment (apply, idle CPU of every process, database growth
+## per pool-day, decision latency under a burst on 5 % of the pools).
+## Over an hour on 2 cores; logs in artifacts/scale-*.txt. Counts:
+## make scale SCALE_POOLS=10000 SCALE_CLUSTER_POOLS=2000
+SCALE_POOLS ?= 10000
+SCALE_CLUSTER_POOLS ?= 2000
+scale: build
+	mkdir -p artifacts
+	VISOR_BENCH_STORE=file VISOR_BENCH_IDLE_POOLS=$(SCALE_POOLS) $(GO) test -run '^$$' -bench IdlePools -benchmem -benchtime 1x -timeout 90m ./testsuite/bench > artifacts/scale-embedded.txt || { cat artifacts/scale-embedded.txt; exit 1; }
+	VISOR_CLUSTER_SCALE=1 VISOR_BIN=$(abspath $(BIN)) VISOR_CLUSTER_POOLS=$(SCALE_CLUSTER_POOLS) $(GO) test -run '^TestScaleOnPostgres$$' -count=1 -v -timeout 150m ./testsuite/cluster/ > artifacts/scale-cluster.txt || { cat artifacts/scale-cluster.txt; exit 1; }
+	grep -h -E 'apply|idle|scale:|Benchmark' artifacts/scale-embedded.txt artifacts/scale-cluster.txt
 
 ## kube-binaries: build (or reuse) etcd and kube-apiserver for the real API server tests
 kube-binaries:

@@ -30,6 +30,7 @@ type workerFlags struct {
 	registerSAs      bool
 	metricsAddr      string
 	maxConcurrentAct int
+	stickyCacheSize  int
 	clustersPath     string
 	systemKey        string
 	trust            string
@@ -46,6 +47,13 @@ activities. A tenant's own cloud account is served by a worker deployed there, p
 tenant's task queue (--task-queue), so its credentials never leave it.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			if f.stickyCacheSize < 0 {
+				return fmt.Errorf("--sticky-cache-size %d: give a count of workflows, or 0 for the SDK's default (10,000)", f.stickyCacheSize)
+			}
+			if f.stickyCacheSize > 0 {
+				// Process-wide, and only before the first worker starts.
+				worker.SetStickyWorkflowCacheSize(f.stickyCacheSize)
+			}
 			// Checked before anything starts, so a bad file fails fast.
 			var clusters *clusterconfig.Source
 			var orgLimits map[string]types.OrgPolicy
@@ -130,6 +138,7 @@ tenant's task queue (--task-queue), so its credentials never leave it.`,
 	fl.BoolVar(&f.registerSAs, "register-search-attributes", false, "add Visor's search attributes to the namespace if missing")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address")
 	fl.IntVar(&f.maxConcurrentAct, "max-concurrent-activities", 0, "activity slots (0 = SDK default)")
+	fl.IntVar(&f.stickyCacheSize, "sticky-cache-size", 0, "pool and cluster workflows this process keeps cached between their tasks (0 = the SDK's 10,000); past it, an evicted pool's next task replays its history (docs/scale.md)")
 	fl.StringVar(&f.systemKey, "system-key", os.Getenv("VISOR_SYSTEM_KEY"), "system key reference (file:PATH or env:NAME): signs the watcher's signals (env VISOR_SYSTEM_KEY)")
 	fl.StringVar(&f.trust, "trust", os.Getenv("VISOR_TRUST"), "trust file reference: issuer and system public keys the workflows verify with (env VISOR_TRUST)")
 	fl.StringVar(&f.clustersPath, "clusters", "", "YAML file of the clusters this worker reaches (format: deploy/worker-clusters.example.yaml)")

@@ -118,7 +118,7 @@ func TestProductionValuesMountTLSAndTakeCredentialsFromSecrets(t *testing.T) {
 	c := container(t, d)
 	assert.Equal(t, "registry.internal/visor-fleet:1.2.3", c.Image)
 	for _, arg := range []string{
-		"--task-queue=visor-fleet", "--register-search-attributes", "--max-concurrent-activities=50",
+		"--task-queue=visor-fleet", "--register-search-attributes", "--max-concurrent-activities=50", "--sticky-cache-size=15000",
 		"--system-key=file:/etc/visor/auth/system-key/system-key.json", "--trust=file:/etc/visor/auth/trust/trust.json",
 		"--meter-endpoint=https://billing.example.internal/v1/node-hours", "--meter-token=env:VISOR_METER_TOKEN",
 	} {

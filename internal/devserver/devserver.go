@@ -295,8 +295,12 @@ func buildConfig(opts Options) (*config.Config, *config.SQL, error) {
 		sqlCfg.DatabaseName = fmt.Sprintf("visor-%d", time.Now().UnixNano())
 	} else {
 		sqlCfg.ConnectAttributes["mode"] = "rwc"
-		sqlCfg.ConnectAttributes["_journal_mode"] = "wal"
-		sqlCfg.ConnectAttributes["_synchronous"] = "normal"
+		// Keys are pragma names as Temporal's SQLite plugin passes them
+		// (`_pragma=journal_mode=wal`); an unknown name such as
+		// "_journal_mode" is silently ignored by SQLite, which left the file
+		// in rollback-journal mode with a sync on every commit.
+		sqlCfg.ConnectAttributes["journal_mode"] = "wal"
+		sqlCfg.ConnectAttributes["synchronous"] = "normal"
 		sqlCfg.DatabaseName = filepath.Join(opts.DataDir, "temporal.db")
 	}
 	// Each internal service needs its own gRPC and membership port; only the

@@ -28,8 +28,14 @@ import (
 func startServer(b *testing.B, cloud *instantCloud) client.Client {
 	b.Helper()
 	ctx := context.Background()
-	srv, err := devserver.Start(ctx, devserver.Options{Memory: true, GRPCPort: testsuite.FreePort(b), UIPort: -1, LogLevel: "error",
-		SearchAttributes: starter.SearchAttributeTypes(), LogFile: os.DevNull})
+	opts := devserver.Options{Memory: true, GRPCPort: testsuite.FreePort(b), UIPort: -1, LogLevel: "error",
+		SearchAttributes: starter.SearchAttributeTypes(), LogFile: os.DevNull}
+	// VISOR_BENCH_STORE=file: the SQLite file in a data directory, as
+	// `visor dev` runs by default; else in memory (--memory).
+	if os.Getenv("VISOR_BENCH_STORE") == "file" {
+		opts.Memory, opts.DataDir = false, b.TempDir()
+	}
+	srv, err := devserver.Start(ctx, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -127,7 +133,8 @@ func BenchmarkIdlePools(b *testing.B) {
 	for i := range specs {
 		specs[i] = contract.PoolSpec{Key: key(i), Policy: p}
 	}
-	started := time.Now()
+	stopProfile := profileCPU(b, os.Getenv("VISOR_BENCH_APPLY_CPUPROFILE"))
+	started, cpuStarted := time.Now(), cpuTime()
 	// As `visor pool apply` does: bounded concurrency, one listing. A start
 	// the loaded server did not answer in time is applied again, as a user
 	// re-runs the (idempotent) apply; how many is reported.
@@ -135,7 +142,7 @@ func BenchmarkIdlePools(b *testing.B) {
 	// every new pool still waiting for its first workflow task.
 	retried, todo := 0, specs
 	for pass := 0; ; pass++ {
-		results, err := starter.ApplyPools(ctx, c, "default", todo, starter.ApplyOptions{})
+		results, err := starter.ApplyPools(ctx, c, "default", todo, starter.ApplyOptions{Progress: applyProgress(b, started)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -159,8 +166,9 @@ func BenchmarkIdlePools(b *testing.B) {
 		}
 		b.Logf("apply pass %d: %d pools failed (%v), %d to apply again", pass, len(failed), failed[:min(1, len(failed))], len(todo))
 	}
-	applied := time.Since(started)
-	b.Logf("applied %d pools in %s (%d pool applies repeated); settling %s", n, applied.Round(time.Millisecond), retried, settle)
+	applied, applyCPU := time.Since(started), cpuTime()-cpuStarted
+	stopProfile()
+	b.Logf("applied %d pools in %s (%d pool applies repeated) [load %s]; settling %s", n, applied.Round(time.Millisecond), retried, loadAverage(), settle)
 	time.Sleep(settle)
 	// History growth is sampled on a few pools (reading every history
 	// would itself cost CPU inside the window).
@@ -176,6 +184,9 @@ func BenchmarkIdlePools(b *testing.B) {
 		time.Sleep(window)
 		used := cpuTime() - before
 		elapsed := time.Since(t0)
+		// The machine is shared: the load beside the process's own CPU
+		// says how contended the window was.
+		b.Logf("idle window %s: process CPU %s [load %s]", elapsed.Round(time.Second), used.Round(time.Millisecond), loadAverage())
 		b.ReportMetric(100*used.Seconds()/elapsed.Seconds(), "%core")
 		b.ReportMetric(1e6*used.Seconds()/elapsed.Seconds()/float64(n), "µcore/pool")
 		b.StopTimer()
@@ -186,6 +197,9 @@ func BenchmarkIdlePools(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(applied.Seconds(), "apply-s")
+	// CPU the process spent while applying, per pool: the server's and
+	// the worker's share of each start, what a loaded machine stretches.
+	b.ReportMetric(1e3*applyCPU.Seconds()/float64(n), "apply-cpu-ms/pool")
 	b.ReportMetric(float64(retried), "apply-repeats")
 	b.ReportMetric(float64(residentBytes(b))/(1<<20), "RSS-MiB")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hanzoai/visor-fleet/connectors/sim"
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/starter"
 	"github.com/hanzoai/visor-fleet/testsuite"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -55,6 +56,12 @@ func TestScaleOnPostgres(t *testing.T) {
 		t.Logf("scale: idle CPU %-28s %6.2f %% of a core", name, 100*used.Seconds()/elapsed.Seconds())
 	}
 	t.Logf("scale: idle CPU in all                      %6.2f %% of a core (%.1f µcore per pool)", 100*total.Seconds()/elapsed.Seconds(), 1e6*total.Seconds()/elapsed.Seconds()/float64(shape.Pools))
+	resident := d.residentByProcess()
+	for _, name := range names {
+		if rss := resident[name]; rss > 0 {
+			t.Logf("scale: resident memory %-28s %7.1f MiB", name, float64(rss)/(1<<20))
+		}
+	}
 	perPoolDay := float64(24*time.Hour) / float64(elapsed) / float64(shape.Pools)
 	for db, size := range db1 {
 		t.Logf("scale: database %-20s %8.1f MiB, grew %7.1f KiB per pool-day", db, float64(size)/(1<<20), float64(size-db0[db])*perPoolDay/1024)
@@ -83,6 +90,20 @@ func (d *Deployment) cpuByProcess(t *testing.T) map[string]time.Duration {
 	return out
 }
 
+// residentByProcess is each Temporal service's and worker's resident
+// memory now (VmRSS), by the names cpuByProcess uses; PostgreSQL's is
+// left out (its shared buffers count once in every backend).
+func (d *Deployment) residentByProcess() map[string]int64 {
+	out := map[string]int64{}
+	for name, p := range d.Services {
+		out["temporal "+name] = residentBytes(p.pid())
+	}
+	for _, p := range append(d.Workers, d.Tenant) {
+		out[p.name] = residentBytes(p.pid())
+	}
+	return out
+}
+
 // databaseBytes is the on-disk size of Temporal's two databases.
 func (d *Deployment) databaseBytes(t *testing.T) map[string]int64 {
 	out := map[string]int64{}
@@ -99,6 +120,11 @@ func (d *Deployment) databaseBytes(t *testing.T) map[string]int64 {
 func (d *Deployment) burstLatency(ctx context.Context, t *testing.T, share float64) []time.Duration {
 	n := max(1, int(float64(len(d.Spec.Pools))*share))
 	step := len(d.Spec.Pools) / n
+	if step%len(orgs) == 0 {
+		// Pools take orgs in turn: a step that is a multiple of their
+		// count would pick one org's pools only (all the tenant's).
+		step++
+	}
 	var keys []types.PoolKey
 	began := time.Now()
 	for i := 0; i < len(d.Spec.Pools) && len(keys) < n; i += step {
@@ -116,12 +142,36 @@ func (d *Deployment) burstLatency(ctx context.Context, t *testing.T, share float
 		}
 		return false
 	})
-	require.Empty(t, left, "pools that never scaled up for their burst in 10 minutes")
+	if len(left) > 0 {
+		// Say which, and what the first of them last decided, then give
+		// the latency of the others: a figure, and a failure.
+		byOrg := map[string]int{}
+		for _, k := range left {
+			byOrg[k.Org]++
+		}
+		st, err := starter.PoolStatus(ctx, d.Client, left[0])
+		pending := 0
+		if st.Observation != nil {
+			pending = len(st.Observation.PendingPods)
+		}
+		t.Errorf("%d of %d pools never scaled up for their burst in 10 minutes (by org %v); %s: state %q, pending %d, last decisions %v (status error %v)",
+			len(left), len(keys), byOrg, left[0].WorkflowID(), st.State, pending, lastDecisions(st, 3), err)
+	}
+	require.NotEmpty(t, lat, "no pool scaled up for its burst")
 	out := make([]time.Duration, 0, len(lat))
 	for _, l := range lat {
 		out = append(out, l)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// lastDecisions is the pool's n latest decision records, briefly.
+func lastDecisions(st contract.PoolStatus, n int) []string {
+	var out []string
+	for _, rec := range st.Decisions[max(0, len(st.Decisions)-n):] {
+		out = append(out, fmt.Sprintf("%s %s: %s → %s", rec.At.UTC().Format("15:04:05"), rec.Action, rec.Reason, rec.Outcome))
+	}
 	return out
 }
 

@@ -61,7 +61,7 @@ never its clusters or credentials.
 {{- if eq $t.taskQueue $root.Values.worker.taskQueue -}}
 {{- fail (printf "tenantWorkers[%d].taskQueue %q is the platform worker's queue; a tenant worker polls its own" $i $t.taskQueue) -}}
 {{- end -}}
-{{- $base := pick $root.Values.worker "resources" "nodeSelector" "tolerations" "affinity" "spreadAcrossNodes" "podDisruptionBudget" "maxConcurrentActivities" -}}
+{{- $base := pick $root.Values.worker "resources" "nodeSelector" "tolerations" "affinity" "spreadAcrossNodes" "podDisruptionBudget" "maxConcurrentActivities" "stickyCacheSize" -}}
 {{- $spec := mergeOverwrite (deepCopy $base) (dict "replicas" 1 "clusters" list "orgs" list "credentials" list "secretFiles" list "extraArgs" list "extraEnv" list "podAnnotations" dict "podLabels" dict) (deepCopy $t) -}}
 {{- $name := printf "%s-%s" $full $t.name | trunc 63 | trimSuffix "-" -}}
 {{- $sa := $name -}}
