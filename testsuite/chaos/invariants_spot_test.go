@@ -93,6 +93,6 @@ func TestAnOfferingAskedForAgainWithinThreeMinutesIsReported(t *testing.T) {
 	r := checkOfferingRetries(tr)
 	require.Equal(t, 4, r.Checked)
 	require.Len(t, r.Violations, 1, "only the spot retry 30 s after its refusal: %v", r.Violations)
-	require.Contains(t, r.Violations[0], "sim-2c4g/spot")
+	require.Contains(t, r.Violations[0], "sim-2c4g//spot")
 	require.NotEmpty(t, r.Advisory, "reported, not counted, until pools mark offerings unavailable")
 }
