@@ -8,6 +8,14 @@ import (
 	"go.temporal.io/sdk/converter"
 )
 
+// preflightMaxAge is how long a browser may reuse a CORS preflight's
+// answer (Chromium caps it at two hours). Without it Chromium keeps one for
+// 5 s only, so the Web UI's many decode calls (a page of workflows or
+// events sends several) kept paying a preflight round trip each, queued on
+// the six connections a browser opens to one origin: on a loaded machine
+// the page showed binary/encrypted payloads until the answers came.
+const preflightMaxAge = "7200"
+
 // maxRequestBytes bounds a request body: a few payloads of Temporal's 2 MiB
 // limit, base64 in JSON.
 const maxRequestBytes = 16 << 20
@@ -41,6 +49,7 @@ func NewHandler(c *PayloadCodec, o ServerOptions) http.Handler {
 			h.Add("Vary", "Origin")
 		}
 		if r.Method == http.MethodOptions {
+			w.Header().Set("Access-Control-Max-Age", preflightMaxAge)
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
