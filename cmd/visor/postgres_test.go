@@ -102,8 +102,11 @@ func TestWorkerAndCLIOnTemporalWithPostgreSQL(t *testing.T) {
 	})
 	cli("pool", "apply", "-f", poolsPath)
 
+	// The floor's purchase may size the pods too (they are pending from the
+	// first observation, and batching buys for them within a second): one
+	// node that holds all five is as right as two.
 	up := waitPool(90*time.Second, "scaled up for 5 pods of 900m", func(d poolDescription) bool {
-		return d.PendingPods == 0 && d.Nodes >= 2
+		return d.PendingPods == 0 && d.Nodes >= 1 && d.Seq >= 1
 	})
 	t.Logf("scaled up to %d nodes at %s", up.Nodes, time.Since(started).Round(time.Millisecond))
 
