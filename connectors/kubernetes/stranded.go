@@ -101,13 +101,8 @@ func admittedElsewhere(p *corev1.Pod, own string, others []*corev1.Node, onNode 
 				continue
 			}
 		}
-		if len(n.Spec.Taints) > 0 {
-			if _, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), n.Spec.Taints, p.Spec.Tolerations,
-				func(t *corev1.Taint) bool {
-					return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
-				}, true); untolerated {
-				continue
-			}
+		if TaintsRepel(n, p) {
+			continue
 		}
 		if hostnameAntiAffinityConflict(p, antiAffinity, onNode[n.Name]) {
 			continue
@@ -115,6 +110,19 @@ func admittedElsewhere(p *corev1.Pod, own string, others []*corev1.Node, onNode 
 		return true
 	}
 	return false
+}
+
+// TaintsRepel is kube-scheduler's TaintToleration filter: a NoSchedule or
+// NoExecute taint of the node that the pod does not tolerate.
+func TaintsRepel(n *corev1.Node, p *corev1.Pod) bool {
+	if len(n.Spec.Taints) == 0 {
+		return false
+	}
+	_, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), n.Spec.Taints, p.Spec.Tolerations,
+		func(t *corev1.Taint) bool {
+			return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+		}, true)
+	return untolerated
 }
 
 // hostnameAntiAffinityConflict: a pod already on the node repels p, or p
