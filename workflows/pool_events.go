@@ -33,15 +33,11 @@ func (p *pool) tell(ctx workflow.Context, events []connectors.ClusterEvent) {
 
 // tellBought tells each pod a purchase was for which nodes it bought.
 func (p *pool) tellBought(ctx workflow.Context, seq int64, plan activities.PlanResult, pods []types.PendingPod) {
-	left := make(map[string]bool, len(plan.Unplaceable))
-	for _, u := range plan.Unplaceable {
-		left[u.Pod] = true
-	}
 	msg := fmt.Sprintf("visor: buying %d × %s for this pod, pool %s, decision #%d", plan.NewNodes, plan.Size, p.spec.Key.WorkflowID(), seq)
 	var events []connectors.ClusterEvent
-	for _, pod := range pods {
+	for _, pod := range boughtFor(plan, pods) {
 		// A shape's unlisted pods have no name of their own to tell.
-		if pod.Count > 0 || left[pod.Key()] || law.IsHeadroomPod(pod) {
+		if pod.Count > 0 {
 			continue
 		}
 		events = append(events, podEvent(pod.Key(), connectors.EventNormal, connectors.EventTriggeredScaleUp, msg))

@@ -146,17 +146,26 @@ func (p *pool) park(unplaceable []activities.UnplaceablePod) (fresh []activities
 	return fresh
 }
 
-// bought remembers which pods a purchase was for, for the runaway guard.
-func (p *pool) bought(ctx workflow.Context, seq int64, plan activities.PlanResult, pods []types.PendingPod) {
-	now := workflow.Now(ctx)
+// boughtFor are the pods a purchase was made for: those the plan placed,
+// less the headroom's placeholder pods.
+func boughtFor(plan activities.PlanResult, pods []types.PendingPod) []types.PendingPod {
 	left := make(map[string]bool, len(plan.Unplaceable))
 	for _, u := range plan.Unplaceable {
 		left[u.Pod] = true
 	}
+	out := make([]types.PendingPod, 0, len(pods))
 	for _, pod := range pods {
-		if left[pod.Key()] || law.IsHeadroomPod(pod) {
-			continue
+		if !left[pod.Key()] && !law.IsHeadroomPod(pod) {
+			out = append(out, pod)
 		}
+	}
+	return out
+}
+
+// bought remembers which pods a purchase was for, for the runaway guard.
+func (p *pool) bought(ctx workflow.Context, seq int64, plan activities.PlanResult, pods []types.PendingPod) {
+	now := workflow.Now(ctx)
+	for _, pod := range boughtFor(plan, pods) {
 		delete(p.state.Deferred, pod.Key())
 		if _, known := p.state.BoughtFor[pod.Key()]; !known && len(p.state.BoughtFor) < maxPendingKept {
 			p.state.BoughtFor[pod.Key()] = Purchase{Seq: seq, At: now, Size: plan.Size, Since: pod.UnschedulableSince}
