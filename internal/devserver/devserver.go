@@ -149,7 +149,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Trust != nil && (opts.Credential == nil || (opts.UIPort > 0 && opts.UICredential == nil)) {
 		return nil, errors.New("devserver: with Trust the server needs Credential (and UICredential for the Web UI)")
 	}
-	cfg, sqlCfg, err := buildConfig(opts)
+	cfg, sqlCfg, visCfg, err := buildConfig(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -161,12 +161,17 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		if lock, err = lockDataDir(opts.DataDir); err != nil {
 			return nil, err
 		}
-		if _, err := os.Stat(sqlCfg.DatabaseName); errors.Is(err, os.ErrNotExist) {
-			if err := sqliteschema.SetupSchema(sqlCfg); err != nil {
+		if _, err := os.Stat(sqlCfg.DatabaseName); err == nil {
+			if err := forgetMembership(sqlCfg.DatabaseName); err != nil {
 				lock.Close()
-				return nil, fmt.Errorf("set up SQLite schema in %s: %w", sqlCfg.DatabaseName, err)
+				return nil, err
 			}
-		} else if err := forgetMembership(sqlCfg.DatabaseName); err != nil {
+		}
+		stores := []*config.SQL{sqlCfg}
+		if visCfg != nil {
+			stores = append(stores, visCfg)
+		}
+		if err := prepareFiles(stores...); err != nil {
 			lock.Close()
 			return nil, err
 		}
@@ -284,24 +289,25 @@ func checkPortFree(ip string, port int, what string) error {
 	return l.Close()
 }
 
-func buildConfig(opts Options) (*config.Config, *config.SQL, error) {
-	sqlCfg := &config.SQL{
-		PluginName:        sqliteplugin.PluginName,
-		ConnectAttributes: map[string]string{},
-	}
+func buildConfig(opts Options) (cfg *config.Config, main, visibility *config.SQL, err error) {
 	if opts.Memory {
-		sqlCfg.ConnectAttributes["mode"] = "memory"
-		sqlCfg.ConnectAttributes["cache"] = "shared"
-		sqlCfg.DatabaseName = fmt.Sprintf("visor-%d", time.Now().UnixNano())
+		main = &config.SQL{
+			PluginName:   sqliteplugin.PluginName,
+			DatabaseName: fmt.Sprintf("visor-%d", time.Now().UnixNano()),
+			ConnectAttributes: map[string]string{
+				"mode":  "memory",
+				"cache": "shared",
+			},
+		}
 	} else {
-		sqlCfg.ConnectAttributes["mode"] = "rwc"
-		// Keys are pragma names as Temporal's SQLite plugin passes them
-		// (`_pragma=journal_mode=wal`); an unknown name such as
-		// "_journal_mode" is silently ignored by SQLite, which left the file
-		// in rollback-journal mode with a sync on every commit.
-		sqlCfg.ConnectAttributes["journal_mode"] = "wal"
-		sqlCfg.ConnectAttributes["synchronous"] = "normal"
-		sqlCfg.DatabaseName = filepath.Join(opts.DataDir, "temporal.db")
+		main = fileStore(opts.DataDir, mainDatabase)
+		separate, err := separateVisibility(opts.DataDir)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if separate {
+			visibility = fileStore(opts.DataDir, visibilityDatabase)
+		}
 	}
 	// Each internal service needs its own gRPC and membership port; only the
 	// frontend's is fixed.
@@ -309,7 +315,7 @@ func buildConfig(opts Options) (*config.Config, *config.SQL, error) {
 	for range 10 {
 		p, err := freePort(opts.IP)
 		if err != nil {
-			return nil, nil, fmt.Errorf("find a free port for an internal service: %w", err)
+			return nil, nil, nil, fmt.Errorf("find a free port for an internal service: %w", err)
 		}
 		ports = append(ports, p)
 	}
@@ -321,7 +327,7 @@ func buildConfig(opts Options) (*config.Config, *config.SQL, error) {
 		return config.Service{RPC: rpc}
 	}
 	frontend := net.JoinHostPort(opts.IP, strconv.Itoa(opts.GRPCPort))
-	cfg := &config.Config{
+	cfg = &config.Config{
 		Global: config.Global{
 			Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: "127.0.0.1"},
 			Metrics:    &metrics.Config{Prometheus: &metrics.PrometheusConfig{ListenAddress: net.JoinHostPort(opts.IP, strconv.Itoa(ports[7])), HandlerPath: "/metrics"}},
@@ -330,7 +336,7 @@ func buildConfig(opts Options) (*config.Config, *config.SQL, error) {
 			DefaultStore:     sqliteplugin.PluginName,
 			VisibilityStore:  sqliteplugin.PluginName,
 			NumHistoryShards: 1,
-			DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
+			DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: main}},
 		},
 		Services: map[string]config.Service{
 			"frontend": svc(opts.GRPCPort, ports[0], true),
@@ -339,6 +345,10 @@ func buildConfig(opts Options) (*config.Config, *config.SQL, error) {
 			"worker":   svc(ports[5], ports[6], false),
 		},
 	}
+	if visibility != nil {
+		cfg.Persistence.VisibilityStore = visibilityStore
+		cfg.Persistence.DataStores[visibilityStore] = config.DataStore{SQL: visibility}
+	}
 	OneProcessCluster(cfg, frontend)
 	if opts.Trust != nil {
 		// The system worker reaches the server through an internal frontend
@@ -346,7 +356,7 @@ func buildConfig(opts Options) (*config.Config, *config.SQL, error) {
 		cfg.Services[internalFrontend] = svc(ports[8], ports[9], false)
 		cfg.PublicClient = config.PublicClient{}
 	}
-	return cfg, sqlCfg, nil
+	return cfg, main, visibility, nil
 }
 
 // dynamicConfig tunes the single-process server for a laptop.
