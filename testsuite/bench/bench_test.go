@@ -45,6 +45,11 @@ func startServer(b *testing.B, cloud *instantCloud) client.Client {
 		b.Fatal(err)
 	}
 	b.Cleanup(c.Close)
+	// VISOR_BENCH_STICKY_CACHE: workflows the worker keeps cached (the
+	// SDK's default is 10,000), as `visor worker --sticky-cache-size`.
+	if size := testsuite.EnvInt(b, "VISOR_BENCH_STICKY_CACHE", 0, 0); size > 0 {
+		worker.SetStickyWorkflowCacheSize(size)
+	}
 	w := workers.New(c, contract.DefaultTaskQueue, &activities.Activities{Clusters: cloud, Temporal: c}, worker.Options{})
 	if err := w.Start(); err != nil {
 		b.Fatal(err)
@@ -191,6 +196,9 @@ func BenchmarkIdlePools(b *testing.B) {
 		b.ReportMetric(1e6*used.Seconds()/elapsed.Seconds()/float64(n), "µcore/pool")
 		b.StopTimer()
 		events1, bytes1 := historyOf(ctx, b, c, sample)
+		// What the window's events were says what kept the pools busy.
+		// To stderr: a benchmark's own log is cut after its first lines.
+		fmt.Fprintf(os.Stderr, "idle window %s, events of %d sampled pools: %s\n", elapsed.Round(time.Second), len(sample), windowEvents(ctx, b, c, sample, t0, t0.Add(elapsed)))
 		perDay := float64(24*time.Hour) / float64(elapsed) / float64(len(sample))
 		b.ReportMetric(float64(events1-events0)*perDay, "history-events/pool-day")
 		b.ReportMetric(float64(bytes1-bytes0)*perDay/1024, "history-KiB/pool-day")
@@ -226,6 +234,34 @@ func residentBytes(b *testing.B) int64 {
 
 // historySample is how many idle pools' histories the benchmark reads.
 const historySample = 20
+
+// windowEvents tallies, by type, the pools' current runs' events stamped
+// within [from, to].
+func windowEvents(ctx context.Context, b *testing.B, c client.Client, ids []string, from, to time.Time) string {
+	count := map[string]int{}
+	for _, id := range ids {
+		it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			e, err := it.Next()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if at := e.GetEventTime().AsTime(); !at.Before(from) && !at.After(to) {
+				count[strings.TrimPrefix(e.GetEventType().String(), "EVENT_TYPE_")]++
+			}
+		}
+	}
+	kinds := make([]string, 0, len(count))
+	for k := range count {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	var out []string
+	for _, k := range kinds {
+		out = append(out, fmt.Sprintf("%s %d", k, count[k]))
+	}
+	return strings.Join(out, ", ")
+}
 
 // historyOf sums the events and encoded bytes of the pools' current runs.
 func historyOf(ctx context.Context, b *testing.B, c client.Client, ids []string) (events, bytes int) {

@@ -73,7 +73,12 @@ func (d *Deployment) pollPools(ctx context.Context, keys []types.PoolKey, deadli
 			go func() {
 				defer wg.Done()
 				defer func() { <-sem }()
-				qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				// A round of slow answers must not outlast the deadline:
+				// 600 pools timing out at 10 s, 8 at a time, are 12 minutes.
+				if time.Now().After(deadline) {
+					return
+				}
+				qctx, cancel := context.WithDeadline(ctx, minTime(deadline, time.Now().Add(10*time.Second)))
 				st, err := starter.PoolStatus(qctx, d.Client, k)
 				cancel()
 				if err != nil {

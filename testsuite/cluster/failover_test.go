@@ -44,7 +44,12 @@ func TestFailover(t *testing.T) {
 		Pools:      testsuite.EnvInt(t, "VISOR_CLUSTER_POOLS", 100, 1),
 		BurstShare: 0.2,
 		TenantOrg:  orgs[0],
+		Resync:     testsuite.EnvDuration(t, "VISOR_CLUSTER_RESYNC", 20*time.Second),
 	}
+	resync := failoverPolicy(shape.Resync).ResyncInterval.D()
+	// An idle pool decides again at its next resync at the latest: the
+	// waits stretch with a longer one.
+	slack := resync - 20*time.Second
 	shape.Clusters = testsuite.EnvInt(t, "VISOR_CLUSTER_CLUSTERS", max(3, shape.Pools/100+1), 2)
 	workerKills := testsuite.EnvInt(t, "VISOR_CLUSTER_WORKER_KILLS", 2, 0)
 	historyKills := testsuite.EnvInt(t, "VISOR_CLUSTER_HISTORY_KILLS", 1, 0)
@@ -53,25 +58,25 @@ func TestFailover(t *testing.T) {
 
 	d := Start(t, shape)
 	applied := time.Now()
-	took, notYet := d.decidedAgain(ctx, applied.Add(-d.ApplyTook), 4*time.Minute)
+	took, notYet := d.decidedAgain(ctx, applied.Add(-d.ApplyTook), 4*time.Minute+2*slack)
 	require.Empty(t, notYet, "pools that never decided after apply")
 	t.Logf("cluster: every pool decided within %s of apply", took.Round(time.Second))
 	d.checkWebUI(t)
 
 	base := time.Now()
-	baseline, notYet := d.decidedAgain(ctx, base, 2*time.Minute)
+	baseline, notYet := d.decidedAgain(ctx, base, 2*time.Minute+2*slack)
 	require.Empty(t, notYet, "pools that did not decide again with nothing killed")
-	t.Logf("cluster: baseline, nothing killed: every pool decided again within %s (resync every %s)", baseline.Round(100*time.Millisecond), failoverPolicy().ResyncInterval.D())
+	t.Logf("cluster: baseline, nothing killed: every pool decided again within %s (resync every %s)", baseline.Round(100*time.Millisecond), resync)
 
 	var kills []kill
 	for i := range workerKills {
 		time.Sleep(every)
 		w := d.Workers[i%len(d.Workers)]
-		k := kill{What: w.name + " (kill -9, restarted after 10s)", At: time.Now(), Limit: workerKillTarget}
+		k := kill{What: w.name + " (kill -9, restarted after 10s)", At: time.Now(), Limit: workerKillTarget + slack}
 		w.kill()
 		restarted := make(chan error, 1)
 		go func() { time.Sleep(10 * time.Second); restarted <- w.start() }()
-		k.Decided, k.NotYet = d.decidedAgain(ctx, k.At, 3*workerKillTarget)
+		k.Decided, k.NotYet = d.decidedAgain(ctx, k.At, 3*workerKillTarget+slack)
 		require.NoError(t, <-restarted)
 		t.Logf("cluster: %s [load %s]", k, loadAverage())
 		kills = append(kills, k)
@@ -79,11 +84,11 @@ func TestFailover(t *testing.T) {
 	for range historyKills {
 		time.Sleep(every)
 		h := d.Services["history"]
-		k := kill{What: "temporal history service (kill -9, restarted at once)", At: time.Now(), Limit: historyKillTarget}
+		k := kill{What: "temporal history service (kill -9, restarted at once)", At: time.Now(), Limit: historyKillTarget + slack}
 		h.kill()
 		require.NoError(t, h.start())
 		d.waitLog(h, "service up", 2*time.Minute)
-		k.Decided, k.NotYet = d.decidedAgain(ctx, k.At, 3*historyKillTarget)
+		k.Decided, k.NotYet = d.decidedAgain(ctx, k.At, 3*historyKillTarget+slack)
 		t.Logf("cluster: %s [load %s]", k, loadAverage())
 		kills = append(kills, k)
 	}

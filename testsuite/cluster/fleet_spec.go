@@ -21,6 +21,10 @@ type FleetShape struct {
 	// Idle pools: the production policy (types.DefaultPolicy, no floor),
 	// no demand and the default 30 s sample: what a pool costs at rest.
 	Idle bool
+	// Resync of the failover policy; 0 is 20 s. Every pool resyncing
+	// that often is what "decided again" is timed against, and 1,000 pools
+	// at 20 s are ~50 resyncs a second, more than 2 cores carry.
+	Resync time.Duration
 }
 
 // orgs the pools are spread over; the first is the tenant's.
@@ -32,7 +36,10 @@ func tenantQueue(org string) string { return contract.TenantQueuePrefix + org }
 // failoverPolicy has second-scale thresholds, so a test of minutes sees
 // pools scale both ways, and a 20 s resync, so every pool decides at least
 // that often: the baseline "every pool decided again" is measured against.
-func failoverPolicy() types.Policy {
+func failoverPolicy(resync time.Duration) types.Policy {
+	if resync <= 0 {
+		resync = 20 * time.Second
+	}
 	return types.Policy{
 		MinNodes: 1, MaxNodes: 6,
 		PendingThreshold:  types.Duration(10 * time.Second),
@@ -40,7 +47,7 @@ func failoverPolicy() types.Policy {
 		ScaleUpCooldown:   types.Duration(10 * time.Second),
 		ScaleDownCooldown: types.Duration(30 * time.Second),
 		SampleInterval:    types.Duration(5 * time.Second),
-		ResyncInterval:    types.Duration(20 * time.Second),
+		ResyncInterval:    types.Duration(resync),
 		DrainTimeout:      types.Duration(30 * time.Second),
 		ProvisionTimeout:  types.Duration(90 * time.Second),
 		UnreadyTimeout:    types.Duration(90 * time.Second),
@@ -49,7 +56,7 @@ func failoverPolicy() types.Policy {
 
 func (s FleetShape) policy() types.Policy {
 	if !s.Idle {
-		return failoverPolicy()
+		return failoverPolicy(s.Resync)
 	}
 	p := types.DefaultPolicy()
 	p.MinNodes = 0
