@@ -70,6 +70,10 @@ func (w *watcher) run(ctx context.Context, in WatchInput, heartbeat func(WatchPr
 		refresh = 5 * time.Minute
 	}
 	var progress WatchProgress
+	// A full-state sample of a big cluster signals every pool, one call
+	// each: 10,000 pools outlast the heartbeat timeout, and a watcher timed
+	// out mid-sample restarts with nothing sent, so signals all again.
+	w.beat = func() { heartbeat(progress) }
 	var pools map[string]contract.PoolThresholds
 	var refreshedAt time.Time
 	ticker := time.NewTicker(sample)
@@ -139,13 +143,19 @@ func (w *watcher) run(ctx context.Context, in WatchInput, heartbeat func(WatchPr
 // heartbeat before it retries the watcher on another worker.
 const WatcherHeartbeatTimeout = 30 * time.Second
 
+// sampleBeatEvery is how often a long sample heartbeats between its
+// signals.
+var sampleBeatEvery = WatcherHeartbeatTimeout / 6
+
 // watcher holds what was last sent to each pool.
 type watcher struct {
 	a       *Activities
 	cluster connectors.Cluster
 	// sent is each pool's last fingerprint; empty after a restart, so the
 	// first sample re-sends full state.
-	sent          map[string]string
+	sent map[string]string
+	// beat heartbeats the watcher's progress (nil in a bare watcher).
+	beat          func()
 	lastReachable *bool
 	lastReport    time.Time
 	// signedReachable and lastSigned track the token-signed report.
@@ -183,7 +193,12 @@ func (w *watcher) sample(ctx context.Context, pools map[string]contract.PoolThre
 	}
 	sort.Strings(ids)
 	signals := 0
+	beaten := time.Now()
 	for _, id := range ids {
+		if w.beat != nil && time.Since(beaten) >= sampleBeatEvery {
+			w.beat()
+			beaten = time.Now()
+		}
 		key, err := types.ParsePoolID(id)
 		if err != nil {
 			continue
