@@ -43,7 +43,8 @@ type WatchProgress struct {
 // observer with informers), its events also wake the watcher between
 // samples, coalesced to at most one `observe` per pool per EventInterval.
 // It also reports the cluster's observed half to the cluster workflow. It
-// runs until cancelled, heartbeating every sample.
+// runs until cancelled, heartbeating every sample and, in a long one,
+// between its signals.
 func (a *Activities) WatchCluster(ctx context.Context, in WatchInput) error {
 	if a.Temporal == nil {
 		return asTemporalError(errclass.New(errclass.Permanent, "worker", "watch", errors.New("the watcher needs a Temporal client")))

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"sort"
@@ -199,6 +200,7 @@ func BenchmarkIdlePools(b *testing.B) {
 		// What the window's events were says what kept the pools busy.
 		// To stderr: a benchmark's own log is cut after its first lines.
 		fmt.Fprintf(os.Stderr, "idle window %s, events of %d sampled pools: %s\n", elapsed.Round(time.Second), len(sample), windowEvents(ctx, b, c, sample, t0, t0.Add(elapsed)))
+		fmt.Fprintf(os.Stderr, "idle window %s, events of the cluster workflow: %s\n", elapsed.Round(time.Second), windowEvents(ctx, b, c, []string{types.ClusterWorkflowID("bench")}, t0, t0.Add(elapsed)))
 		perDay := float64(24*time.Hour) / float64(elapsed) / float64(len(sample))
 		b.ReportMetric(float64(events1-events0)*perDay, "history-events/pool-day")
 		b.ReportMetric(float64(bytes1-bytes0)*perDay/1024, "history-KiB/pool-day")
@@ -247,7 +249,21 @@ func windowEvents(ctx context.Context, b *testing.B, c client.Client, ids []stri
 				b.Fatal(err)
 			}
 			if at := e.GetEventTime().AsTime(); !at.Before(from) && !at.After(to) {
-				count[strings.TrimPrefix(e.GetEventType().String(), "EVENT_TYPE_")]++
+				kind := strings.TrimPrefix(e.GetEventType().String(), "EVENT_TYPE_")
+				// A signal's name and, for an observation, why it was sent.
+				if sig := e.GetWorkflowExecutionSignaledEventAttributes(); sig != nil {
+					kind += "(" + sig.GetSignalName()
+					if p := sig.GetInput().GetPayloads(); len(p) == 1 {
+						var why struct {
+							Reason string `json:"reason"`
+						}
+						if json.Unmarshal(p[0].GetData(), &why) == nil && why.Reason != "" {
+							kind += " " + why.Reason
+						}
+					}
+					kind += ")"
+				}
+				count[kind]++
 			}
 		}
 	}
