@@ -39,11 +39,7 @@ func TestAFullStateSampleHeartbeatsBetweenItsSignals(t *testing.T) {
 		registered[types.PoolKey{Org: "acme", Project: "web", Service: fmt.Sprintf("s%03d", i), Provider: "sim", Cluster: "east"}.WorkflowID()] = contract.PoolThresholds{}
 	}
 	temporal := mocks.NewClient(t)
-	status := &mocks.Value{}
-	status.On("Get", mock.Anything).Run(func(args mock.Arguments) {
-		*args.Get(0).(*contract.ClusterStatus) = contract.ClusterStatus{Pools: registered}
-	}).Return(nil)
-	temporal.On("QueryWorkflow", mock.Anything, "cluster/east", "", contract.QueryClusterStatus).Return(status, nil)
+	registers(temporal, "east", registered)
 	var mu sync.Mutex
 	signalled, beatsBeforeReport, reported := 0, 0, false
 	temporal.On("SignalWorkflow", mock.Anything, mock.Anything, "", contract.SignalObserve, mock.Anything).Run(func(mock.Arguments) {

@@ -83,11 +83,7 @@ func coalescedBurst(t *testing.T, client k8s.Interface, addPending func(name, se
 	api := types.PoolKey{Org: "acme", Project: "web", Service: "api", Provider: "sim", Cluster: "east"}.WorkflowID()
 	batch := types.PoolKey{Org: "acme", Project: "web", Service: "batch", Provider: "sim", Cluster: "east"}.WorkflowID()
 	temporal := mocks.NewClient(t)
-	status := &mocks.Value{}
-	status.On("Get", mock.Anything).Run(func(args mock.Arguments) {
-		*args.Get(0).(*contract.ClusterStatus) = contract.ClusterStatus{Pools: map[string]contract.PoolThresholds{api: {}, batch: {}}}
-	}).Return(nil)
-	temporal.On("QueryWorkflow", mock.Anything, "cluster/east", "", contract.QueryClusterStatus).Return(status, nil)
+	registers(temporal, "east", map[string]contract.PoolThresholds{api: {}, batch: {}})
 	seen := &observes{n: map[string]int{}, last: map[string]types.PoolObservation{}, at: map[string][]time.Time{}}
 	temporal.On("SignalWorkflow", mock.Anything, mock.Anything, "", contract.SignalObserve, mock.Anything).Run(func(args mock.Arguments) {
 		seen.mu.Lock()
@@ -145,6 +141,16 @@ func coalescedBurst(t *testing.T, client k8s.Interface, addPending func(name, se
 	cancel()
 	<-done
 	return n - 1, burst
+}
+
+// registers answers the cluster workflow's status query with pools, as
+// the watcher reads them.
+func registers(temporal *mocks.Client, cluster string, pools map[string]contract.PoolThresholds) {
+	status := &mocks.Value{}
+	status.On("Get", mock.Anything).Run(func(args mock.Arguments) {
+		*args.Get(0).(*contract.ClusterStatus) = contract.ClusterStatus{Pools: pools}
+	}).Return(nil)
+	temporal.On("QueryWorkflow", mock.Anything, types.ClusterWorkflowID(cluster), "", contract.QueryClusterStatus).Return(status, nil)
 }
 
 func create(t *testing.T, client k8s.Interface, pod *corev1.Pod) {

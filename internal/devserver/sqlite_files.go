@@ -3,7 +3,6 @@ package devserver
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 
@@ -72,9 +71,7 @@ func prepareFiles(stores ...*config.SQL) error {
 		if _, err := os.Stat(s.DatabaseName); !errors.Is(err, os.ErrNotExist) {
 			continue
 		}
-		setup := *s
-		setup.ConnectAttributes = maps.Clone(s.ConnectAttributes)
-		if err := sqliteschema.SetupSchema(&setup); err != nil {
+		if err := sqliteschema.SetupSchema(s); err != nil {
 			return fmt.Errorf("set up SQLite schema in %s: %w", s.DatabaseName, err)
 		}
 	}

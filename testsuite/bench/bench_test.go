@@ -13,6 +13,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"google.golang.org/protobuf/proto"
@@ -184,7 +185,7 @@ func BenchmarkIdlePools(b *testing.B) {
 	}
 	b.ResetTimer()
 	for range b.N {
-		events0, bytes0 := historyOf(ctx, b, c, sample)
+		events0, bytes0 := historyOf(ctx, b, c, sample, nil)
 		before := cpuTime()
 		t0 := time.Now()
 		time.Sleep(window)
@@ -196,11 +197,13 @@ func BenchmarkIdlePools(b *testing.B) {
 		b.ReportMetric(100*used.Seconds()/elapsed.Seconds(), "%core")
 		b.ReportMetric(1e6*used.Seconds()/elapsed.Seconds()/float64(n), "µcore/pool")
 		b.StopTimer()
-		events1, bytes1 := historyOf(ctx, b, c, sample)
 		// What the window's events were says what kept the pools busy.
+		pools, cluster := newWindowTally(t0, t0.Add(elapsed)), newWindowTally(t0, t0.Add(elapsed))
+		events1, bytes1 := historyOf(ctx, b, c, sample, pools.add)
+		historyOf(ctx, b, c, []string{types.ClusterWorkflowID("bench")}, cluster.add)
 		// To stderr: a benchmark's own log is cut after its first lines.
-		fmt.Fprintf(os.Stderr, "idle window %s, events of %d sampled pools: %s\n", elapsed.Round(time.Second), len(sample), windowEvents(ctx, b, c, sample, t0, t0.Add(elapsed)))
-		fmt.Fprintf(os.Stderr, "idle window %s, events of the cluster workflow: %s\n", elapsed.Round(time.Second), windowEvents(ctx, b, c, []string{types.ClusterWorkflowID("bench")}, t0, t0.Add(elapsed)))
+		fmt.Fprintf(os.Stderr, "idle window %s, events of %d sampled pools: %s\n", elapsed.Round(time.Second), len(sample), pools)
+		fmt.Fprintf(os.Stderr, "idle window %s, events of the cluster workflow: %s\n", elapsed.Round(time.Second), cluster)
 		perDay := float64(24*time.Hour) / float64(elapsed) / float64(len(sample))
 		b.ReportMetric(float64(events1-events0)*perDay, "history-events/pool-day")
 		b.ReportMetric(float64(bytes1-bytes0)*perDay/1024, "history-KiB/pool-day")
@@ -237,50 +240,53 @@ func residentBytes(b *testing.B) int64 {
 // historySample is how many idle pools' histories the benchmark reads.
 const historySample = 20
 
-// windowEvents tallies, by type, the pools' current runs' events stamped
-// within [from, to].
-func windowEvents(ctx context.Context, b *testing.B, c client.Client, ids []string, from, to time.Time) string {
-	count := map[string]int{}
-	for _, id := range ids {
-		it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-		for it.HasNext() {
-			e, err := it.Next()
-			if err != nil {
-				b.Fatal(err)
+// windowTally counts, by type, the events stamped within [from, to].
+type windowTally struct {
+	from, to time.Time
+	count    map[string]int
+}
+
+func newWindowTally(from, to time.Time) *windowTally {
+	return &windowTally{from: from, to: to, count: map[string]int{}}
+}
+
+func (w *windowTally) add(e *historypb.HistoryEvent) {
+	if at := e.GetEventTime().AsTime(); at.Before(w.from) || at.After(w.to) {
+		return
+	}
+	kind := strings.TrimPrefix(e.GetEventType().String(), "EVENT_TYPE_")
+	// A signal's name and, for an observation, why it was sent.
+	if sig := e.GetWorkflowExecutionSignaledEventAttributes(); sig != nil {
+		kind += "(" + sig.GetSignalName()
+		if p := sig.GetInput().GetPayloads(); len(p) == 1 {
+			var why struct {
+				Reason string `json:"reason"`
 			}
-			if at := e.GetEventTime().AsTime(); !at.Before(from) && !at.After(to) {
-				kind := strings.TrimPrefix(e.GetEventType().String(), "EVENT_TYPE_")
-				// A signal's name and, for an observation, why it was sent.
-				if sig := e.GetWorkflowExecutionSignaledEventAttributes(); sig != nil {
-					kind += "(" + sig.GetSignalName()
-					if p := sig.GetInput().GetPayloads(); len(p) == 1 {
-						var why struct {
-							Reason string `json:"reason"`
-						}
-						if json.Unmarshal(p[0].GetData(), &why) == nil && why.Reason != "" {
-							kind += " " + why.Reason
-						}
-					}
-					kind += ")"
-				}
-				count[kind]++
+			if json.Unmarshal(p[0].GetData(), &why) == nil && why.Reason != "" {
+				kind += " " + why.Reason
 			}
 		}
+		kind += ")"
 	}
-	kinds := make([]string, 0, len(count))
-	for k := range count {
+	w.count[kind]++
+}
+
+func (w *windowTally) String() string {
+	kinds := make([]string, 0, len(w.count))
+	for k := range w.count {
 		kinds = append(kinds, k)
 	}
 	sort.Strings(kinds)
-	var out []string
+	out := make([]string, 0, len(kinds))
 	for _, k := range kinds {
-		out = append(out, fmt.Sprintf("%s %d", k, count[k]))
+		out = append(out, fmt.Sprintf("%s %d", k, w.count[k]))
 	}
 	return strings.Join(out, ", ")
 }
 
-// historyOf sums the events and encoded bytes of the pools' current runs.
-func historyOf(ctx context.Context, b *testing.B, c client.Client, ids []string) (events, bytes int) {
+// historyOf sums the events and encoded bytes of the pools' current runs,
+// handing each event to visit when it is set.
+func historyOf(ctx context.Context, b *testing.B, c client.Client, ids []string, visit func(*historypb.HistoryEvent)) (events, bytes int) {
 	for _, id := range ids {
 		it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 		for it.HasNext() {
@@ -290,6 +296,9 @@ func historyOf(ctx context.Context, b *testing.B, c client.Client, ids []string)
 			}
 			events++
 			bytes += proto.Size(e)
+			if visit != nil {
+				visit(e)
+			}
 		}
 	}
 	return events, bytes
