@@ -70,11 +70,11 @@ func (w *watcher) run(ctx context.Context, in WatchInput, heartbeat func(WatchPr
 	if refresh <= 0 {
 		refresh = 5 * time.Minute
 	}
-	var progress WatchProgress
+	progress := &w.progress
 	// A full-state sample of a big cluster signals every pool, one call
 	// each: 10,000 pools outlast the heartbeat timeout, and a watcher timed
 	// out mid-sample restarts with nothing sent, so signals all again.
-	w.beat = func() { heartbeat(progress) }
+	w.beat = func() { heartbeat(*progress) }
 	var pools map[string]contract.PoolThresholds
 	var refreshedAt time.Time
 	ticker := time.NewTicker(sample)
@@ -103,11 +103,9 @@ func (w *watcher) run(ctx context.Context, in WatchInput, heartbeat func(WatchPr
 		if err != nil {
 			progress.LastErr = err.Error()
 			w.log.Warn("cluster sample failed", "cluster", in.Cluster, "error", err)
-		} else {
-			progress.LastErr, progress.LastSync = "", time.Now()
 		}
-		w.reportObserved(ctx, reachable, progress, obs)
-		heartbeat(progress)
+		w.reportObserved(ctx, reachable, obs)
+		heartbeat(*progress)
 		var retry <-chan time.Time
 	wait:
 		for {
@@ -115,7 +113,7 @@ func (w *watcher) run(ctx context.Context, in WatchInput, heartbeat func(WatchPr
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-beat.C:
-				heartbeat(progress)
+				heartbeat(*progress)
 			case <-ticker.C:
 				break wait
 			case <-events.kick:
@@ -155,6 +153,8 @@ type watcher struct {
 	// sent is each pool's last fingerprint; empty after a restart, so the
 	// first sample re-sends full state.
 	sent map[string]string
+	// progress is what the heartbeat and the cluster report carry.
+	progress WatchProgress
 	// beat heartbeats the watcher's progress (nil in a bare watcher).
 	beat          func()
 	lastReachable *bool
@@ -180,6 +180,14 @@ func (w *watcher) sample(ctx context.Context, pools map[string]contract.PoolThre
 	if err != nil {
 		return 0, false, obs, err
 	}
+	if only == nil {
+		// The cluster hears it was reached before any pool is signalled: a
+		// full-state sample of 10,000 pools takes minutes, and a report
+		// held back that long reads as stale observations, which closes
+		// the gate and fans the change out to every pool.
+		w.progress.LastErr, w.progress.LastSync = "", time.Now()
+		w.reportObserved(ctx, true, obs)
+	}
 	ids := make([]string, 0, len(pools))
 	for id := range pools {
 		ids = append(ids, id)
@@ -198,6 +206,9 @@ func (w *watcher) sample(ctx context.Context, pools map[string]contract.PoolThre
 	for _, id := range ids {
 		if w.beat != nil && time.Since(beaten) >= sampleBeatEvery {
 			w.beat()
+			if only == nil {
+				w.reportObserved(ctx, true, obs) // its once-a-minute refresh
+			}
 			beaten = time.Now()
 		}
 		key, err := types.ParsePoolID(id)
@@ -231,12 +242,17 @@ func (w *watcher) sample(ctx context.Context, pools map[string]contract.PoolThre
 	return signals, true, obs, nil
 }
 
+// reportEvery is how often an unchanged watcher reports to the cluster
+// workflow; the cluster's staleness bound (staleAfter) allows for it.
+var reportEvery = time.Minute
+
 // reportObserved tells the cluster workflow about reachability when it
-// changes, and at most once a minute otherwise.
-func (w *watcher) reportObserved(ctx context.Context, reachable bool, p WatchProgress, obs connectors.ClusterObservation) {
+// changes, and at most once a minute (reportEvery) otherwise.
+func (w *watcher) reportObserved(ctx context.Context, reachable bool, obs connectors.ClusterObservation) {
+	p := w.progress
 	if w.cluster.EnrollmentToken != "" {
 		counts := countsOf(obs)
-		if w.signedReachable == nil || *w.signedReachable != reachable || counts != w.signedCounts || time.Since(w.lastSigned) >= time.Minute {
+		if w.signedReachable == nil || *w.signedReachable != reachable || counts != w.signedCounts || time.Since(w.lastSigned) >= reportEvery {
 			// A failed report is tried again at the next sample.
 			if err := w.reportSigned(ctx, reachable, obs); err != nil {
 				w.log.Warn("signed observed report not accepted", "cluster", w.cluster.ID, "error", err)
@@ -245,7 +261,7 @@ func (w *watcher) reportObserved(ctx context.Context, reachable bool, p WatchPro
 			}
 		}
 	}
-	if w.lastReachable != nil && *w.lastReachable == reachable && time.Since(w.lastReport) < time.Minute {
+	if w.lastReachable != nil && *w.lastReachable == reachable && time.Since(w.lastReport) < reportEvery {
 		return
 	}
 	report := contract.WatcherReport{Reachable: reachable, LastSync: p.LastSync, LastError: p.LastErr, At: time.Now()}

@@ -25,8 +25,8 @@ import (
 // signalled every pool again, about once a minute), so the watcher
 // heartbeats between its signals.
 func TestAFullStateSampleHeartbeatsBetweenItsSignals(t *testing.T) {
-	defer func(old time.Duration) { sampleBeatEvery = old }(sampleBeatEvery)
-	sampleBeatEvery = 50 * time.Millisecond
+	defer func(beat, report time.Duration) { sampleBeatEvery, reportEvery = beat, report }(sampleBeatEvery, reportEvery)
+	sampleBeatEvery, reportEvery = 50*time.Millisecond, 100*time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	client, _ := kubefake.NewClientset(kubefake.Options{})
@@ -41,18 +41,27 @@ func TestAFullStateSampleHeartbeatsBetweenItsSignals(t *testing.T) {
 	temporal := mocks.NewClient(t)
 	registers(temporal, "east", registered)
 	var mu sync.Mutex
-	signalled, beatsBeforeReport, reported := 0, 0, false
+	signalled, beatsWhileSignalling, reports, reportsBeforeSignals, reportsWhileSignalling := 0, 0, 0, 0, 0
 	temporal.On("SignalWorkflow", mock.Anything, mock.Anything, "", contract.SignalObserve, mock.Anything).Run(func(mock.Arguments) {
 		time.Sleep(2 * time.Millisecond) // a signal's round trip to a busy server
 		mu.Lock()
 		signalled++
 		mu.Unlock()
 	}).Return(nil)
-	temporal.On("SignalWorkflow", mock.Anything, "cluster/east", "", contract.SignalWatcherReport, mock.Anything).Run(func(mock.Arguments) {
+	temporal.On("SignalWorkflow", mock.Anything, "cluster/east", "", contract.SignalWatcherReport, mock.Anything).Run(func(args mock.Arguments) {
 		mu.Lock()
-		reported = true
-		mu.Unlock()
-	}).Return(nil).Maybe()
+		defer mu.Unlock()
+		if r := args.Get(4).(contract.WatcherReport); !r.Reachable || r.LastSync.IsZero() {
+			t.Errorf("watcher report %+v, want reachable with its sample's time", r)
+		}
+		reports++
+		switch {
+		case signalled == 0:
+			reportsBeforeSignals++
+		case signalled < pools:
+			reportsWhileSignalling++
+		}
+	}).Return(nil)
 
 	c := connectors.Cluster{ID: "east", Observer: obs}
 	a := &Activities{Temporal: temporal, Clusters: oneCluster{c}}
@@ -62,8 +71,8 @@ func TestAFullStateSampleHeartbeatsBetweenItsSignals(t *testing.T) {
 		done <- w.run(ctx, WatchInput{Cluster: "east", SampleInterval: types.Duration(time.Hour), RefreshInterval: types.Duration(time.Hour)}, func(WatchProgress) {
 			mu.Lock()
 			defer mu.Unlock()
-			if !reported && signalled < pools {
-				beatsBeforeReport++
+			if signalled > 0 && signalled < pools {
+				beatsWhileSignalling++
 			}
 		})
 	}()
@@ -73,7 +82,16 @@ func TestAFullStateSampleHeartbeatsBetweenItsSignals(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	// 200 signals of ≥ 2 ms are ≥ 400 ms: at least 4 beats of 50 ms.
-	if beatsBeforeReport < 4 {
-		t.Fatalf("%d heartbeats while %d pools were signalled, want one every %s", beatsBeforeReport, pools, sampleBeatEvery)
+	if beatsWhileSignalling < 4 {
+		t.Fatalf("%d heartbeats while %d pools were signalled, want one every %s", beatsWhileSignalling, pools, sampleBeatEvery)
+	}
+	// The cluster hears of the sample before the pools do, and again
+	// (every reportEvery) while they are signalled: a report held back by
+	// a long sample read as stale observations and closed the gate.
+	if reportsBeforeSignals != 1 {
+		t.Fatalf("%d watcher reports before the first pool signal, want 1", reportsBeforeSignals)
+	}
+	if reportsWhileSignalling < 2 {
+		t.Fatalf("%d watcher reports while %d pools were signalled over ≥ 400 ms, want one every %s", reportsWhileSignalling, pools, reportEvery)
 	}
 }

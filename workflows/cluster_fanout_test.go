@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -9,25 +10,23 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/contract"
 )
 
-// A cluster of 2,500 pools tells a gate change to every pool exactly
-// once, never with more than one batch of signals outstanding (Temporal
-// fails the task beyond 2,000 pending signals); a small cluster still
-// sends its signals all at once.
-func TestGateFanoutBatchesLargeClusters(t *testing.T) {
+// A small cluster sends its gate signals all at once; a cluster of 2,500
+// pools tells a gate change through one FanOutGate activity, with the
+// gate and its cluster, and sends no signal of its own (two history events
+// per pool made a 10,000-pool cluster continue as new five times per
+// change, each new run restarting its watcher).
+func TestGateFanoutOfALargeClusterIsOneActivity(t *testing.T) {
 	for _, n := range []int{3, 2500} {
 		t.Run(fmt.Sprint(n, " pools"), func(t *testing.T) {
-			var suite testsuite.WorkflowTestSuite
-			env := suite.NewTestWorkflowEnvironment()
-			env.RegisterWorkflow(ClusterWorkflow)
-			env.RegisterActivity(&activities.Activities{})
-			env.OnActivity(a.WatchCluster, mock.Anything, mock.Anything).After(1000 * time.Hour).Return(nil)
-			env.OnUpsertTypedSearchAttributes(mock.Anything).Return(nil)
+			env := newFanoutCluster()
 			var mu sync.Mutex
 			heard := map[string]int{}
 			outstanding, most := 0, 0
@@ -46,29 +45,128 @@ func TestGateFanoutBatchesLargeClusters(t *testing.T) {
 					outstanding--
 					mu.Unlock()
 					return nil
-				})
-			pools := map[string]contract.PoolThresholds{}
-			for i := range n {
-				pools[fmt.Sprintf("pool/org%04d/web/api/sim/east", i)] = contract.PoolThresholds{IdleCPU: 0.3, IdleMemory: 0.4}
-			}
+				}).Maybe()
+			var fanouts []activities.GateFanoutInput
+			env.OnActivity(a.FanOutGate, mock.Anything, mock.Anything).Return(
+				func(_ context.Context, in activities.GateFanoutInput) (int, error) {
+					mu.Lock()
+					defer mu.Unlock()
+					fanouts = append(fanouts, in)
+					return n, nil
+				}).Maybe()
 			env.RegisterDelayedCallback(func() { watcherSees(env, true, "") }, time.Second)
 			endCluster(env, time.Minute)
-			env.ExecuteWorkflow(ClusterWorkflow, ClusterInput{Declared: declared(contract.PhaseActive),
-				State: &ClusterState{Declared: declared(contract.PhaseActive), Pools: pools}})
+			env.ExecuteWorkflow(ClusterWorkflow, ClusterInput{Declared: declared(contract.PhaseActive), State: unreachableState(n)})
 			requireCanceled(t, env)
 			mu.Lock()
 			defer mu.Unlock()
+			if n > gateFanoutBatch {
+				require.Empty(t, heard, "a large cluster signalled its pools itself")
+				require.Len(t, fanouts, 1, "fan-outs of one gate change")
+				require.Equal(t, "east", fanouts[0].Cluster)
+				require.True(t, fanouts[0].Gate.Reachable, "the fan-out tells the reachable gate")
+				return
+			}
+			require.Empty(t, fanouts, "a small cluster started a fan-out")
 			require.Len(t, heard, n, "every pool hears the reachable gate")
 			for id, k := range heard {
 				require.Equal(t, 1, k, "pool %s heard the gate %d times", id, k)
 			}
-			if n > gateFanoutBatch {
-				require.LessOrEqual(t, most, gateFanoutBatch, "signals outstanding at once")
-			} else {
-				require.Equal(t, n, most, "a small cluster sends at once")
-			}
+			require.Equal(t, n, most, "a small cluster sends at once")
 		})
 	}
+}
+
+// A gate change while a fan-out runs cancels it and fans the newer gate
+// out; a fan-out that fails starts again after fanoutRetryAfter, with the
+// gate of that moment.
+func TestGateFanoutIsSupersededAndStartsAgainAfterAFailure(t *testing.T) {
+	env := newFanoutCluster()
+	type call struct {
+		at   time.Time
+		gate contract.ClusterGate
+	}
+	var mu sync.Mutex
+	var calls []call
+	record := func(in activities.GateFanoutInput) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls = append(calls, call{env.Now(), in.Gate})
+	}
+	canceled := 0
+	env.SetOnActivityCanceledListener(func(info *activity.Info) {
+		if info.ActivityType.Name == "FanOutGate" {
+			canceled++
+		}
+	})
+	// The first outlasts the phase change (a mock's Run runs after its
+	// wait, so that one is not recorded), the second fails for good.
+	env.OnActivity(a.FanOutGate, mock.Anything, mock.Anything).After(time.Hour).Return(2500, nil).Once()
+	env.OnActivity(a.FanOutGate, mock.Anything, mock.Anything).Run(func(args mock.Arguments) {
+		record(args.Get(1).(activities.GateFanoutInput))
+	}).Return(0, temporal.NewNonRetryableApplicationError("the server refused", "test", nil)).Once()
+	env.OnActivity(a.FanOutGate, mock.Anything, mock.Anything).Run(func(args mock.Arguments) {
+		record(args.Get(1).(activities.GateFanoutInput))
+	}).Return(2500, nil)
+	env.RegisterDelayedCallback(func() { watcherSees(env, true, "") }, time.Second)
+	env.RegisterDelayedCallback(func() { setPhase(t, env, contract.PhaseDraining, func(contract.ClusterStatus) {}) }, 2*time.Second)
+	endCluster(env, 100*time.Second) // before the observations go stale
+	env.ExecuteWorkflow(ClusterWorkflow, ClusterInput{Declared: declared(contract.PhaseActive), State: unreachableState(2500)})
+	requireCanceled(t, env)
+	mu.Lock()
+	defer mu.Unlock()
+	env.AssertNumberOfCalls(t, "FanOutGate", 3)
+	require.Equal(t, 1, canceled, "the fan-out of the gate before the phase change was not cancelled")
+	require.Len(t, calls, 2, "fan-outs after the phase change: the failed one, its retry")
+	for _, c := range calls {
+		require.Equal(t, contract.PhaseDraining, c.gate.Phase, "a fan-out after the phase change")
+		require.True(t, c.gate.Reachable)
+	}
+	require.GreaterOrEqual(t, calls[1].at.Sub(calls[0].at), fanoutRetryAfter, "the failed fan-out started again at once")
+}
+
+// A run that continues as new while its fan-out runs leaves the fan-out
+// in its state, and the next run starts it again.
+func TestGateFanoutContinuesInTheNextRun(t *testing.T) {
+	env := newFanoutCluster()
+	var mu sync.Mutex
+	fanouts := 0
+	env.OnActivity(a.FanOutGate, mock.Anything, mock.Anything).Return(
+		func(context.Context, activities.GateFanoutInput) (int, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			fanouts++
+			return 2500, nil
+		})
+	endCluster(env, time.Minute)
+	st := unreachableState(2500)
+	st.Fanout = &GateFanout{ByActivity: true}
+	env.ExecuteWorkflow(ClusterWorkflow, ClusterInput{Declared: declared(contract.PhaseActive), State: st})
+	requireCanceled(t, env)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, 1, fanouts, "the carried fan-out was not started again (or twice)")
+}
+
+func newFanoutCluster() *testsuite.TestWorkflowEnvironment {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(ClusterWorkflow)
+	env.RegisterActivity(&activities.Activities{})
+	env.OnActivity(a.WatchCluster, mock.Anything, mock.Anything).After(1000 * time.Hour).Return(nil)
+	env.OnUpsertTypedSearchAttributes(mock.Anything).Return(nil)
+	return env
+}
+
+// unreachableState is a cluster of n pools that were told it is active
+// and not (yet) reachable: the state its next run starts from.
+func unreachableState(n int) *ClusterState {
+	pools := map[string]contract.PoolThresholds{}
+	for i := range n {
+		pools[fmt.Sprintf("pool/org%04d/web/api/sim/east", i)] = contract.PoolThresholds{IdleCPU: 0.3, IdleMemory: 0.4}
+	}
+	return &ClusterState{Declared: declared(contract.PhaseActive), Pools: pools,
+		Gate: contract.ClusterGate{Phase: contract.PhaseActive, Region: "us-east"}}
 }
 
 // A fan-out cut short by the run's end continues after the last pool

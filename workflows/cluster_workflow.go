@@ -77,6 +77,16 @@ type cluster struct {
 	auth authority
 	// knownBytes is poolBytes' count, -1 until first needed.
 	knownBytes int
+	// gateByActivity: this run fans a large cluster's gate out through
+	// the FanOutGate activity (changeGateActivity); fanout is that
+	// activity while it runs, fanoutRetry the wait after it failed.
+	gateByActivity bool
+	fanout         workflow.Future
+	fanoutCancel   workflow.CancelFunc
+	fanoutRetry    workflow.Future
+	// closing: the run is about to continue as new, so it starts nothing
+	// the next run would not see finish.
+	closing bool
 }
 
 // ClusterWorkflow carries one enrolled cluster: its declared and observed
@@ -107,6 +117,7 @@ func ClusterWorkflow(ctx workflow.Context, in ClusterInput) error {
 		return err
 	}
 	c.loadTrust(ctx)
+	c.gateByActivity = workflow.GetVersion(ctx, changeGateActivity, workflow.DefaultVersion, 1) == 1
 	return c.run(ctx)
 }
 
@@ -119,6 +130,7 @@ func (c *cluster) run(ctx workflow.Context) error {
 		}
 		c.refresh(ctx)
 		if c.historyFull(ctx) {
+			c.closing = true
 			stopWatch()
 			_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 			c.drainSignals(ctx)
@@ -167,6 +179,7 @@ func (c *cluster) run(ctx workflow.Context) error {
 		} else {
 			sel.AddFuture(restart, func(workflow.Future) { watch = c.startWatcher(watchCtx) })
 		}
+		c.awaitFanout(ctx, sel)
 		if stale := c.staleTimer(ctx); stale != nil {
 			sel.AddFuture(stale, func(workflow.Future) { c.stale = nil })
 		}

@@ -39,6 +39,13 @@ const (
 	// decision, where it used to strike the whole size off. Added
 	// 2026-12-02, release v0.2.0.
 	changeOfferings = "offerings"
+	// changeGateActivity: a cluster of more than gateFanoutBatch pools
+	// tells a gate change through one FanOutGate activity, where it sent
+	// two history events' worth of signals per pool in batches and, at
+	// 10,000 pools, continued as new five times per change, each new run
+	// restarting its watcher (cluster_fanout.go). Added 2026-12-02,
+	// release v0.2.0.
+	changeGateActivity = "gate-fanout-activity"
 )
 
 // readRules reads, once per run, the law's rules the run decides with.

@@ -14,6 +14,8 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"google.golang.org/protobuf/proto"
@@ -204,6 +206,11 @@ func BenchmarkIdlePools(b *testing.B) {
 		// To stderr: a benchmark's own log is cut after its first lines.
 		fmt.Fprintf(os.Stderr, "idle window %s, events of %d sampled pools: %s\n", elapsed.Round(time.Second), len(sample), pools)
 		fmt.Fprintf(os.Stderr, "idle window %s, events of the cluster workflow: %s\n", elapsed.Round(time.Second), cluster)
+		fmt.Fprintf(os.Stderr, "cluster workflow runs: %d since the start, %d begun in the window\n",
+			runsOf(ctx, b, c, types.ClusterWorkflowID("bench"), time.Time{}), runsOf(ctx, b, c, types.ClusterWorkflowID("bench"), t0))
+		if path := os.Getenv("VISOR_BENCH_CLUSTER_TIMELINE"); path != "" {
+			writeTimeline(ctx, b, c, types.ClusterWorkflowID("bench"), path)
+		}
 		perDay := float64(24*time.Hour) / float64(elapsed) / float64(len(sample))
 		b.ReportMetric(float64(events1-events0)*perDay, "history-events/pool-day")
 		b.ReportMetric(float64(bytes1-bytes0)*perDay/1024, "history-KiB/pool-day")
@@ -282,6 +289,66 @@ func (w *windowTally) String() string {
 		out = append(out, fmt.Sprintf("%s %d", k, w.count[k]))
 	}
 	return strings.Join(out, ", ")
+}
+
+// runsOf counts the runs of workflow id begun at or after since, from
+// visibility: each is a continue-as-new, and with it a restarted watcher.
+func runsOf(ctx context.Context, b *testing.B, c client.Client, id string, since time.Time) int64 {
+	q := fmt.Sprintf("WorkflowId = '%s'", id)
+	if !since.IsZero() {
+		q += fmt.Sprintf(" AND StartTime >= '%s'", since.UTC().Format(time.RFC3339Nano))
+	}
+	r, err := c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: q})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return r.GetCount()
+}
+
+// writeTimeline writes every run of workflow id, one event a line (time,
+// run, type, and a signal's name and payload), for reading what a
+// cluster did over the whole benchmark.
+func writeTimeline(ctx context.Context, b *testing.B, c client.Client, id, path string) {
+	var runs []*workflowpb.WorkflowExecutionInfo
+	var token []byte
+	for {
+		r, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: fmt.Sprintf("WorkflowId = '%s'", id), NextPageToken: token})
+		if err != nil {
+			b.Fatal(err)
+		}
+		runs = append(runs, r.GetExecutions()...)
+		if token = r.GetNextPageToken(); len(token) == 0 {
+			break
+		}
+	}
+	var out strings.Builder
+	for _, run := range runs {
+		it := c.GetWorkflowHistory(ctx, id, run.GetExecution().GetRunId(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			e, err := it.Next()
+			if err != nil {
+				b.Fatal(err)
+			}
+			detail := ""
+			if sig := e.GetWorkflowExecutionSignaledEventAttributes(); sig != nil {
+				detail = sig.GetSignalName()
+				if p := sig.GetInput().GetPayloads(); len(p) == 1 && len(p[0].GetData()) < 400 {
+					detail += " " + string(p[0].GetData())
+				}
+			}
+			if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
+				detail = a.GetActivityType().GetName()
+			}
+			if f := e.GetActivityTaskFailedEventAttributes(); f != nil {
+				detail = f.GetFailure().GetMessage()
+			}
+			fmt.Fprintf(&out, "%s %s %d %s %s\n", e.GetEventTime().AsTime().Format("15:04:05.000"), run.GetExecution().GetRunId()[:8],
+				e.GetEventId(), strings.TrimPrefix(e.GetEventType().String(), "EVENT_TYPE_"), detail)
+		}
+	}
+	if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // historyOf sums the events and encoded bytes of the pools' current runs,

@@ -154,27 +154,39 @@ func TestRecordClusterFanout(t *testing.T) {
 	waitForCluster(t, ctx, s.Client, "every pool registered", func(st contract.ClusterStatus) bool { return len(st.Pools) == pools })
 	_, err := starter.SetClusterPhase(ctx, s.Client, "sim-fanout", contract.SetPhaseRequest{Phase: contract.PhaseDraining, Reason: "record"})
 	must(t, err)
-	// Every pool told twice (on joining and on the phase change), each
-	// signal answered (not found); the registrations alone can take the
-	// run past its event budget, so the fan-out may span runs: the
-	// fixture is the run that sent the most of those signals.
+	// Every pool told on joining and on the phase change, each signal
+	// answered (not found): the phase change by the cluster's own signals
+	// or, since changeGateActivity, by one FanOutGate activity. The
+	// registrations alone can take the run past its event budget, so the
+	// fan-out may span runs: the fixture is the run that ran FanOutGate to
+	// completion, else the one that sent the most signals.
 	pc, err := codec.NewPayloadCodec(s.Identity.CodecKeys)
 	must(t, err)
 	var fanoutRun string
 	waitForRuns(t, ctx, s.Client, id, func(runs map[string]*historypb.History) bool {
-		total, most := 0, 0
+		total, most, byActivity := 0, 0, ""
 		fanoutRun = ""
 		for run, h := range runs {
-			n := 0
+			n, scheduled := 0, map[int64]bool{}
 			for _, e := range h.Events {
 				if e.GetSignalExternalWorkflowExecutionFailedEventAttributes() != nil || e.GetExternalWorkflowExecutionSignaledEventAttributes() != nil {
 					n++
+				}
+				if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == "FanOutGate" {
+					scheduled[e.GetEventId()] = true
+				}
+				if a := e.GetActivityTaskCompletedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] {
+					byActivity = run
 				}
 			}
 			total += n
 			if n > most {
 				most, fanoutRun = n, run
 			}
+		}
+		if byActivity != "" {
+			fanoutRun = byActivity
+			return total >= pools
 		}
 		return total >= 2*pools && fanoutRun != ""
 	})
