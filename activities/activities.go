@@ -52,6 +52,8 @@ type Activities struct {
 
 	cacheMu sync.Mutex
 	cache   map[string]cachedObservation
+	// sentTo is what this worker's watchers told each pool (watch_sent.go).
+	sentTo sentFingerprints
 }
 
 type cachedObservation struct {

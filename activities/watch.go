@@ -38,7 +38,8 @@ type WatchProgress struct {
 // WatchCluster samples the cluster every SampleInterval and signals
 // `observe` only to pools whose decision inputs crossed a line: a pod became
 // unschedulable or got scheduled, a node went idle or busy, a node joined or
-// left. After a restart it re-sends full state to every pool. When the
+// left. After a restart it re-sends full state to every pool, unless it
+// restarted on this worker within sentMemoryFor (watch_sent.go). When the
 // cluster's observer keeps a watch (connectors.ChangeSource: the Kubernetes
 // observer with informers), its events also wake the watcher between
 // samples, coalesced to at most one `observe` per pool per EventInterval.
@@ -53,7 +54,7 @@ func (a *Activities) WatchCluster(ctx context.Context, in WatchInput) error {
 	if err != nil {
 		return err
 	}
-	w := &watcher{a: a, cluster: c, sent: map[string]string{}, log: activity.GetLogger(ctx)}
+	w := &watcher{a: a, cluster: c, sent: a.sentTo.of(c.ID, time.Now()), log: activity.GetLogger(ctx)}
 	return w.run(ctx, in, func(p WatchProgress) { activity.RecordHeartbeat(ctx, p) })
 }
 
@@ -150,9 +151,10 @@ var sampleBeatEvery = WatcherHeartbeatTimeout / 6
 type watcher struct {
 	a       *Activities
 	cluster connectors.Cluster
-	// sent is each pool's last fingerprint; empty after a restart, so the
-	// first sample re-sends full state.
-	sent map[string]string
+	// sent is each pool's last fingerprint, this worker's (watch_sent.go):
+	// empty after a restart on another worker or after sentMemoryFor, so
+	// the first sample re-sends full state.
+	sent *clusterSent
 	// progress is what the heartbeat and the cluster report carry.
 	progress WatchProgress
 	// beat heartbeats the watcher's progress (nil in a bare watcher).
@@ -180,6 +182,7 @@ func (w *watcher) sample(ctx context.Context, pools map[string]contract.PoolThre
 	if err != nil {
 		return 0, false, obs, err
 	}
+	w.sent.touch(time.Now())
 	if only == nil {
 		// The cluster hears it was reached before any pool is signalled: a
 		// full-state sample of 10,000 pools takes minutes, and a report
@@ -216,12 +219,13 @@ func (w *watcher) sample(ctx context.Context, pools map[string]contract.PoolThre
 			continue
 		}
 		reason := "crossing"
-		if _, seen := w.sent[id]; !seen {
+		last, seen := w.sent.get(id)
+		if !seen {
 			reason = "full-state"
 		}
 		po := PoolPart(obs.Pools, key, obs.ObservedAt, reason)
 		fp := Fingerprint(po, pools[id])
-		if w.sent[id] == fp {
+		if seen && last == fp {
 			continue
 		}
 		if po.Auth, err = w.a.signSystem(id, contract.SignalObserve, po); err != nil {
@@ -231,11 +235,11 @@ func (w *watcher) sample(ctx context.Context, pools map[string]contract.PoolThre
 		var notFound *serviceerror.NotFound
 		switch {
 		case errors.As(err, &notFound):
-			delete(w.sent, id) // pool gone; forget it
+			w.sent.forget(id) // pool gone
 		case err != nil:
 			return signals, true, obs, fmt.Errorf("signal %s: %w", id, err)
 		default:
-			w.sent[id] = fp
+			w.sent.set(id, fp)
 			signals++
 		}
 	}

@@ -65,7 +65,7 @@ func TestAFullStateSampleHeartbeatsBetweenItsSignals(t *testing.T) {
 
 	c := connectors.Cluster{ID: "east", Observer: obs}
 	a := &Activities{Temporal: temporal, Clusters: oneCluster{c}}
-	w := &watcher{a: a, cluster: c, sent: map[string]string{}, log: log.NewStructuredLogger(slog.New(slog.DiscardHandler))}
+	w := &watcher{a: a, cluster: c, sent: &clusterSent{fp: map[string]string{}}, log: log.NewStructuredLogger(slog.New(slog.DiscardHandler))}
 	done := make(chan error, 1)
 	go func() {
 		done <- w.run(ctx, WatchInput{Cluster: "east", SampleInterval: types.Duration(time.Hour), RefreshInterval: types.Duration(time.Hour)}, func(WatchProgress) {

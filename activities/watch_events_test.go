@@ -96,7 +96,7 @@ func coalescedBurst(t *testing.T, client k8s.Interface, addPending func(name, se
 	temporal.On("SignalWorkflow", mock.Anything, "cluster/east", "", contract.SignalWatcherReport, mock.Anything).Return(nil)
 
 	a := &Activities{Temporal: temporal, Clusters: oneCluster{connectors.Cluster{ID: "east", Observer: obs}}}
-	w := &watcher{a: a, cluster: connectors.Cluster{ID: "east", Observer: obs}, sent: map[string]string{}, log: log.NewStructuredLogger(slog.New(slog.DiscardHandler))}
+	w := &watcher{a: a, cluster: connectors.Cluster{ID: "east", Observer: obs}, sent: &clusterSent{fp: map[string]string{}}, log: log.NewStructuredLogger(slog.New(slog.DiscardHandler))}
 	done := make(chan error, 1)
 	go func() {
 		// One sample at the start, then only events (the next is an hour off).

@@ -10,6 +10,12 @@ const (
 	ClusterWorkflow = "ClusterWorkflow"
 )
 
+// ClusterPriorityKey is the task priority a cluster workflow starts with
+// (Temporal's keys run 1, first, to 5; unset is 3, as the pools have): a
+// cluster's tasks, its watcher and its fan-out go ahead of its pools'
+// when the task queue is backed up.
+const ClusterPriorityKey = 1
+
 // Pool workflow messages (docs/design.md, "The contract").
 const (
 	UpdateScale      = "scale"       // ScaleRequest -> ScaleAccepted; validated

@@ -62,6 +62,10 @@ func EnrollCluster(ctx context.Context, c client.Client, d contract.ClusterDecla
 		TypedSearchAttributes:    temporal.NewSearchAttributes(sa...),
 		Memo:                     map[string]any{contract.MemoClusterDeclared: d},
 		StaticSummary:            fmt.Sprintf("cluster %s (%s, %s)", d.ID, d.Provider, d.Region),
+		// Ahead of its pools' tasks in the queue (its runs inherit it): a
+		// cluster starved behind 10,000 pools' first tasks went stale and
+		// closed every pool's gate.
+		Priority: temporal.Priority{PriorityKey: contract.ClusterPriorityKey},
 	}, contract.ClusterWorkflow, contract.ClusterStart{Declared: d, TokenHash: tok.Hash, ReportKey: tok.ReportKey})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {

@@ -61,6 +61,10 @@ func TestClusterContractOnTheEmbeddedServer(t *testing.T) {
 		st, err := starter.ClusterStatus(ctx, c, "west")
 		require.NoError(t, err)
 		require.Equal(t, contract.PhasePending, st.Declared.Phase, "new clusters start pending")
+		// Its tasks go ahead of the pools' in a backed-up queue.
+		d, err := c.DescribeWorkflowExecution(ctx, "cluster/west", "")
+		require.NoError(t, err)
+		require.Equal(t, int32(contract.ClusterPriorityKey), d.GetWorkflowExecutionInfo().GetPriority().GetPriorityKey())
 		hash, _, _ := contract.TokenCredentials(tok)
 		require.Equal(t, contract.TokenFingerprint(hash), st.TokenFingerprint)
 	})

@@ -203,3 +203,57 @@ func TestClusterStateAtMostPoolsFitsAPayload(t *testing.T) {
 	require.Less(t, len(b), 1<<20*3/2, "cluster state with %d pools is %d bytes", len(st.Pools), len(b))
 	t.Logf("cluster state with %d pools: %d bytes", len(st.Pools), len(b))
 }
+
+// Registrations buffered together are taken together: more than a batch
+// of pools joining at once hear the gate through FanOutGate, never one
+// signal each (thousands buffered behind a slow task passed Temporal's
+// 2,000 pending signals and failed it); a few still get a signal each.
+func TestManyPoolsJoiningAtOnceHearTheGateThroughTheFanout(t *testing.T) {
+	for _, n := range []int{3, 600} {
+		t.Run(fmt.Sprint(n, " pools"), func(t *testing.T) {
+			env := newFanoutCluster()
+			var mu sync.Mutex
+			signalled, fanouts := 0, 0
+			env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, mock.Anything, contract.SignalClusterGate, mock.Anything).Return(
+				func(_, _, _, _ string, _ any) error {
+					mu.Lock()
+					defer mu.Unlock()
+					signalled++
+					return nil
+				}).Maybe()
+			env.OnActivity(a.FanOutGate, mock.Anything, mock.Anything).Return(
+				func(_ context.Context, in activities.GateFanoutInput) (int, error) {
+					mu.Lock()
+					defer mu.Unlock()
+					require.True(t, in.Gate.Reachable)
+					fanouts++
+					return n, nil
+				}).Maybe()
+			// Reachable and told so: only the joining pools have a gate to hear.
+			st := unreachableState(0)
+			st.WatcherReachable, st.Observed.LastSyncAt, st.Gate.Reachable = true, t0, true
+			env.SetStartTime(t0)
+			// Sent before the first task, so all are buffered for it.
+			env.RegisterDelayedCallback(func() {
+				for id := range unreachableState(n).Pools {
+					env.SignalWorkflow(contract.SignalPoolRegistered, contract.PoolRegistration{PoolID: id, Thresholds: contract.PoolThresholds{IdleCPU: 0.3, IdleMemory: 0.4}})
+				}
+			}, 0)
+			registered := 0
+			env.RegisterDelayedCallback(func() { registered = len(clusterStatus(t, env).Pools) }, 50*time.Second)
+			endCluster(env, time.Minute)
+			env.ExecuteWorkflow(ClusterWorkflow, ClusterInput{Declared: declared(contract.PhaseActive), State: st})
+			requireCanceled(t, env)
+			mu.Lock()
+			defer mu.Unlock()
+			require.Equal(t, n, registered, "pools registered")
+			if n > gateFanoutBatch {
+				require.Zero(t, signalled, "pools that joined together were signalled one by one")
+				require.Equal(t, 1, fanouts)
+				return
+			}
+			require.Equal(t, n, signalled)
+			require.Zero(t, fanouts)
+		})
+	}
+}

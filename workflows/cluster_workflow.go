@@ -153,6 +153,9 @@ func (c *cluster) run(ctx workflow.Context) error {
 			} else {
 				c.applyRegistration(ctx, r)
 			}
+			if c.gateByActivity {
+				c.takeRegistrations(ctx)
+			}
 		})
 		sel.AddReceive(c.leave, func(ch workflow.ReceiveChannel, _ bool) {
 			if r, err := receive[contract.PoolRegistration](ctx, ch); err != nil {
@@ -227,6 +230,12 @@ func (c *cluster) refresh(ctx workflow.Context) {
 	} else if c.state.Fanout != nil {
 		c.continueFanout(ctx)
 	}
+	if c.gateByActivity && len(c.joined) > gateFanoutBatch {
+		// More than a batch joined at once: the fan-out tells them (and
+		// the others again), from a pool list that includes them.
+		c.joined = nil
+		c.tellPools(ctx)
+	}
 	for _, id := range c.joined {
 		if _, ok := c.state.Pools[id]; ok {
 			c.signalGate(ctx, id, c.state.Gate)
@@ -235,6 +244,24 @@ func (c *cluster) refresh(ctx workflow.Context) {
 	c.joined = nil
 	c.fannedSeq = c.phaseSeq
 	c.publish(ctx)
+}
+
+// takeRegistrations applies every buffered registration, so refresh tells
+// the pools that joined together: thousands of them buffered behind a
+// slow workflow task, one signal each, passed Temporal's limit of 2,000
+// pending signals and failed the task (changeGateActivity).
+func (c *cluster) takeRegistrations(ctx workflow.Context) {
+	for {
+		r, ok, err := receiveAsync[contract.PoolRegistration](c.register)
+		if !ok {
+			return
+		}
+		if err != nil {
+			c.rejectSignal(ctx, err)
+			continue
+		}
+		c.applyRegistration(ctx, r)
+	}
 }
 
 func (c *cluster) drainSignals(ctx workflow.Context) {

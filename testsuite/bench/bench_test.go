@@ -125,8 +125,9 @@ func BenchmarkIdlePools(b *testing.B) {
 	n := testsuite.EnvInt(b, "VISOR_BENCH_IDLE_POOLS", 1000, 1)
 	window := testsuite.EnvDuration(b, "VISOR_BENCH_IDLE_WINDOW", 6*time.Minute)
 	// Start-up work (each pool's first tasks, the cluster's registrations)
-	// must drain before the window: more pools, longer.
-	settle := testsuite.EnvDuration(b, "VISOR_BENCH_IDLE_SETTLE", max(time.Minute, time.Duration(n/1000)*30*time.Second))
+	// must drain before the window: the window starts this long after the
+	// cluster has every pool registered.
+	settle := testsuite.EnvDuration(b, "VISOR_BENCH_IDLE_SETTLE", 2*time.Minute)
 	cloud := newInstantCloud()
 	c := startServer(b, cloud)
 	ctx := context.Background()
@@ -177,7 +178,19 @@ func BenchmarkIdlePools(b *testing.B) {
 	}
 	applied, applyCPU := time.Since(started), cpuTime()-cpuStarted
 	stopProfile()
-	b.Logf("applied %d pools in %s (%d pool applies repeated) [load %s]; settling %s", n, applied.Round(time.Millisecond), retried, loadAverage(), settle)
+	b.Logf("applied %d pools in %s (%d pool applies repeated) [load %s]", n, applied.Round(time.Millisecond), retried, loadAverage())
+	registered := time.Since(started)
+	for deadline := time.Now().Add(30 * time.Minute); ; time.Sleep(2 * time.Second) {
+		st, err := starter.ClusterStatus(ctx, c, "bench")
+		if err == nil && len(st.Pools) == n {
+			registered = time.Since(started)
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("the cluster has %d of %d pools registered 30 min after the apply began (%v)", len(st.Pools), n, err)
+		}
+	}
+	b.Logf("every pool registered with the cluster %s after the apply began [load %s]; settling %s", registered.Round(time.Second), loadAverage(), settle)
 	time.Sleep(settle)
 	// History growth is sampled on a few pools (reading every history
 	// would itself cost CPU inside the window).
@@ -188,10 +201,12 @@ func BenchmarkIdlePools(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		events0, bytes0 := historyOf(ctx, b, c, sample, nil)
+		stopProfile := profileCPU(b, os.Getenv("VISOR_BENCH_IDLE_CPUPROFILE"))
 		before := cpuTime()
 		t0 := time.Now()
 		time.Sleep(window)
 		used := cpuTime() - before
+		stopProfile()
 		elapsed := time.Since(t0)
 		// The machine is shared: the load beside the process's own CPU
 		// says how contended the window was.
@@ -217,6 +232,7 @@ func BenchmarkIdlePools(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(applied.Seconds(), "apply-s")
+	b.ReportMetric(registered.Seconds(), "registered-s")
 	// CPU the process spent while applying, per pool: the server's and
 	// the worker's share of each start, what a loaded machine stretches.
 	b.ReportMetric(1e3*applyCPU.Seconds()/float64(n), "apply-cpu-ms/pool")
