@@ -69,6 +69,34 @@ func TestClusterContractOnTheEmbeddedServer(t *testing.T) {
 		require.Equal(t, contract.TokenFingerprint(hash), st.TokenFingerprint)
 	})
 
+	t.Run("a cluster enrolled before it had a priority gets it when enrolled again", func(t *testing.T) {
+		priority := func() int32 {
+			d, err := c.DescribeWorkflowExecution(ctx, "cluster/sim-east", "")
+			require.NoError(t, err)
+			return d.GetWorkflowExecutionInfo().GetPriority().GetPriorityKey()
+		}
+		ns := s.Server.Namespace()
+		// As enrolled before cluster workflows ran ahead of their pools.
+		require.NoError(t, starter.SetClusterPriority(ctx, c, ns, "sim-east", 3, "test"))
+		require.Equal(t, int32(3), priority())
+		_, created, err := starter.EnrollCluster(ctx, c, east, "")
+		require.NoError(t, err)
+		require.False(t, created)
+		raised, err := starter.RaiseClusterPriority(ctx, c, ns, "sim-east", "test")
+		require.NoError(t, err)
+		require.True(t, raised)
+		require.Equal(t, int32(contract.ClusterPriorityKey), priority())
+		raised, err = starter.RaiseClusterPriority(ctx, c, ns, "sim-east", "test")
+		require.NoError(t, err)
+		require.False(t, raised, "a cluster already at its priority was changed again")
+		// Its workflow goes on past the options change in its history.
+		_, err = starter.ClusterStatus(ctx, c, "sim-east")
+		require.NoError(t, err)
+
+		_, err = starter.RaiseClusterPriority(ctx, c, ns, "sim-nowhere", "test")
+		require.ErrorContains(t, err, "cluster sim-nowhere: describe cluster/sim-nowhere")
+	})
+
 	t.Run("signed reports, wrong tokens and rotation", func(t *testing.T) {
 		tok, issued, err := starter.RotateClusterToken(ctx, c, "sim-east", "test needs the token", "test")
 		require.NoError(t, err)

@@ -68,6 +68,9 @@ type enrolled struct {
 	Token       string `json:"token,omitempty"`
 	TokenFile   string `json:"tokenFile,omitempty"`
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// PriorityRaised says an already-enrolled cluster was given the task
+	// priority enrollments now start with.
+	PriorityRaised bool `json:"priorityRaised,omitempty"`
 }
 
 func (cl *clusterCmd) enrollCommand() *cobra.Command {
@@ -87,10 +90,15 @@ func (cl *clusterCmd) enrollCommand() *cobra.Command {
 				if out, err = handOverToken(out, token, tokenFile); err != nil {
 					return err
 				}
+			} else if out.PriorityRaised, err = starter.RaiseClusterPriority(ctx, c, cl.g.connectOptions().Namespace, d.ID, "visor cluster enroll"); err != nil {
+				return err
 			}
 			return writeOutput(cmd.OutOrStdout(), cl.output, out, func(tw *tabwriter.Writer) {
 				if !created {
 					fmt.Fprintf(tw, "cluster %s is already enrolled; its token is unchanged (visor cluster rotate-token %s mints a new one)\n", d.ID, d.ID)
+					if out.PriorityRaised {
+						fmt.Fprintf(tw, "cluster %s enrolled before cluster workflows ran ahead of their pools: its task priority is now %d\n", d.ID, contract.ClusterPriorityKey)
+					}
 					return
 				}
 				fmt.Fprintf(tw, "cluster %s enrolled (phase %s)\n", d.ID, orDefaultPhase(d.Phase))

@@ -36,6 +36,11 @@ func TestClusterCommandsEnrollOperateAndReport(t *testing.T) {
 	require.Contains(t, out, "cluster cli-east enrolled (phase pending)")
 	require.Contains(t, out, contract.TokenPrefix)
 	require.Contains(t, mustClusterCLI(t, "enroll", "cli-east", "--provider", "sim"), "cluster cli-east is already enrolled")
+	// Enrolling again gives a cluster enrolled before cluster workflows had
+	// a priority of their own that priority, once.
+	require.NoError(t, starter.SetClusterPriority(t.Context(), env.client, env.namespace, "cli-east", 3, "test"))
+	require.Contains(t, mustClusterCLI(t, "enroll", "cli-east", "--provider", "sim"), "cluster cli-east enrolled before cluster workflows ran ahead of their pools: its task priority is now 1")
+	require.NotContains(t, mustClusterCLI(t, "enroll", "cli-east", "--provider", "sim"), "task priority")
 
 	var enrolledWest enrolled
 	require.NoError(t, json.Unmarshal([]byte(mustClusterCLI(t, "enroll", "cli-west", "--provider", "sim", "--phase", "active", "-o", "json")), &enrolledWest))

@@ -142,7 +142,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	simCtx, stopSim := context.WithCancel(context.Background())
 	s.stopSim = stopSim
 	s.Fleet.Run(simCtx, opts.SimTick)
-	if err := Register(ctx, s.Client, opts.Spec, tokenDir); err != nil {
+	if err := Register(ctx, s.Client, s.Server.Namespace(), opts.Spec, tokenDir); err != nil {
 		return nil, err
 	}
 	if err := devserver.RestrictPermissions(s.StateDir); err != nil {
@@ -153,17 +153,24 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 }
 
 // Register enrolls the spec's clusters and applies its pools; both are
-// idempotent, so a restart changes nothing that is already running. Each
-// cluster's enrollment token is kept in tokenDir (mode 0600) for the
-// watcher; a cluster whose token file is gone gets a fresh token.
-func Register(ctx context.Context, c client.Client, spec starter.SpecFile, tokenDir string) error {
+// idempotent, so a restart changes nothing that is already running but a
+// cluster enrolled before cluster workflows ran ahead of their pools,
+// which gets that priority. Each cluster's enrollment token is kept in
+// tokenDir (mode 0600) for the watcher; a cluster whose token file is
+// gone gets a fresh token.
+func Register(ctx context.Context, c client.Client, namespace string, spec starter.SpecFile, tokenDir string) error {
 	if err := os.MkdirAll(tokenDir, 0o700); err != nil {
 		return err
 	}
 	for _, d := range spec.Clusters {
-		token, _, err := starter.EnrollCluster(ctx, c, d, "")
+		token, created, err := starter.EnrollCluster(ctx, c, d, "")
 		if err != nil {
 			return err
+		}
+		if !created {
+			if _, err := starter.RaiseClusterPriority(ctx, c, namespace, d.ID, "visor-dev"); err != nil {
+				return err
+			}
 		}
 		path := devfleet.TokenPath(tokenDir, d.ID)
 		if token == "" {

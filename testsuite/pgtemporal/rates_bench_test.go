@@ -97,7 +97,7 @@ func BenchmarkPoolRatesOnPostgres(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer w.Stop()
-	if err := devstack.Register(ctx, c, spec, filepath.Join(dir, "tokens")); err != nil {
+	if err := devstack.Register(ctx, c, srv.Namespace, spec, filepath.Join(dir, "tokens")); err != nil {
 		b.Fatal(err)
 	}
 	// Past registration and the first samples, into the steady state.
