@@ -251,53 +251,13 @@ func (c *cluster) refresh(ctx workflow.Context) {
 // slow workflow task, one signal each, passed Temporal's limit of 2,000
 // pending signals and failed the task (changeGateActivity).
 func (c *cluster) takeRegistrations(ctx workflow.Context) {
-	for {
-		r, ok, err := receiveAsync[contract.PoolRegistration](c.register)
-		if !ok {
-			return
-		}
-		if err != nil {
-			c.rejectSignal(ctx, err)
-			continue
-		}
-		c.applyRegistration(ctx, r)
-	}
+	receiveEach(c.register, func(r contract.PoolRegistration) { c.applyRegistration(ctx, r) }, c.rejecter(ctx))
 }
 
 func (c *cluster) drainSignals(ctx workflow.Context) {
-	for {
-		r, ok, err := receiveAsync[contract.WatcherReport](c.report)
-		if !ok {
-			break
-		}
-		if err != nil {
-			c.rejectSignal(ctx, err)
-			continue
-		}
-		c.applyWatcherReport(ctx, r)
-	}
-	for {
-		r, ok, err := receiveAsync[contract.PoolRegistration](c.register)
-		if !ok {
-			break
-		}
-		if err != nil {
-			c.rejectSignal(ctx, err)
-			continue
-		}
-		c.applyRegistration(ctx, r)
-	}
-	for {
-		r, ok, err := receiveAsync[contract.PoolRegistration](c.leave)
-		if !ok {
-			break
-		}
-		if err != nil {
-			c.rejectSignal(ctx, err)
-			continue
-		}
-		c.removePool(r.PoolID)
-	}
+	receiveEach(c.report, func(r contract.WatcherReport) { c.applyWatcherReport(ctx, r) }, c.rejecter(ctx))
+	c.takeRegistrations(ctx)
+	receiveEach(c.leave, func(r contract.PoolRegistration) { c.removePool(r.PoolID) }, c.rejecter(ctx))
 	// Pools that joined at the boundary hear the gate before the run ends.
 	c.refresh(ctx)
 }
@@ -326,6 +286,11 @@ func (c *cluster) startWatcher(ctx workflow.Context) workflow.Future {
 	return workflow.ExecuteActivity(actx, a.WatchCluster, activities.WatchInput{
 		Cluster: c.state.Declared.ID, SampleInterval: types.Duration(sample), RefreshInterval: types.Duration(sample),
 	})
+}
+
+// rejecter is rejectSignal for receiveEach.
+func (c *cluster) rejecter(ctx workflow.Context) func(error) {
+	return func(err error) { c.rejectSignal(ctx, err) }
 }
 
 // rejectSignal records a signal that did not decode or validate.

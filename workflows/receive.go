@@ -20,6 +20,22 @@ func receiveAsync[T any](ch workflow.ReceiveChannel) (v T, ok bool, err error) {
 	return decodeRaw[T](ch.Name(), raw)
 }
 
+// receiveEach hands every signal buffered on ch to apply, and each that
+// does not decode to reject.
+func receiveEach[T any](ch workflow.ReceiveChannel, apply func(T), reject func(error)) {
+	for {
+		v, ok, err := receiveAsync[T](ch)
+		if !ok {
+			return
+		}
+		if err != nil {
+			reject(err)
+			continue
+		}
+		apply(v)
+	}
+}
+
 // receive is receiveAsync for a selector callback, where a value is known
 // to be waiting.
 func receive[T any](ctx workflow.Context, ch workflow.ReceiveChannel) (v T, err error) {
