@@ -62,9 +62,19 @@ func evictionBlocker(pod *corev1.Pod) string {
 	return ""
 }
 
-// unschedulableSince returns the transition time of the scheduler's
-// PodScheduled=False/Unschedulable condition, if the pod has it.
+// unschedulableSince says whether the pod waits for capacity, and since
+// when: what "pending" means to a pool, as Karpenter counts provisionable
+// pods. kube-scheduler tried it and found no node (PodScheduled=False,
+// reason Unschedulable; the condition's transition time is when), and has
+// not nominated a node for it (preemption is emptying room there, so a new
+// node would be bought twice). A pod the scheduler has not tried yet
+// carries no condition and is not pending: in a burst of thousands, each
+// is tried within seconds, and buying for untried pods would buy for pods
+// the nodes already there will take.
 func unschedulableSince(pod *corev1.Pod) (metav1.Time, bool) {
+	if pod.Status.NominatedNodeName != "" {
+		return metav1.Time{}, false
+	}
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse &&
 			c.Reason == corev1.PodReasonUnschedulable {

@@ -1,0 +1,103 @@
+package kwok
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// podCensus counts a burst's pods by where they are in scheduling: bound,
+// nominated (preemption picked a node), marked Unschedulable by
+// kube-scheduler, or not tried yet (no PodScheduled condition at all).
+type podCensus struct{ bound, nominated, unschedulable, untried int }
+
+func (c podCensus) String() string {
+	return fmt.Sprintf("bound %d, nominated %d, unschedulable %d, not tried yet %d", c.bound, c.nominated, c.unschedulable, c.untried)
+}
+
+func census(pods []corev1.Pod) podCensus {
+	var c podCensus
+	for i := range pods {
+		p := &pods[i]
+		switch {
+		case p.Spec.NodeName != "":
+			c.bound++
+		case p.Status.NominatedNodeName != "":
+			c.nominated++
+		case hasUnschedulable(p):
+			c.unschedulable++
+		default:
+			c.untried++
+		}
+	}
+	return c
+}
+
+func hasUnschedulable(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return true
+		}
+	}
+	return false
+}
+
+// dumpPools logs what each pool believes (the status query) and
+// kube-scheduler's queues: what a stalled burst is read from.
+func (e *env) dumpPools(t *testing.T, keys []types.PoolKey) {
+	t.Helper()
+	for _, key := range keys {
+		st := e.status(t, key)
+		t.Logf("pool %s: state=%s nodes=%d target=%d pending=%d inFlight=%d noHelp=%d addedWithoutProgress=%d deferred=%d blocked=%q budget=%q",
+			key.Service, st.State, st.Nodes, st.TargetNodes, st.PendingPods, st.InFlight, len(st.NoHelp), st.AddedWithoutProgress, st.Deferred, st.Blocked, st.Budget)
+		for _, k := range sortedKeys(st.NoHelp) {
+			t.Logf("  noHelp %s: %s", k, st.NoHelp[k])
+			break // one is enough to read why
+		}
+		from := max(0, len(st.Decisions)-3)
+		for _, d := range st.Decisions[from:] {
+			t.Logf("  decision #%d %s %s +%d -%d: %.160s (%s)", d.Seq, d.At.Format(time.TimeOnly), d.Action, d.Added, len(d.Removed), d.Reason, d.Outcome)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	text, err := e.cluster.Metrics(ctx, "kube-scheduler")
+	if err != nil {
+		t.Logf("kube-scheduler metrics: %v", err)
+		return
+	}
+	t.Logf("kube-scheduler: %s", schedulerQueues(text))
+}
+
+// schedulerQueues picks kube-scheduler's pending-pod gauges by queue and
+// its attempt counters by result out of its Prometheus text.
+func schedulerQueues(text string) string {
+	var out []string
+	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "scheduler_pending_pods{") || strings.HasPrefix(line, "scheduler_schedule_attempts_total{") {
+			out = append(out, line)
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "; ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
