@@ -20,6 +20,11 @@ type PendingPod struct {
 	// UnschedulableSince is the PodScheduled=False condition's transition
 	// time: pending time counts from here, not from when we first saw it.
 	UnschedulableSince time.Time `json:"unschedulableSince"`
+	// TriedAt is when kube-scheduler last recorded a try of the pod (its
+	// latest write of the scheduling condition), zero when unknown: a pod
+	// beside a new node with room was refused by that node only if it was
+	// tried after the node became Ready.
+	TriedAt time.Time `json:"triedAt,omitzero"`
 	// Count > 1 makes the entry stand for that many identical pods (a
 	// shape's unlisted pods, see PendingShape.UnlistedPod); 0 is one pod.
 	// Observed pods never set it.

@@ -260,6 +260,7 @@ func pendingPod(pod *corev1.Pod) (types.PendingPod, bool) {
 		GPUModel:           gpuModel(pod),
 		Scheduling:         podScheduling(pod),
 		UnschedulableSince: since.Time,
+		TriedAt:            schedulerTriedAt(pod),
 	}, true
 }
 

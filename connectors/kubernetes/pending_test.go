@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/hanzoai/visor-fleet/connectors/kubernetes/kubefake"
@@ -51,4 +53,36 @@ func TestPendingMeansTriedAndRefusedAndNotNominated(t *testing.T) {
 	assert.Equal(t, []string{apiPool.WorkflowID(), apiPool.WorkflowID()}, told)
 	_, pending := o.pendingSince(nominated)
 	assert.False(t, pending)
+}
+
+// TestTheSchedulersLastTryIsReadFromItsStatusWrite: a pending pod's
+// TriedAt is the time of kube-scheduler's latest status write, kept by
+// the informer cache's transform (which drops every other managed-fields
+// entry and the field sets), zero when the scheduler never wrote.
+func TestTheSchedulersLastTryIsReadFromItsStatusWrite(t *testing.T) {
+	since := observedAt.Add(-time.Minute).Truncate(time.Second)
+	tried := metav1.NewTime(observedAt.Add(-10 * time.Second).Truncate(time.Second))
+	first := metav1.NewTime(since)
+	pod := newPod("web", "p", tenant("acme", "shop", "api"), unschedulable(since))
+	pod.ManagedFields = []metav1.ManagedFieldsEntry{
+		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, Time: &tried, FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}},
+		{Manager: schedulerManager, Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: &first},
+		{Manager: schedulerManager, Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: &tried, FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{}}`)}},
+	}
+	got, ok := pendingPod(pod)
+	require.True(t, ok)
+	assert.True(t, got.TriedAt.Equal(tried.Time), "TriedAt %s, want the latest scheduler write %s", got.TriedAt, tried)
+
+	cached, err := dropManagedFields(pod.DeepCopy())
+	require.NoError(t, err)
+	kept := cached.(*corev1.Pod).ManagedFields
+	require.Len(t, kept, 2, "only the scheduler's status writes are kept")
+	for _, e := range kept {
+		assert.Nil(t, e.FieldsV1)
+	}
+	assert.True(t, schedulerTriedAt(cached.(*corev1.Pod)).Equal(tried.Time))
+
+	untried := newPod("web", "q", tenant("acme", "shop", "api"), unschedulable(since))
+	got, _ = pendingPod(untried)
+	assert.True(t, got.TriedAt.IsZero())
 }

@@ -1,6 +1,8 @@
 package kubernetes
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -109,4 +111,30 @@ func gpuModel(pod *corev1.Pod) string {
 		}
 	}
 	return model
+}
+
+// schedulerManager is kube-scheduler's field manager name (its user agent's
+// program name), as the API server records it in managed fields.
+const schedulerManager = "kube-scheduler"
+
+func isSchedulerStatusWrite(e metav1.ManagedFieldsEntry) bool {
+	return e.Manager == schedulerManager && e.Subresource == "status" && e.Time != nil
+}
+
+// schedulerTriedAt is when kube-scheduler last wrote the pod's scheduling
+// status (the time of its status entry in the pod's managed fields), zero
+// when unknown. The scheduler writes the PodScheduled condition only when
+// it changes, and its message counts the cluster's nodes ("0/12 nodes are
+// available: ..."), so a write after a node joined means the scheduler
+// tried the pod with that node there. In a burst of thousands it may not
+// retry a pod for minutes: a pod pending beside a roomy new node was not
+// refused by it until a try after the node is on record.
+func schedulerTriedAt(pod *corev1.Pod) time.Time {
+	var at time.Time
+	for _, e := range pod.ManagedFields {
+		if isSchedulerStatusWrite(e) && e.Time.After(at) {
+			at = e.Time.Time
+		}
+	}
+	return at
 }

@@ -4,13 +4,16 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/hanzoai/visor-fleet/testsuite/kubeapi"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -100,4 +103,54 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// cpuSeconds is a process's user+system CPU time so far (/proc/<pid>/stat,
+// fields 14 and 15, in clock ticks of 100 Hz).
+func cpuSeconds(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	// The command may hold spaces; the fields after it start past ')'.
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	return (utime + stime) / 100
+}
+
+// cpuUse is the CPU each process of the run took since a mark: this
+// process (Temporal server, worker, pools, watcher) and each control-plane
+// server, as "name 12.3 s (0.41 cores)".
+type cpuUse struct {
+	pids  map[int]string
+	start map[int]float64
+	at    time.Time
+}
+
+func markCPU(c *kubeapi.Cluster) cpuUse {
+	u := cpuUse{pids: map[int]string{os.Getpid(): "visor"}, start: map[int]float64{}, at: time.Now()}
+	for _, pid := range c.PIDs() {
+		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		u.pids[pid] = strings.TrimSpace(string(comm))
+	}
+	for pid := range u.pids {
+		u.start[pid] = cpuSeconds(pid)
+	}
+	return u
+}
+
+func (u cpuUse) String() string {
+	wall := time.Since(u.at).Seconds()
+	var parts []string
+	for pid, name := range u.pids {
+		used := cpuSeconds(pid) - u.start[pid]
+		parts = append(parts, fmt.Sprintf("%s %.1f s (%.2f cores)", name, used, used/wall))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
 }

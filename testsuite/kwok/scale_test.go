@@ -131,6 +131,7 @@ func burst(t *testing.T, id string, replicas int32, bindTarget, downTarget time.
 		}
 	}
 	requestsAtStart := observerRequests.Load()
+	cpu := markCPU(c)
 	lastReport := time.Now()
 	ok := waitUntil(bindTarget+5*time.Minute, func() (bool, string) {
 		bound, total := 0, 0
@@ -181,6 +182,7 @@ func burst(t *testing.T, id string, replicas int32, bindTarget, downTarget time.
 		"observer %.0f requests/min; slowest pool's first scale-up %s after the first pod (pending threshold %s); %d pods evicted while binding",
 		want, allBound.Round(time.Second), nodes, planned, float64(nodes)/float64(planned),
 		float64(observerRequests.Load()-requestsAtStart)/minutes, firstDecision.Round(time.Millisecond), policy().PendingThreshold, upEvictions)
+	t.Logf("CPU while binding: %s", cpu)
 	t.Logf("peak memory (VmHWM): this process (Temporal server, worker, pools) %s; control plane %s", peakRSS(os.Getpid()), planeRSS(c))
 	if allBound > bindTarget {
 		t.Errorf("all bound after %s, target %s", allBound, bindTarget)
