@@ -38,9 +38,18 @@ type Rules struct {
 	// insufficient-capacity answer marks only that offering unavailable
 	// for a while. Decide does not plan; whoever sizes reads it.
 	Offerings bool
+	// TriedSinceReady: a pod pending beside a roomy new node is judged not
+	// helped only once kube-scheduler tried it after the node became Ready
+	// (PendingPod.TriedAt), and until the backlog's pods were tried since,
+	// a new node's free room stays room the next scale-up plans onto. In a
+	// burst of thousands the scheduler takes minutes to retry every pod; a
+	// fixed grace judged thousands of pods refused that were only not
+	// tried yet, and bought nothing more for them. The pool reads it; the
+	// law does not.
+	TriedSinceReady bool
 }
 
 // AllRules is what a new pool run decides with.
 func AllRules() Rules {
-	return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Replace: true, Batch: true, RebuyRepelled: true, Offerings: true}
+	return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Replace: true, Batch: true, RebuyRepelled: true, Offerings: true, TriedSinceReady: true}
 }

@@ -176,6 +176,10 @@ func (s *PoolState) trackPurchases(obs types.PoolObservation, now time.Time, rul
 		default:
 			roomy, empty, full := readyNodesBoughtAfter(obs, s.SeenReady, buy, pod, now, grace)
 			switch {
+			case roomy != "" && rules.TriedSinceReady && !triedSince(pod, s.SeenReady[roomy]):
+				// kube-scheduler has not tried the pod since the node
+				// became Ready (a backlog of thousands takes minutes to
+				// go through): not refused by it, only not tried yet.
 			case roomy != "" && !empty && rules.RebuyRepelled && repelledByHostname(pod):
 				// Every roomy node bought for it runs pods, and its rules
 				// are hostname-scoped: a pod of its own group took the
@@ -197,6 +201,9 @@ func (s *PoolState) trackPurchases(obs types.PoolObservation, now time.Time, rul
 			}
 		}
 	}
+	if rules.TriedSinceReady && newNodeRunsPods(obs, s.LastProgress) {
+		s.LastProgress = now
+	}
 	for key := range s.NoHelp {
 		if pod, ok := pending[key]; !ok || pod.UnschedulableSince.After(now) {
 			delete(s.NoHelp, key)
@@ -211,6 +218,27 @@ func (s *PoolState) trackPurchases(obs types.PoolObservation, now time.Time, rul
 		}
 	}
 	s.Additions = kept
+}
+
+// newNodeRunsPods says whether a node registered after since runs pods:
+// the scheduler is placing pods on capacity bought since, which is the
+// progress the runaway guard waits for, whichever pods it placed. In a
+// burst the scheduler fills new nodes from a backlog of thousands in its
+// own order, and the pods a purchase was for may bind minutes later.
+func newNodeRunsPods(obs types.PoolObservation, since time.Time) bool {
+	for _, n := range obs.Nodes {
+		if n.CreatedAt.After(since) && n.State == types.NodeReady && n.Requested != (types.Resources{}) {
+			return true
+		}
+	}
+	return false
+}
+
+// triedSince says whether kube-scheduler tried the pod after ready. An
+// observer that does not report tries (TriedAt zero) leaves the grace
+// alone to judge, as before tries were read.
+func triedSince(pod types.PendingPod, ready time.Time) bool {
+	return pod.TriedAt.IsZero() || pod.TriedAt.After(ready)
 }
 
 // readyNodesBoughtAfter looks at the nodes of the purchased size created

@@ -46,6 +46,14 @@ const (
 	// restarting its watcher (cluster_fanout.go). Added 2026-12-02,
 	// release v0.2.0.
 	changeGateActivity = "gate-fanout-activity"
+	// changeTriedSinceReady: a pod pending beside a roomy new node is
+	// judged not helped only once kube-scheduler tried it after the node
+	// became Ready, and the node's free room stays planned room while
+	// pending pods wait for a try since (law.Rules.TriedSinceReady). A
+	// burst of 10,000 pods stalled at 1,906 bound: pods not yet retried
+	// were judged refused and bought for no more. Added 2026-12-04,
+	// release v0.3.0.
+	changeTriedSinceReady = "tried-since-ready"
 )
 
 // readRules reads, once per run, the law's rules the run decides with.
@@ -58,5 +66,6 @@ func readRules(ctx workflow.Context) law.Rules {
 	r.Batch = workflow.GetVersion(ctx, versionBatch, workflow.DefaultVersion, 1) >= 1
 	r.RebuyRepelled = workflow.GetVersion(ctx, versionRebuyRepelled, workflow.DefaultVersion, 1) >= 1
 	r.Offerings = workflow.GetVersion(ctx, changeOfferings, workflow.DefaultVersion, 1) == 1
+	r.TriedSinceReady = workflow.GetVersion(ctx, changeTriedSinceReady, workflow.DefaultVersion, 1) == 1
 	return r
 }
