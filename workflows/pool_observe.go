@@ -164,6 +164,18 @@ func (s *PoolState) trackPurchases(obs types.PoolObservation, now time.Time, rul
 		pending[pod.Key()] = pod
 	}
 	grace := s.noHelpGrace()
+	// A burst's purchases are few and its pods few shapes: the nodes are
+	// looked at once per purchase and pod size, not once per pod.
+	type look struct {
+		at       time.Time
+		size     string
+		requests types.Resources
+	}
+	type seen struct {
+		roomy       string
+		empty, full bool
+	}
+	looked := map[look]seen{}
 	for _, key := range workflow.DeterministicKeys(s.BoughtFor) {
 		buy := s.BoughtFor[key]
 		pod, still := pending[key]
@@ -174,7 +186,13 @@ func (s *PoolState) trackPurchases(obs types.PoolObservation, now time.Time, rul
 		case !pod.UnschedulableSince.Equal(buy.Since):
 			delete(s.BoughtFor, key)
 		default:
-			roomy, empty, full := readyNodesBoughtAfter(obs, s.SeenReady, buy, pod, now, grace)
+			l := look{buy.At, buy.Size, pod.Requests}
+			r, ok := looked[l]
+			if !ok {
+				r.roomy, r.empty, r.full = readyNodesBoughtAfter(obs, s.SeenReady, buy, pod, now, grace)
+				looked[l] = r
+			}
+			roomy, empty, full := r.roomy, r.empty, r.full
 			switch {
 			case roomy != "" && rules.TriedSinceReady && !triedSince(pod, s.SeenReady[roomy]):
 				// kube-scheduler has not tried the pod since the node

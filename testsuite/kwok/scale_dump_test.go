@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/hanzoai/visor-fleet/starter"
 	"github.com/hanzoai/visor-fleet/testsuite/kubeapi"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -58,7 +59,13 @@ func hasUnschedulable(p *corev1.Pod) bool {
 func (e *env) dumpPools(t *testing.T, keys []types.PoolKey) {
 	t.Helper()
 	for _, key := range keys {
-		st := e.status(t, key)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		st, err := starter.PoolStatus(ctx, e.stack.Client, key)
+		cancel()
+		if err != nil {
+			t.Logf("pool %s: no status: %v", key.Service, err)
+			continue
+		}
 		t.Logf("pool %s: state=%s nodes=%d target=%d pending=%d inFlight=%d noHelp=%d addedWithoutProgress=%d deferred=%d blocked=%q budget=%q",
 			key.Service, st.State, st.Nodes, st.TargetNodes, st.PendingPods, st.InFlight, len(st.NoHelp), st.AddedWithoutProgress, st.Deferred, st.Blocked, st.Budget)
 		for _, k := range sortedKeys(st.NoHelp) {

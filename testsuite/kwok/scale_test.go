@@ -45,25 +45,27 @@ func TestScaleTenThousandPods(t *testing.T) {
 	if os.Getenv(scaleEnv) != "1" {
 		t.Skipf("set %s=1 (make bench does) to run the 10,000-pod run", scaleEnv)
 	}
-	burst(t, "kwok-scale", 500, 3*time.Minute, 10*time.Minute)
+	burst(t, "kwok-scale", 500, 3*time.Minute, 10*time.Minute, 1.05)
 }
 
 // TestBurstOfTwoThousandPods is the 10,000-pod run at a fifth of its
 // size, in make test, so that a stall of a burst can never land again.
 func TestBurstOfTwoThousandPods(t *testing.T) {
-	burst(t, "kwok-burst", 100, 2*time.Minute, 5*time.Minute)
+	// The node count's bound here guards against a runaway, not the
+	// 10,000-pod run's 1.05× target (docs/scale.md has both figures).
+	burst(t, "kwok-burst", 100, 2*time.Minute, 5*time.Minute, 1.3)
 }
 
 // burst: 20 shapes × replicas pending pods across 5 pools on the real
 // control plane. kube-scheduler must bind them all within bindTarget of
 // the first pod; it reports that time, nodes bought against the
-// planner's plan for the whole batch, the observer's requests per minute
+// planner's plan for the whole batch (at most maxRatio times it), the observer's requests per minute
 // (informers) and the pools' decision latency, then the time to scale
 // back down to the floor once the pods are gone (within downTarget), and
 // the pods evicted on the way (none are: every pod left by its
 // ReplicaSet's scale-down). Each minute it logs each pool's status and
 // kube-scheduler's queues, so a stall shows who stopped.
-func burst(t *testing.T, id string, replicas int32, bindTarget, downTarget time.Duration) {
+func burst(t *testing.T, id string, replicas int32, bindTarget, downTarget time.Duration, maxRatio float64) {
 	c := kubeapi.Shared(t)
 	var observerRequests atomic.Int64
 	connector := rest.CopyConfig(c.ConnectorConfig)
@@ -91,6 +93,7 @@ func burst(t *testing.T, id string, replicas int32, bindTarget, downTarget time.
 	var pools []pool
 	var keys []types.PoolKey
 	planned, want := 0, 0
+	var plans []string
 	for i := range 5 {
 		service := fmt.Sprintf("%s-%d", id, i)
 		key := types.PoolKey{Org: org, Project: project, Service: service, Provider: kwok.ProviderName, Cluster: id}
@@ -107,6 +110,7 @@ func burst(t *testing.T, id string, replicas int32, bindTarget, downTarget time.
 		}
 		plan := sizing.PlanScaleUp(sizing.Request{Pending: pending, Catalog: kwok.Catalog(), Template: sizing.TemplateOptions{PoolLabels: key.NodeLabels()}})
 		planned += plan.NewNodes
+		plans = append(plans, fmt.Sprintf("%d × %s", plan.NewNodes, plan.Size))
 		pools = append(pools, p)
 		keys = append(keys, key)
 		pol := policy()
@@ -165,8 +169,13 @@ func burst(t *testing.T, id string, replicas int32, bindTarget, downTarget time.
 	allBound := time.Since(started)
 	minutes := allBound.Minutes()
 	nodes, firstDecision := 0, time.Duration(0)
-	for _, p := range pools {
-		nodes += len(e.poolNodes(t, p.key))
+	for i, p := range pools {
+		bySize := map[string]int{}
+		for _, n := range e.poolNodes(t, p.key) {
+			bySize[n.Labels[corev1.LabelInstanceTypeStable]]++
+			nodes++
+		}
+		t.Logf("pool %s: bought %v, the planner's plan %s", p.key.Service, bySize, plans[i])
 		for _, d := range e.status(t, p.key).Decisions {
 			if d.Action == "scale-up" {
 				firstDecision = max(firstDecision, d.At.Sub(started))
@@ -187,8 +196,8 @@ func burst(t *testing.T, id string, replicas int32, bindTarget, downTarget time.
 	if allBound > bindTarget {
 		t.Errorf("all bound after %s, target %s", allBound, bindTarget)
 	}
-	if float64(nodes) > 1.05*float64(planned) {
-		t.Errorf("%d nodes bought, more than 1.05× the plan's %d", nodes, planned)
+	if float64(nodes) > maxRatio*float64(planned) {
+		t.Errorf("%d nodes bought, more than %.2f× the plan's %d", nodes, maxRatio, planned)
 	}
 	if upEvictions > 0 {
 		t.Errorf("%d pods evicted while the burst was binding: nothing may be disrupted before every pod is bound", upEvictions)
