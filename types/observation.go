@@ -23,7 +23,8 @@ type PendingPod struct {
 	// TriedAt is when kube-scheduler last recorded a try of the pod (its
 	// latest write of the scheduling condition), zero when unknown: a pod
 	// beside a new node with room was refused by that node only if it was
-	// tried after the node became Ready.
+	// tried after the node became Ready. A pod still waiting for its
+	// first try (PoolObservation.Queued) carries its creation time.
 	TriedAt time.Time `json:"triedAt,omitzero"`
 	// Count > 1 makes the entry stand for that many identical pods (a
 	// shape's unlisted pods, see PendingShape.UnlistedPod); 0 is one pod.
@@ -140,6 +141,13 @@ type PoolObservation struct {
 	// Truncated counts pending pods and nodes left out to keep the
 	// observation within the pool's bounds.
 	Truncated int `json:"truncated,omitempty"`
+	// Queued counts the pending pods kube-scheduler has not tried yet
+	// though they waited QueuedFor in its queue, beside pods of the pool
+	// it tried and refused: a burst's backlog. They are pending (counted
+	// in the shapes and listed as any other, UnschedulableSince their
+	// creation), and every Ready node's free room is room the scheduler
+	// will offer them first.
+	Queued int `json:"queued,omitempty"`
 	// Auth is the watcher's system signature over the rest (package auth).
 	Auth *SystemSignature `json:"auth,omitempty"`
 }

@@ -106,6 +106,9 @@ func validateObservation(key types.PoolKey, obs types.PoolObservation) error {
 			return fmt.Errorf("pending pod %s has a count: only a shape's unlisted pods are counted", pod.Key())
 		}
 	}
+	if n := obs.PendingCount(); obs.Queued < 0 || obs.Queued > n {
+		return fmt.Errorf("observation's queued is %d, must be 0 to its %d pending pods", obs.Queued, n)
+	}
 	return nil
 }
 

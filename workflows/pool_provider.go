@@ -191,7 +191,14 @@ func (p *pool) planRoom(now time.Time) []types.NodeObservation {
 	if p.rules.TriedSinceReady {
 		untried = oldestTry(s.Observation.PendingEntries())
 	}
+	backlog := p.rules.TriedSinceReady && s.Observation.Queued > 0
 	for _, n := range s.Observation.Nodes {
+		if backlog && n.State == types.NodeReady {
+			// Pods the scheduler has not tried yet: every Ready node's
+			// free room is offered to them before a new node is.
+			out = append(out, n)
+			continue
+		}
 		// Seen Ready lately and registered lately: a node that was Ready
 		// long before the pool first looked is no new node. Past the
 		// grace, it is still room while some pending pod was last tried

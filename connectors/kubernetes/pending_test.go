@@ -86,3 +86,45 @@ func TestTheSchedulersLastTryIsReadFromItsStatusWrite(t *testing.T) {
 	got, _ = pendingPod(untried)
 	assert.True(t, got.TriedAt.IsZero())
 }
+
+// TestABacklogOfUntriedPodsIsPendingBesideRefusedOnes: pods kube-scheduler
+// has not tried within QueuedFor are pending (since their creation, with
+// no try on record) when pods of their pool were tried and refused: the
+// scheduler is working through a backlog and the pool lacks room. Alone,
+// or for another scheduler, they are not: the scheduler may be down, or
+// the pods another's to place.
+func TestABacklogOfUntriedPodsIsPendingBesideRefusedOnes(t *testing.T) {
+	old := observedAt.Add(-time.Minute).Truncate(time.Second)
+	created := func(at time.Time) podOption {
+		return func(p *corev1.Pod) { p.CreationTimestamp, p.Status.Phase = metav1.NewTime(at), corev1.PodPending }
+	}
+	var objs []runtime.Object
+	for i := range 2000 {
+		objs = append(objs, newPod("web", fmt.Sprintf("queued-%d", i), tenant("acme", "shop", "api"), created(old), requesting("500m", "1Gi")))
+	}
+	refused := newPod("web", "refused", tenant("acme", "shop", "api"), unschedulable(old), created(old), requesting("500m", "1Gi"))
+	tried := metav1.NewTime(old.Add(10 * time.Second))
+	refused.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: schedulerManager, Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: &tried}}
+	objs = append(objs, refused,
+		newPod("web", "just-created", tenant("acme", "shop", "api"), created(observedAt.Add(-time.Second)), requesting("500m", "1Gi")),
+		// Another pool's backlog with nothing refused: not pending.
+		newPod("ml", "alone", tenant("acme", "shop", "infer"), created(old), requesting("1", "1Gi")),
+	)
+	other := newPod("web", "other-scheduler", tenant("acme", "shop", "api"), created(old), requesting("500m", "1Gi"))
+	other.Spec.SchedulerName = "volcano"
+	objs = append(objs, other)
+
+	client, _ := kubefake.NewClientset(kubefake.Options{}, objs...)
+	got, err := NewObserver(client, observerConfig(nil)).ObserveCluster(context.Background())
+	require.NoError(t, err)
+	api := got.Pools[apiPool.WorkflowID()]
+	assert.Equal(t, 2001, api.PendingCount(), "the refused pod and the 2,000 queued past QueuedFor")
+	assert.Equal(t, 2000, api.Queued)
+	for _, pod := range api.PendingEntries() {
+		if pod.Name != "refused" {
+			assert.True(t, pod.TriedAt.Equal(old), "%s: a queued pod's last try on record is its creation", pod.Name)
+		}
+	}
+	_, infer := got.Pools[inferPool.WorkflowID()]
+	assert.False(t, infer, "a backlog with nothing refused bought for")
+}
