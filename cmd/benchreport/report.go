@@ -36,6 +36,7 @@ var areas = []struct {
 	{"Registration rate (`pool apply` of new pools: check once per cluster, bounded concurrency)", []string{"BenchmarkApplyPools"}},
 	{"Metering", []string{"BenchmarkNodeHours"}},
 	{"Observing a cluster", []string{"BenchmarkObserve"}},
+	{"A pool's workflow task in a burst (an observation folded, purchases judged, the law's decision; under the SDK's deadlock check)", []string{"BenchmarkBurstObserveAndDecide"}},
 	{"Scoring simulator (one policy over the compressed openb day)", []string{"BenchmarkSimulate"}},
 }
 
