@@ -23,7 +23,7 @@ const (
 	versionBatch = "law-batch"
 	// versionRebuyRepelled: a pod with hostname-scoped pod-to-pod rules
 	// still pending beside the roomy node bought for it buys again
-	// instead of being judged not helped (law.Rules.RebuyRepelled;
+	// instead of being judged not helped (runRules.RebuyRepelled;
 	// trackPurchases). Added 2026-12-02, ships in v0.2.0.
 	versionRebuyRepelled = "rebuy-repelled"
 	// changeInterruptions: a pool with spot machines reads its provider's
@@ -48,15 +48,43 @@ const (
 	changeGateActivity = "gate-fanout-activity"
 )
 
-// readRules reads, once per run, the law's rules the run decides with.
-// A change ID that alters the law is asked here and sets its field, so a
-// run's rules are one value, never loose booleans on pool. At the
-// baseline there was none to ask.
-func readRules(ctx workflow.Context) law.Rules {
-	r := law.Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true}
-	r.Replace = workflow.GetVersion(ctx, versionReplace, workflow.DefaultVersion, 1) >= 1
-	r.Batch = workflow.GetVersion(ctx, versionBatch, workflow.DefaultVersion, 1) >= 1
-	r.RebuyRepelled = workflow.GetVersion(ctx, versionRebuyRepelled, workflow.DefaultVersion, 1) >= 1
-	r.Offerings = workflow.GetVersion(ctx, changeOfferings, workflow.DefaultVersion, 1) == 1
+// runRules are the rules a pool run decides and buys with: the law's,
+// and those only the pool reads.
+type runRules struct {
+	law.Rules
+	// FewerNodes: the planner buys, among sizes priced at the cheapest
+	// plan's rate, the one needing fewest nodes (sizing.Request.FewerNodes).
+	FewerNodes bool
+	// RebuyRepelled: a pod with hostname-scoped pod-to-pod rules (required
+	// anti-affinity by hostname, host ports), still pending beside the
+	// roomy node bought for it, may buy again instead of being judged not
+	// helped. The node's room was never what refused it: a pod of its own
+	// group took the node first (the scheduler binds in its own order),
+	// and any new node, a new hostname, admits it (trackPurchases).
+	RebuyRepelled bool
+	// Offerings: a scale-up buys by offering (capacity type, zone) and an
+	// insufficient-capacity answer marks only that offering unavailable
+	// for a while (pool_offerings.go).
+	Offerings bool
+}
+
+// allRunRules is what a new pool run decides and buys with: every rule of
+// law.AllRules and every pool rule.
+func allRunRules() runRules {
+	return runRules{Rules: law.AllRules(), FewerNodes: true, RebuyRepelled: true, Offerings: true}
+}
+
+// readRules reads, once per run, the rules the run decides with. It
+// starts from allRunRules, so a rule added to law.AllRules reaches every
+// new run; a change ID that alters the law is asked here and turns its
+// rule off in a run begun before it, so a run's rules are one value,
+// never loose booleans on pool. Each GetVersion is called whatever the
+// rule's default, in this order, as the histories recorded it.
+func readRules(ctx workflow.Context) runRules {
+	r := allRunRules()
+	r.Replace = workflow.GetVersion(ctx, versionReplace, workflow.DefaultVersion, 1) >= 1 && r.Replace
+	r.Batch = workflow.GetVersion(ctx, versionBatch, workflow.DefaultVersion, 1) >= 1 && r.Batch
+	r.RebuyRepelled = workflow.GetVersion(ctx, versionRebuyRepelled, workflow.DefaultVersion, 1) >= 1 && r.RebuyRepelled
+	r.Offerings = workflow.GetVersion(ctx, changeOfferings, workflow.DefaultVersion, 1) == 1 && r.Offerings
 	return r
 }
