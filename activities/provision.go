@@ -152,10 +152,7 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 	}
 	plan, req, excluded := op.plan, op.req, op.excluded
 	spend := spendOf(in.Machines, prices)
-	plan, budgetNote := withinBudget(plan, req, excluded, in.MaxHourlyCost, spend)
-	if in.OrgBudget && budgetNote == "" {
-		plan, budgetNote = withinRoom(plan, req, excluded, in.OrgBudgetRoom, "org cost budget")
-	}
+	plan, budgetNote := withinBudgets(plan, req, excluded, in.budgets(spend))
 	res := PlanResult{Size: plan.Size, NewNodes: plan.NewNodes, HourlyCost: plan.HourlyCost, Budget: budgetNote,
 		SizeRoom: roomBySize(catalog), SizePrice: prices}
 	for _, u := range plan.Unplaceable {
@@ -165,7 +162,7 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 		if res.Size == "" {
 			res.Size = cheapest(req.Catalog, excluded).Name
 		}
-		floor, note := floorWithinBudgets(in.MinNewNodes, res.Size, priceOf(req.Catalog, res.Size), in, spend)
+		floor, note := in.budgets(spend).HoldFloor(in.MinNewNodes, res.Size, priceOf(req.Catalog, res.Size))
 		res.NewNodes, res.Budget = max(res.NewNodes, floor), note
 	}
 	if res.NewNodes == 0 {

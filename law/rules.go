@@ -1,8 +1,11 @@
 package law
 
-// Rules are the law's switchable rules. A pool run decides with
-// AllRules; the scorer turns single rules off to measure what each one
-// is worth (score.NewLawWith, cmd/benchreport).
+// Rules are the law's switchable rules, only those Decide reads. A pool
+// run decides with AllRules (workflows.readRules starts from it); the
+// scorer turns single rules off to measure what each one is worth
+// (score.NewLawWith, cmd/benchreport). Rules the pool reads when it
+// sizes, buys or judges a purchase live with their reader
+// (workflows.runRules, score.Rules).
 type Rules struct {
 	// Consolidation: the scale-up cooldown holds back only pods booting
 	// nodes have room for, a scale-up no longer holds scale-down back, and
@@ -13,18 +16,6 @@ type Rules struct {
 	// Ready nodes of any size whose placement they surely admit
 	// (sameTemplate), not only its own size. Only with Consolidation.
 	AcrossSizes bool
-	// FewerNodes: the planner buys, among sizes priced at the cheapest
-	// plan's rate, the one needing fewest nodes (sizing.Request.FewerNodes).
-	// Decide does not plan; whoever sizes its scale-up reads it.
-	FewerNodes bool
-	// RebuyRepelled: a pod with hostname-scoped pod-to-pod rules (required
-	// anti-affinity by hostname, host ports), still pending beside the
-	// roomy node bought for it, may buy again instead of being judged not
-	// helped. The node's room was never what refused it: a pod of its own
-	// group took the node first (the scheduler binds in its own order),
-	// and any new node, a new hostname, admits it. The pool reads it; the
-	// law does not.
-	RebuyRepelled bool
 	// Replace: when no underused node can simply go, the first ones whose
 	// pods one strictly cheaper node holds are replaced by it, bought
 	// first and drained once it is Ready (decision_replace.go). Only with
@@ -34,22 +25,9 @@ type Rules struct {
 	// after the newest or 10 s after the first, the pending threshold only
 	// an upper bound (decision_batch.go).
 	Batch bool
-	// Offerings: a scale-up buys by offering (capacity type, zone) and an
-	// insufficient-capacity answer marks only that offering unavailable
-	// for a while. Decide does not plan; whoever sizes reads it.
-	Offerings bool
-	// TriedSinceReady: a pod pending beside a roomy new node is judged not
-	// helped only once kube-scheduler tried it after the node became Ready
-	// (PendingPod.TriedAt), and until the backlog's pods were tried since,
-	// a new node's free room stays room the next scale-up plans onto. In a
-	// burst of thousands the scheduler takes minutes to retry every pod; a
-	// fixed grace judged thousands of pods refused that were only not
-	// tried yet, and bought nothing more for them. The pool reads it; the
-	// law does not.
-	TriedSinceReady bool
 }
 
 // AllRules is what a new pool run decides with.
 func AllRules() Rules {
-	return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Replace: true, Batch: true, RebuyRepelled: true, Offerings: true, TriedSinceReady: true}
+	return Rules{Consolidation: true, AcrossSizes: true, Replace: true, Batch: true}
 }

@@ -23,8 +23,8 @@ type Law struct {
 	policy  types.Policy
 	catalog []types.InstanceType
 	plan    func(sizing.Request) sizing.Plan
-	// rules: the law's rules it decides and plans with.
-	rules law.Rules
+	// rules: the rules it decides and plans with.
+	rules Rules
 
 	// The pool's durable state, as PoolState holds it.
 	obs         *types.PoolObservation
@@ -50,12 +50,26 @@ type Law struct {
 // NewLaw is the pool's control law with the real planner, as a run
 // recorded with every rule decides.
 func NewLaw(name string, policy types.Policy, catalog []types.InstanceType) *Law {
-	return NewLawWith(name, policy, catalog, law.AllRules())
+	return NewLawWith(name, policy, catalog, AllRules())
+}
+
+// Rules are what the scored law decides and plans with: the law's rules
+// and the planner's that a pool run reads (workflows' runRules).
+type Rules struct {
+	law.Rules
+	// FewerNodes: the planner buys, among sizes priced at the cheapest
+	// plan's rate, the one needing fewest nodes (sizing.Request.FewerNodes).
+	FewerNodes bool
+}
+
+// AllRules is what a new pool run decides and plans with.
+func AllRules() Rules {
+	return Rules{Rules: law.AllRules(), FewerNodes: true}
 }
 
 // NewLawWith is the pool's control law with only the given rules, to
 // measure what each is worth.
-func NewLawWith(name string, policy types.Policy, catalog []types.InstanceType, rules law.Rules) *Law {
+func NewLawWith(name string, policy types.Policy, catalog []types.InstanceType, rules Rules) *Law {
 	l := newLaw(name, policy, catalog, sizing.PlanScaleUp)
 	l.rules = rules
 	return l
@@ -129,7 +143,7 @@ func (l *Law) decide(now time.Time) law.Decision {
 		InFlightNodes:  max(0, l.targetNodes-l.observedNodes()),
 		Gate:           law.OpenGate(),
 		UnderusedSince: l.underused,
-		Rules:          l.rules,
+		Rules:          l.rules.Rules,
 		Replacing:      l.replacing,
 		SizeRoom:       l.sizeRoom,
 		SizePrice:      l.sizePrice,

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -239,11 +238,11 @@ func (c Comparison) Law() Score {
 // ScoreLaw runs only the pool's law with policy, scored against the bounds
 // and peers of a comparison on the same trace: for sweeping policy variants.
 func ScoreLaw(tr Trace, catalog []types.InstanceType, policy types.Policy, against Comparison, opt Options) (Score, error) {
-	return ScoreLawWith(tr, catalog, policy, law.AllRules(), against, opt)
+	return ScoreLawWith(tr, catalog, policy, AllRules(), against, opt)
 }
 
 // ScoreLawWith is ScoreLaw with only the given version rules.
-func ScoreLawWith(tr Trace, catalog []types.InstanceType, policy types.Policy, rules law.Rules, against Comparison, opt Options) (Score, error) {
+func ScoreLawWith(tr Trace, catalog []types.InstanceType, policy types.Policy, rules Rules, against Comparison, opt Options) (Score, error) {
 	if err := policy.Validate(); err != nil {
 		return Score{}, err
 	}

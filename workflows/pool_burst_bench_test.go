@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/hanzoai/visor-fleet/contract"
-	"github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -53,7 +52,7 @@ func BenchmarkBurstObserveAndDecide(b *testing.B) {
 	for _, size := range []struct{ nodes, pending int }{{100, 500}, {450, 2000}, {1500, 10000}} {
 		b.Run(fmt.Sprintf("nodes=%d/pending=%d", size.nodes, size.pending), func(b *testing.B) {
 			s, obs, now := burstState(size.nodes, size.pending)
-			p := &pool{state: s, rules: law.AllRules()}
+			p := &pool{state: s, rules: allRunRules()}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {

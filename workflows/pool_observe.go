@@ -53,7 +53,7 @@ func (p *pool) applyObservation(ctx workflow.Context, obs types.PoolObservation,
 // the one place an observation changes what the pool knows (the node
 // clocks, idleness, purchases judged, what is forgotten); the meter's
 // machines come from provider reads (pool_meter.go).
-func (s *PoolState) fold(obs types.PoolObservation, now time.Time, rules law.Rules) {
+func (s *PoolState) fold(obs types.PoolObservation, now time.Time, rules runRules) {
 	obs = s.withoutRemoved(boundObservation(obs))
 	s.Observation = &obs
 	s.ReceivedAt = now
@@ -160,7 +160,7 @@ func (s *PoolState) withoutRemoved(obs types.PoolObservation) types.PoolObservat
 // trackPurchases judges the pods the pool bought nodes for: one scheduled
 // is progress; one still pending, unchanged, beside a node of the bought
 // size that has been Ready a while, was not helped by the purchase.
-func (s *PoolState) trackPurchases(obs types.PoolObservation, now time.Time, rules law.Rules) {
+func (s *PoolState) trackPurchases(obs types.PoolObservation, now time.Time, rules runRules) {
 	entries := obs.PendingEntries()
 	pending := make(map[string]types.PendingPod, len(entries))
 	for _, pod := range entries {

@@ -41,8 +41,8 @@ type pool struct {
 	lastMemo    memoSnapshot
 	last        law.Decision
 	metrics     poolMetrics
-	// rules are the law's rules this run decides with (readRules).
-	rules law.Rules
+	// rules are the rules this run decides and buys with (readRules).
+	rules runRules
 	// addedWithoutProgress is the runaway guard's count at the last decision;
 	// capacitySummary the capacity policies in force then.
 	addedWithoutProgress int
@@ -196,7 +196,7 @@ func (p *pool) decide(now time.Time) law.Decision {
 		NoHelp:               s.NoHelp,
 		Awaiting:             s.awaiting(),
 		AddedWithoutProgress: p.addedWithoutProgress,
-		Rules:                p.rules,
+		Rules:                p.rules.Rules,
 		UnderusedSince:       s.UnderusedSince,
 		Replacing:            s.Replacing,
 		SizeRoom:             s.SizeRoom,

@@ -671,6 +671,6 @@ func TestNewRunsAskThePlannerForFewerNodes(t *testing.T) {
 	env, w := newTestPool(t, p, busyNodes())
 	runWithOneOverduePod(t, env, w, spec(p), time.Minute)
 	require.NotEmpty(t, w.plans)
-	require.True(t, w.plans[0].FewerNodes, "a run plans with law.Rules.FewerNodes")
+	require.True(t, w.plans[0].FewerNodes, "a run plans with runRules.FewerNodes")
 	require.Equal(t, types.SizingNodes, w.plans[0].Objective, "the policy's sizingObjective reaches the planner")
 }

@@ -23,7 +23,7 @@ const (
 	versionBatch = "law-batch"
 	// versionRebuyRepelled: a pod with hostname-scoped pod-to-pod rules
 	// still pending beside the roomy node bought for it buys again
-	// instead of being judged not helped (law.Rules.RebuyRepelled;
+	// instead of being judged not helped (runRules.RebuyRepelled;
 	// trackPurchases). Added 2026-12-02, ships in v0.2.0.
 	versionRebuyRepelled = "rebuy-repelled"
 	// changeInterruptions: a pool with spot machines reads its provider's
@@ -49,23 +49,61 @@ const (
 	// changeTriedSinceReady: a pod pending beside a roomy new node is
 	// judged not helped only once kube-scheduler tried it after the node
 	// became Ready, and the node's free room stays planned room while
-	// pending pods wait for a try since (law.Rules.TriedSinceReady). A
+	// pending pods wait for a try since (runRules.TriedSinceReady). A
 	// burst of 10,000 pods stalled at 1,906 bound: pods not yet retried
 	// were judged refused and bought for no more. Added 2026-12-04,
 	// release v0.3.0.
 	changeTriedSinceReady = "tried-since-ready"
 )
 
-// readRules reads, once per run, the law's rules the run decides with.
-// A change ID that alters the law is asked here and sets its field, so a
-// run's rules are one value, never loose booleans on pool. At the
-// baseline there was none to ask.
-func readRules(ctx workflow.Context) law.Rules {
-	r := law.Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true}
-	r.Replace = workflow.GetVersion(ctx, versionReplace, workflow.DefaultVersion, 1) >= 1
-	r.Batch = workflow.GetVersion(ctx, versionBatch, workflow.DefaultVersion, 1) >= 1
-	r.RebuyRepelled = workflow.GetVersion(ctx, versionRebuyRepelled, workflow.DefaultVersion, 1) >= 1
-	r.Offerings = workflow.GetVersion(ctx, changeOfferings, workflow.DefaultVersion, 1) == 1
-	r.TriedSinceReady = workflow.GetVersion(ctx, changeTriedSinceReady, workflow.DefaultVersion, 1) == 1
+// runRules are the rules a pool run decides and buys with: the law's,
+// and those only the pool reads.
+type runRules struct {
+	law.Rules
+	// FewerNodes: the planner buys, among sizes priced at the cheapest
+	// plan's rate, the one needing fewest nodes (sizing.Request.FewerNodes).
+	FewerNodes bool
+	// RebuyRepelled: a pod with hostname-scoped pod-to-pod rules (required
+	// anti-affinity by hostname, host ports), still pending beside the
+	// roomy node bought for it, may buy again instead of being judged not
+	// helped. The node's room was never what refused it: a pod of its own
+	// group took the node first (the scheduler binds in its own order),
+	// and any new node, a new hostname, admits it (trackPurchases).
+	RebuyRepelled bool
+	// Offerings: a scale-up buys by offering (capacity type, zone) and an
+	// insufficient-capacity answer marks only that offering unavailable
+	// for a while (pool_offerings.go).
+	Offerings bool
+	// TriedSinceReady: a pod pending beside a roomy new node is judged not
+	// helped only once kube-scheduler tried it after the node became Ready
+	// (PendingPod.TriedAt); until the backlog's pods were tried since, a
+	// new node's free room, and while pods wait for their first try every
+	// Ready node's, stays room the next scale-up plans onto; and a new
+	// node running pods is the runaway guard's progress. In a burst of
+	// thousands the scheduler takes minutes to retry every pod: a fixed
+	// grace judged pods refused that were only not tried yet, and bought
+	// nothing more for them (trackPurchases, planRoom).
+	TriedSinceReady bool
+}
+
+// allRunRules is what a new pool run decides and buys with: every rule of
+// law.AllRules and every pool rule.
+func allRunRules() runRules {
+	return runRules{Rules: law.AllRules(), FewerNodes: true, RebuyRepelled: true, Offerings: true, TriedSinceReady: true}
+}
+
+// readRules reads, once per run, the rules the run decides with. It
+// starts from allRunRules, so a rule added to law.AllRules reaches every
+// new run; a change ID that alters the law is asked here and turns its
+// rule off in a run begun before it, so a run's rules are one value,
+// never loose booleans on pool. Each GetVersion is called whatever the
+// rule's default, in this order, as the histories recorded it.
+func readRules(ctx workflow.Context) runRules {
+	r := allRunRules()
+	r.Replace = workflow.GetVersion(ctx, versionReplace, workflow.DefaultVersion, 1) >= 1 && r.Replace
+	r.Batch = workflow.GetVersion(ctx, versionBatch, workflow.DefaultVersion, 1) >= 1 && r.Batch
+	r.RebuyRepelled = workflow.GetVersion(ctx, versionRebuyRepelled, workflow.DefaultVersion, 1) >= 1 && r.RebuyRepelled
+	r.Offerings = workflow.GetVersion(ctx, changeOfferings, workflow.DefaultVersion, 1) == 1 && r.Offerings
+	r.TriedSinceReady = workflow.GetVersion(ctx, changeTriedSinceReady, workflow.DefaultVersion, 1) == 1 && r.TriedSinceReady
 	return r
 }

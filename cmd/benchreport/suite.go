@@ -42,22 +42,22 @@ type variantRow struct {
 }
 
 // variants are the policy changes the sweep tries, each from the pool's
-// policy; rules, when set, are the law's rules instead of all (law.AllRules).
+// policy; rules, when set, are the law's rules instead of all (score.AllRules).
 var variants = []struct {
 	name  string
 	apply func(*types.Policy)
-	rules *law.Rules
+	rules *score.Rules
 	// allow, when set, is the sizes the variant allows of the trace's
 	// catalog; nil skips the trace (its catalog has no such sizes).
 	allow func([]types.InstanceType) []string
 }{
 	{"pool policy as given", func(*types.Policy) {}, nil, nil},
-	{"without the node-hours rules (AcrossSizes, FewerNodes)", func(*types.Policy) {}, &law.Rules{Consolidation: true, Replace: true, Batch: true}, nil},
-	{"node-hours rules: FewerNodes only", func(*types.Policy) {}, &law.Rules{Consolidation: true, FewerNodes: true, Replace: true, Batch: true}, nil},
-	{"node-hours rules: AcrossSizes only", func(*types.Policy) {}, &law.Rules{Consolidation: true, AcrossSizes: true, Replace: true, Batch: true}, nil},
-	{"without replacement consolidation (Replace)", func(*types.Policy) {}, &law.Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Batch: true}, nil},
-	{"without batching (Batch)", func(*types.Policy) {}, &law.Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Replace: true}, nil},
-	{"without Replace and Batch (before versionReplace, versionBatch)", func(*types.Policy) {}, &law.Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true}, nil},
+	{"without the node-hours rules (AcrossSizes, FewerNodes)", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, Replace: true, Batch: true}}, nil},
+	{"node-hours rules: FewerNodes only", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, Replace: true, Batch: true}, FewerNodes: true}, nil},
+	{"node-hours rules: AcrossSizes only", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, AcrossSizes: true, Replace: true, Batch: true}}, nil},
+	{"without replacement consolidation (Replace)", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, AcrossSizes: true, Batch: true}, FewerNodes: true}, nil},
+	{"without batching (Batch)", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, AcrossSizes: true, Replace: true}, FewerNodes: true}, nil},
+	{"without Replace and Batch (before versionReplace, versionBatch)", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, AcrossSizes: true}, FewerNodes: true}, nil},
 	{"sampleInterval: 10s", func(p *types.Policy) { p.SampleInterval = types.Duration(10 * time.Second) }, nil, nil},
 	{"disableConsolidation: true", func(p *types.Policy) { p.DisableConsolidation = true }, nil, nil},
 	{"sizingObjective: nodes", func(p *types.Policy) { p.SizingObjective = types.SizingNodes }, nil, nil},
@@ -67,7 +67,7 @@ var variants = []struct {
 	}, nil, nil},
 	{"old consolidation defaults, without Replace and Batch (v0.1.0's law)", func(p *types.Policy) {
 		p.ConsolidationThreshold, p.ConsolidateAfter = 0, 0
-	}, &law.Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true}, nil},
+	}, &score.Rules{Rules: law.Rules{Consolidation: true, AcrossSizes: true}, FewerNodes: true}, nil},
 	{"consolidateAfter: 10m", func(p *types.Policy) { p.ConsolidateAfter = types.Duration(10 * time.Minute) }, nil, nil},
 	{"HIP scale-down: 10m cooldown, 1 node per decision", func(p *types.Policy) {
 		p.ScaleDownCooldown = types.Duration(10 * time.Minute)
@@ -157,7 +157,7 @@ func scoreSuite(openbPath, specPath string) (suite, error) {
 					continue
 				}
 			}
-			rules := law.AllRules()
+			rules := score.AllRules()
 			if v.rules != nil {
 				rules = *v.rules
 			}
@@ -168,7 +168,7 @@ func scoreSuite(openbPath, specPath string) (suite, error) {
 			out.variants = append(out.variants, variantRow{trace: j.tr.Name, variant: v.name, s: s, limit: cmp.PendingLimit()})
 		}
 		spot := spotVariant
-		s, err := score.ScoreLawWith(j.tr, j.catalog, j.policy, law.AllRules(), cmp, score.Options{Spot: &spot})
+		s, err := score.ScoreLawWith(j.tr, j.catalog, j.policy, score.AllRules(), cmp, score.Options{Spot: &spot})
 		if err != nil {
 			return out, err
 		}
