@@ -131,7 +131,7 @@ func (o *Observer) group(nodes []corev1.Node, pods []corev1.Pod, usage map[strin
 	}
 
 	requested := map[string]types.Resources{}
-	var backlog []poolPod // untried past QueuedFor: pending only beside refused pods of their pool
+	var backlog []poolPod         // untried past QueuedFor: pending only beside refused pods of their pool
 	var spread *zoneSpreadCounter // built at the first pending pod that spreads over zones
 	for i := range pods {
 		pod := &pods[i]
