@@ -91,6 +91,10 @@ type DecisionInput struct {
 	// hourly price, as the last plan gave them: what a replacement may buy.
 	SizeRoom  map[string]types.Resources
 	SizePrice map[string]float64
+	// SizeGPUModel is each GPU size's GPU model, from the catalog: a GPU
+	// replacement (Rules.ReplaceGPU) buys only a size of the old nodes'
+	// model. Nil: no GPU node is replaced.
+	SizeGPUModel map[string]string
 }
 
 // Machine is one provider machine as the law sees it.

@@ -106,7 +106,7 @@ func consolidate(in DecisionInput, p types.Policy, current int, d *Decision, wak
 		}
 		cands = append(cands, n)
 	}
-	if len(cands) == 0 {
+	if len(cands) == 0 && !(in.Rules.Replace && in.Rules.ReplaceGPU) {
 		return
 	}
 	sort.SliceStable(cands, func(i, j int) bool {
@@ -128,15 +128,17 @@ func consolidate(in DecisionInput, p types.Policy, current int, d *Decision, wak
 	case room <= 0 || in.InFlightNodes > 0:
 		return
 	case in.Now.Before(cooldownEnd):
-		d.Blocked = append(d.Blocked, fmt.Sprintf("%s to consolidate; cooldown until %s", Plural(len(cands), "node"), cooldownEnd.UTC().Format(time.RFC3339)))
-		wake(cooldownEnd, "cooldown after scale-down")
+		if len(cands) > 0 {
+			d.Blocked = append(d.Blocked, fmt.Sprintf("%s to consolidate; cooldown until %s", Plural(len(cands), "node"), cooldownEnd.UTC().Format(time.RFC3339)))
+			wake(cooldownEnd, "cooldown after scale-down")
+		}
 		return
 	}
 	limit := min(room, DrainSlots(in.Policy, current, draining(obs)))
 	if p.MaxScaleDownPerDecision > 0 {
 		limit = min(limit, p.MaxScaleDownPerDecision)
 	}
-	if limit <= 0 {
+	if limit <= 0 && len(cands) > 0 {
 		d.Blocked = append(d.Blocked, fmt.Sprintf("%s to consolidate; the disruption budget allows no more nodes draining at once", Plural(len(cands), "node")))
 		return
 	}
@@ -152,7 +154,9 @@ func consolidate(in DecisionInput, p types.Policy, current int, d *Decision, wak
 			if p.MaxScaleDownPerDecision > 0 {
 				limit = min(limit, p.MaxScaleDownPerDecision)
 			}
-			replace(in, p, current, cands, limit, d)
+			if !replace(in, p, current, cands, limit, d) && in.Rules.ReplaceGPU {
+				replaceGPU(in, p, current, limit, d)
+			}
 		}
 		return
 	}

@@ -30,6 +30,13 @@ type Rules struct {
 	// first and drained once it is Ready (decision_replace.go). Only with
 	// Consolidation.
 	Replace bool
+	// ReplaceGPU: replacement consolidation also replaces GPU nodes,
+	// several smaller ones by one larger size of the same GPU model that
+	// costs strictly less than they do together (cheaper per device), or
+	// one by a smaller; full nodes count too, since a GPU node is full on
+	// its devices long before its CPU (decision_replace.go replaceGPU).
+	// Only with Replace.
+	ReplaceGPU bool
 	// Batch: pending pods are bought for in Karpenter's batches, 1 s
 	// after the newest or 10 s after the first, the pending threshold only
 	// an upper bound (decision_batch.go).
@@ -42,5 +49,5 @@ type Rules struct {
 
 // AllRules is what a new pool run decides with.
 func AllRules() Rules {
-	return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Replace: true, Batch: true, RebuyRepelled: true, Offerings: true}
+	return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Replace: true, ReplaceGPU: true, Batch: true, RebuyRepelled: true, Offerings: true}
 }

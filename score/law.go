@@ -42,6 +42,7 @@ type Law struct {
 	replacing     *law.Replacement
 	sizeRoom      map[string]types.Resources
 	sizePrice     map[string]float64
+	sizeGPUModel  map[string]string
 	lastSample    time.Time
 	wakeAt        time.Time
 	decisionCount int
@@ -133,6 +134,7 @@ func (l *Law) decide(now time.Time) law.Decision {
 		Replacing:      l.replacing,
 		SizeRoom:       l.sizeRoom,
 		SizePrice:      l.sizePrice,
+		SizeGPUModel:   l.sizeGPUModel,
 	})
 }
 
@@ -216,6 +218,7 @@ func (l *Law) grow(c *Cluster, d law.Decision) error {
 	l.lastUp = c.Now()
 	l.targetNodes = max(l.targetNodes, l.observedNodes()) + added
 	l.sizeRoom, l.sizePrice = roomAndPrice(l.catalog)
+	l.sizeGPUModel = gpuModels(l.catalog)
 	return nil
 }
 
@@ -239,6 +242,17 @@ func roomAndPrice(catalog []types.InstanceType) (map[string]types.Resources, map
 		room[t.Name], price[t.Name] = t.Allocatable(), t.HourlyPrice
 	}
 	return room, price
+}
+
+// gpuModels is each GPU size's model, as the plan activity reports it.
+func gpuModels(catalog []types.InstanceType) map[string]string {
+	out := map[string]string{}
+	for _, t := range catalog {
+		if t.GPUs > 0 && t.GPUModel != "" {
+			out[t.Name] = t.GPUModel
+		}
+	}
+	return out
 }
 
 // shrink drains and deletes the chosen nodes and forgets them.

@@ -46,6 +46,10 @@ const (
 	// restarting its watcher (cluster_fanout.go). Added 2026-12-02,
 	// release v0.2.0.
 	changeGateActivity = "gate-fanout-activity"
+	// versionReplaceGPU: replacement consolidation also replaces GPU
+	// nodes by one size of the same GPU model that costs less than they
+	// do together (law.Rules.ReplaceGPU). Added 2026-12-04, release v0.2.0.
+	versionReplaceGPU = "law-replace-gpu"
 )
 
 // readRules reads, once per run, the law's rules the run decides with.
@@ -58,5 +62,6 @@ func readRules(ctx workflow.Context) law.Rules {
 	r.Batch = workflow.GetVersion(ctx, versionBatch, workflow.DefaultVersion, 1) >= 1
 	r.RebuyRepelled = workflow.GetVersion(ctx, versionRebuyRepelled, workflow.DefaultVersion, 1) >= 1
 	r.Offerings = workflow.GetVersion(ctx, changeOfferings, workflow.DefaultVersion, 1) == 1
+	r.ReplaceGPU = r.Replace && workflow.GetVersion(ctx, versionReplaceGPU, workflow.DefaultVersion, 1) >= 1
 	return r
 }
