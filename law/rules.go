@@ -37,6 +37,14 @@ type Rules struct {
 	// its devices long before its CPU (decision_replace.go replaceGPU).
 	// Only with Replace.
 	ReplaceGPU bool
+	// Prewarm: the pool learns its demand by time of day and week
+	// (DemandModel) and, once it has a day of history, buys a
+	// provisioning delay ahead of the rise it expects (PrewarmPods); it
+	// never removes a node on a forecast, only keeps what the forecast
+	// needs (ForecastKeeps). The caller feeds the model and the stand-in
+	// pods; Decide reads DecisionInput.Prewarm. Not in AllRules until the
+	// workflow carries the model.
+	Prewarm bool
 	// Batch: pending pods are bought for in Karpenter's batches, 1 s
 	// after the newest or 10 s after the first, the pending threshold only
 	// an upper bound (decision_batch.go).

@@ -46,6 +46,9 @@ type Law struct {
 	lastSample    time.Time
 	wakeAt        time.Time
 	decisionCount int
+	// model is the pool's demand model (Rules.Prewarm, prewarm.go).
+	model        *law.DemandModel
+	prewarmStats PrewarmStats
 }
 
 // NewLaw is the pool's control law with the real planner, as a run
@@ -102,6 +105,7 @@ func (l *Law) Step(c *Cluster) error {
 	switch d.Action {
 	case law.ActionScaleUp:
 		err = l.grow(c, d)
+		l.prewarmed(now, d)
 	case law.ActionScaleDown:
 		err = l.shrink(c, d)
 	case law.ActionReplace:
@@ -118,7 +122,7 @@ func (l *Law) Step(c *Cluster) error {
 
 func (l *Law) decide(now time.Time) law.Decision {
 	l.decisionCount++
-	return law.Decide(law.DecisionInput{
+	in := law.DecisionInput{
 		Policy:         l.policy,
 		Observation:    l.obs,
 		Now:            now,
@@ -135,11 +139,14 @@ func (l *Law) decide(now time.Time) law.Decision {
 		SizeRoom:       l.sizeRoom,
 		SizePrice:      l.sizePrice,
 		SizeGPUModel:   l.sizeGPUModel,
-	})
+	}
+	l.withPrewarm(&in)
+	return law.Decide(in)
 }
 
 func (l *Law) applyObservation(obs types.PoolObservation) {
 	l.obs = &obs
+	l.observeDemand(obs)
 	l.idleSince = law.UpdateIdleSince(l.policy, l.idleSince, obs)
 	l.underused = law.UpdateUnderusedSince(l.policy, l.underused, obs)
 	present := make(map[string]bool, len(obs.PendingPods))
