@@ -2,6 +2,7 @@ package law
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -142,20 +143,30 @@ func consolidate(in DecisionInput, p types.Policy, current int, d *Decision, wak
 		d.Blocked = append(d.Blocked, fmt.Sprintf("%s to consolidate; the disruption budget allows no more nodes draining at once", Plural(len(cands), "node")))
 		return
 	}
+	if p.ConsolidationDisruption == types.DisruptIdleOnly {
+		cands = slices.DeleteFunc(cands, func(n types.NodeObservation) bool { return !emptyNode(n) })
+	}
 	remove := packElsewhere(obs, cands, limit, in.Rules.AcrossSizes, d)
 	if in.KeepsHeadroom != nil {
 		remove = keepHeadroom(remove, in.KeepsHeadroom, d)
 	}
+	if len(remove) > 0 && p.ConsolidationDisruption == types.DisruptBalanced {
+		remove = balancedPrefix(in, remove, d)
+	}
 	if len(remove) == 0 {
-		if in.Rules.Replace {
+		if in.Rules.Replace && p.ConsolidationDisruption != types.DisruptIdleOnly {
 			// k nodes replaced by one leave current-k+1: one more than
 			// removal may go, within the same drain budget.
 			limit := min(room+1, DrainSlots(in.Policy, current, draining(obs)))
 			if p.MaxScaleDownPerDecision > 0 {
 				limit = min(limit, p.MaxScaleDownPerDecision)
 			}
-			if !replace(in, p, current, cands, limit, d) && in.Rules.ReplaceGPU {
-				replaceGPU(in, p, current, limit, d)
+			found := replace(in, p, current, cands, limit, d)
+			if !found && in.Rules.ReplaceGPU {
+				found = replaceGPU(in, p, current, limit, d)
+			}
+			if found && p.ConsolidationDisruption == types.DisruptBalanced {
+				balancedReplacement(in, d)
 			}
 		}
 		return

@@ -72,6 +72,8 @@ var variants = []struct {
 	{"without Replace and Batch (before versionReplace, versionBatch)", func(*types.Policy) {}, &law.Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true}, nil},
 	{"sampleInterval: 10s", func(p *types.Policy) { p.SampleInterval = types.Duration(10 * time.Second) }, nil, nil},
 	{"disableConsolidation: true", func(p *types.Policy) { p.DisableConsolidation = true }, nil, nil},
+	{"consolidationDisruption: idle-only (never disrupt busy nodes)", func(p *types.Policy) { p.ConsolidationDisruption = types.DisruptIdleOnly }, nil, nil},
+	{"consolidationDisruption: balanced (savings share ≥ disruption share)", func(p *types.Policy) { p.ConsolidationDisruption = types.DisruptBalanced }, nil, nil},
 	{"sizingObjective: nodes", func(p *types.Policy) { p.SizingObjective = types.SizingNodes }, nil, nil},
 	{"consolidationThreshold: 0.5", func(p *types.Policy) { p.ConsolidationThreshold = 0.5 }, nil, nil},
 	{"consolidation's old defaults (threshold 0.7, consolidateAfter 5m)", func(p *types.Policy) {
