@@ -56,6 +56,21 @@ func roomBySize(catalog []types.InstanceType) map[string]types.Resources {
 	return out
 }
 
+// gpuModelBySize is each GPU size's GPU model (sizes without GPUs or
+// without a known model are left out); nil when there is none.
+func gpuModelBySize(catalog []types.InstanceType) map[string]string {
+	var out map[string]string
+	for _, t := range catalog {
+		if t.GPUs > 0 && t.GPUModel != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[t.Name] = t.GPUModel
+		}
+	}
+	return out
+}
+
 // priceBySize is each size's hourly price.
 func priceBySize(catalog []types.InstanceType) map[string]float64 {
 	out := make(map[string]float64, len(catalog))

@@ -95,6 +95,9 @@ type PlanResult struct {
 	// the pool can publish what it costs per hour; with offerings also each
 	// offering's, by MachineKey.
 	SizePrice map[string]float64 `json:"sizePrice,omitempty"`
+	// SizeGPUModel is each allowed GPU size's GPU model, so a GPU
+	// replacement buys only the old nodes' model (law.Rules.ReplaceGPU).
+	SizeGPUModel map[string]string `json:"sizeGPUModel,omitempty"`
 	// CapacityType and Zone are the offering the plan buys (empty: on
 	// demand, the provider's zone), NodePrice what one node of it costs
 	// an hour, and Offering says which and why, for the decision's reason.
@@ -154,7 +157,7 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 	spend := spendOf(in.Machines, prices)
 	plan, budgetNote := withinBudgets(plan, req, excluded, in.budgets(spend))
 	res := PlanResult{Size: plan.Size, NewNodes: plan.NewNodes, HourlyCost: plan.HourlyCost, Budget: budgetNote,
-		SizeRoom: roomBySize(catalog), SizePrice: prices}
+		SizeRoom: roomBySize(catalog), SizePrice: prices, SizeGPUModel: gpuModelBySize(catalog)}
 	for _, u := range plan.Unplaceable {
 		res.Unplaceable = append(res.Unplaceable, UnplaceablePod{Pod: u.Pod, Code: u.Code, Reason: u.Reason, Count: u.Count})
 	}

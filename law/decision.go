@@ -91,6 +91,16 @@ type DecisionInput struct {
 	// hourly price, as the last plan gave them: what a replacement may buy.
 	SizeRoom  map[string]types.Resources
 	SizePrice map[string]float64
+	// SizeGPUModel is each GPU size's GPU model, from the catalog: a GPU
+	// replacement (Rules.ReplaceGPU) buys only a size of the old nodes'
+	// model. Nil: no GPU node is replaced.
+	SizeGPUModel map[string]string
+	// Prewarm are the stand-in pods a pre-warm buys for (PrewarmPods,
+	// Rules.Prewarm): demand the pool's model expects within a
+	// provisioning delay that its Ready nodes lack. Like headroom they
+	// never wait for the threshold; PrewarmWhy says what was forecast.
+	Prewarm    []types.PendingPod
+	PrewarmWhy string
 }
 
 // Machine is one provider machine as the law sees it.
@@ -157,6 +167,8 @@ type Decision struct {
 	// Replacing (ActionReplace): the replacement to start, whose new node
 	// the workflow buys and whose old nodes a later decision drains.
 	Replacing *Replacement `json:"replacing,omitempty"`
+	// Prewarm is how many of Pods stand for demand bought on forecast.
+	Prewarm int `json:"prewarm,omitempty"`
 }
 
 // IsIdle reports whether a node is idle on every resource it offers: below
@@ -233,6 +245,7 @@ func Decide(in DecisionInput) Decision {
 	// Scale up: pods unschedulable longer than the threshold, and the
 	// headroom the pool keeps, which never waits for the threshold.
 	pods := append(overdue(in, wake), in.HeadroomShort...)
+	pods = append(pods, in.Prewarm...)
 	consolidating := in.Rules.Consolidation
 	if len(pods) > 0 {
 		upCooldownEnd := in.LastScaleUp.Add(p.ScaleUpCooldown.D())
@@ -255,6 +268,10 @@ func Decide(in DecisionInput) Decision {
 			d.Reason = fmt.Sprintf("%s unschedulable longer than %s", Plural(podCount(pods), "pod"), p.PendingThreshold)
 			if in.Rules.Batch {
 				d.Reason = fmt.Sprintf("%s unschedulable, their batch closed (%s after the newest, at most %s, or the threshold %s)", Plural(podCount(pods), "pod"), BatchIdle, BatchMax, p.PendingThreshold)
+			}
+			if len(in.Prewarm) > 0 {
+				d.Prewarm = len(in.Prewarm)
+				d.Reason += fmt.Sprintf("; bought on forecast: room for %s (%s)", Plural(len(in.Prewarm), "expected pod"), in.PrewarmWhy)
 			}
 			return d
 		}

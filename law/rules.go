@@ -21,6 +21,21 @@ type Rules struct {
 	// first and drained once it is Ready (decision_replace.go). Only with
 	// Consolidation.
 	Replace bool
+	// ReplaceGPU: replacement consolidation also replaces GPU nodes,
+	// several smaller ones by one larger size of the same GPU model that
+	// costs strictly less than they do together (cheaper per device), or
+	// one by a smaller; full nodes count too, since a GPU node is full on
+	// its devices long before its CPU (decision_replace.go replaceGPU).
+	// Only with Replace.
+	ReplaceGPU bool
+	// Prewarm: the pool learns its demand by time of day and week
+	// (DemandModel) and, once it has a day of history, buys a
+	// provisioning delay ahead of the rise it expects (PrewarmPods); it
+	// never removes a node on a forecast, only keeps what the forecast
+	// needs (ForecastKeeps). The caller feeds the model and the stand-in
+	// pods; Decide reads DecisionInput.Prewarm. Not in AllRules until the
+	// workflow carries the model.
+	Prewarm bool
 	// Batch: pending pods are bought for in Karpenter's batches, 1 s
 	// after the newest or 10 s after the first, the pending threshold only
 	// an upper bound (decision_batch.go).
@@ -29,5 +44,5 @@ type Rules struct {
 
 // AllRules is what a new pool run decides with.
 func AllRules() Rules {
-	return Rules{Consolidation: true, AcrossSizes: true, Replace: true, Batch: true}
+	return Rules{Consolidation: true, AcrossSizes: true, Replace: true, ReplaceGPU: true, Batch: true}
 }

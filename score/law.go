@@ -42,9 +42,13 @@ type Law struct {
 	replacing     *law.Replacement
 	sizeRoom      map[string]types.Resources
 	sizePrice     map[string]float64
+	sizeGPUModel  map[string]string
 	lastSample    time.Time
 	wakeAt        time.Time
 	decisionCount int
+	// model is the pool's demand model (Rules.Prewarm, prewarm.go).
+	model        *law.DemandModel
+	prewarmStats PrewarmStats
 }
 
 // NewLaw is the pool's control law with the real planner, as a run
@@ -115,6 +119,7 @@ func (l *Law) Step(c *Cluster) error {
 	switch d.Action {
 	case law.ActionScaleUp:
 		err = l.grow(c, d)
+		l.prewarmed(now, d)
 	case law.ActionScaleDown:
 		err = l.shrink(c, d)
 	case law.ActionReplace:
@@ -131,7 +136,7 @@ func (l *Law) Step(c *Cluster) error {
 
 func (l *Law) decide(now time.Time) law.Decision {
 	l.decisionCount++
-	return law.Decide(law.DecisionInput{
+	in := law.DecisionInput{
 		Policy:         l.policy,
 		Observation:    l.obs,
 		Now:            now,
@@ -147,11 +152,15 @@ func (l *Law) decide(now time.Time) law.Decision {
 		Replacing:      l.replacing,
 		SizeRoom:       l.sizeRoom,
 		SizePrice:      l.sizePrice,
-	})
+		SizeGPUModel:   l.sizeGPUModel,
+	}
+	l.withPrewarm(&in)
+	return law.Decide(in)
 }
 
 func (l *Law) applyObservation(obs types.PoolObservation) {
 	l.obs = &obs
+	l.observeDemand(obs)
 	l.idleSince = law.UpdateIdleSince(l.policy, l.idleSince, obs)
 	l.underused = law.UpdateUnderusedSince(l.policy, l.underused, obs)
 	present := make(map[string]bool, len(obs.PendingPods))
@@ -230,6 +239,7 @@ func (l *Law) grow(c *Cluster, d law.Decision) error {
 	l.lastUp = c.Now()
 	l.targetNodes = max(l.targetNodes, l.observedNodes()) + added
 	l.sizeRoom, l.sizePrice = roomAndPrice(l.catalog)
+	l.sizeGPUModel = gpuModels(l.catalog)
 	return nil
 }
 
@@ -253,6 +263,17 @@ func roomAndPrice(catalog []types.InstanceType) (map[string]types.Resources, map
 		room[t.Name], price[t.Name] = t.Allocatable(), t.HourlyPrice
 	}
 	return room, price
+}
+
+// gpuModels is each GPU size's model, as the plan activity reports it.
+func gpuModels(catalog []types.InstanceType) map[string]string {
+	out := map[string]string{}
+	for _, t := range catalog {
+		if t.GPUs > 0 && t.GPUModel != "" {
+			out[t.Name] = t.GPUModel
+		}
+	}
+	return out
 }
 
 // shrink drains and deletes the chosen nodes and forgets them.

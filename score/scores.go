@@ -30,6 +30,8 @@ type Score struct {
 	// WaitP50 and WaitP99 are quantiles of each schedulable pod's total
 	// pending time; MaxPending the longest.
 	WaitP50, WaitP99, MaxPending time.Duration
+	// WaitP90 is the 90th percentile (the pre-warm target's).
+	WaitP90 time.Duration
 	// Pending time beyond the pending threshold over schedulable pods.
 	BeyondP50, BeyondP99, BeyondMax time.Duration
 	PodMinutesPending               float64
@@ -167,7 +169,7 @@ func (c Comparison) scoreOf(r Run) Score {
 		beyond[i] = max(0, w-threshold)
 		s.PodMinutesPending += w.Minutes()
 	}
-	s.WaitP50, s.WaitP99 = quantile(waits, 0.50), quantile(waits, 0.99)
+	s.WaitP50, s.WaitP90, s.WaitP99 = quantile(waits, 0.50), quantile(waits, 0.90), quantile(waits, 0.99)
 	s.BeyondP50, s.BeyondP99 = quantile(beyond, 0.50), quantile(beyond, 0.99)
 	if len(waits) > 0 {
 		s.MaxPending, s.BeyondMax = waits[len(waits)-1], beyond[len(beyond)-1]

@@ -73,6 +73,12 @@ type NodeObservation struct {
 	// request: not demand, so not in Requested or utilization, but room no
 	// other pod can have.
 	Reserved Resources `json:"reserved,omitempty"`
+	// DisruptionCost weighs what draining the node disrupts, for the
+	// balanced consolidation policy (Policy.ConsolidationDisruption): the
+	// sum over its evictable pods of a weight that grows with the pod's
+	// priority and controller.kubernetes.io/pod-deletion-cost. Zero: each
+	// pod weighs one.
+	DisruptionCost float64 `json:"disruptionCost,omitempty"`
 	// Labels and Taints are the node's own, once it has registered; a
 	// node the provider is still booting has none, and sizing then
 	// assumes its size's template.

@@ -102,6 +102,16 @@ type Policy struct {
 	ConsolidateAfter Duration `json:"consolidateAfter,omitempty"`
 	// DisableConsolidation turns consolidation off: only idle nodes go.
 	DisableConsolidation bool `json:"disableConsolidation,omitempty"`
+	// ConsolidationDisruption is how much running work consolidation
+	// may disrupt for a saving, as Karpenter's consolidation policies
+	// range: DisruptIdleOnly never drains a node running pods (only
+	// empty nodes go, nothing is replaced); DisruptBalanced drains nodes
+	// or replaces them only when the move's share of the pool's hourly
+	// cost saved is at least its share of the pool's pods disrupted
+	// (Karpenter's Balanced); DisruptAlways (the default, empty) takes
+	// every saving whose pods surely find room, as Karpenter's
+	// WhenEmptyOrUnderutilized. No setting strands a pod.
+	ConsolidationDisruption string `json:"consolidationDisruption,omitempty"`
 
 	// SizingObjective is what a scale-up minimizes once every pod it can
 	// hold is placed: SizingCost (the default) buys the cheapest plan,
@@ -125,6 +135,13 @@ type Policy struct {
 	// (0.5 or "50%"); zero is no cap.
 	MaxSpotShare Share `json:"maxSpotShare,omitempty"`
 }
+
+// The consolidation disruption settings (Policy.ConsolidationDisruption).
+const (
+	DisruptIdleOnly = "idle-only"
+	DisruptBalanced = "balanced"
+	DisruptAlways   = "always"
+)
 
 // The sizing objectives (Policy.SizingObjective).
 const (
@@ -308,6 +325,11 @@ func (p Policy) Validate() error {
 	}
 	if math.IsNaN(p.ConsolidationThreshold) || p.ConsolidationThreshold < 0 || p.ConsolidationThreshold > 1 {
 		bad("consolidationThreshold", "must be within (0, 1] (0: the default %v), got %v", DefaultConsolidationThreshold, p.ConsolidationThreshold)
+	}
+	switch p.ConsolidationDisruption {
+	case "", DisruptIdleOnly, DisruptBalanced, DisruptAlways:
+	default:
+		bad("consolidationDisruption", "must be %q, %q or %q (empty: %q), got %q", DisruptIdleOnly, DisruptBalanced, DisruptAlways, DisruptAlways, p.ConsolidationDisruption)
 	}
 	if p.SizingObjective != "" && p.SizingObjective != SizingCost && p.SizingObjective != SizingNodes {
 		bad("sizingObjective", "must be %q or %q (empty: %q), got %q", SizingCost, SizingNodes, SizingCost, p.SizingObjective)

@@ -155,6 +155,9 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 		if len(plan.SizePrice) > 0 {
 			p.state.SizePrice = plan.SizePrice
 		}
+		if len(plan.SizeGPUModel) > 0 {
+			p.state.SizeGPUModel = plan.SizeGPUModel
+		}
 		if plan.NewNodes == 0 {
 			return 0, "", nil
 		}

@@ -95,6 +95,9 @@ type PoolState struct {
 	SizeRoom map[string]types.Resources `json:"sizeRoom,omitempty"`
 	// SizePrice is each allowed size's hourly price, from the last plan.
 	SizePrice map[string]float64 `json:"sizePrice,omitempty"`
+	// SizeGPUModel is each GPU size's model, from the last plan: what a
+	// GPU replacement may buy (law.Rules.ReplaceGPU).
+	SizeGPUModel map[string]string `json:"sizeGPUModel,omitempty"`
 	// Replacing is the replacement consolidation under way: its new node
 	// bought, its old nodes not yet drained (pool_replace.go).
 	Replacing *law.Replacement `json:"replacing,omitempty"`

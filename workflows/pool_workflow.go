@@ -201,6 +201,7 @@ func (p *pool) decide(now time.Time) law.Decision {
 		Replacing:            s.Replacing,
 		SizeRoom:             s.SizeRoom,
 		SizePrice:            s.SizePrice,
+		SizeGPUModel:         s.SizeGPUModel,
 	}
 	if len(s.Policy.Headroom) > 0 {
 		p.withHeadroom(&in, now)

@@ -54,6 +54,10 @@ const (
 	// were judged refused and bought for no more. Added 2026-12-04,
 	// release v0.3.0.
 	changeTriedSinceReady = "tried-since-ready"
+	// versionReplaceGPU: replacement consolidation also replaces GPU
+	// nodes by one size of the same GPU model that costs less than they
+	// do together (law.Rules.ReplaceGPU). Added 2026-12-04, release v0.3.0.
+	versionReplaceGPU = "law-replace-gpu"
 )
 
 // runRules are the rules a pool run decides and buys with: the law's,
@@ -105,5 +109,6 @@ func readRules(ctx workflow.Context) runRules {
 	r.RebuyRepelled = workflow.GetVersion(ctx, versionRebuyRepelled, workflow.DefaultVersion, 1) >= 1 && r.RebuyRepelled
 	r.Offerings = workflow.GetVersion(ctx, changeOfferings, workflow.DefaultVersion, 1) == 1 && r.Offerings
 	r.TriedSinceReady = workflow.GetVersion(ctx, changeTriedSinceReady, workflow.DefaultVersion, 1) == 1 && r.TriedSinceReady
+	r.ReplaceGPU = workflow.GetVersion(ctx, versionReplaceGPU, workflow.DefaultVersion, 1) >= 1 && r.ReplaceGPU && r.Replace
 	return r
 }
