@@ -312,7 +312,8 @@ func withIdentity(labels map[string]string, key types.PoolKey) map[string]string
 // withOffering adds the labels a node bought as an offering carries, as
 // the node templates sizing matched promised: the zone label of a pinned
 // group and Karpenter's capacity-type label of a spot one. A default group
-// gets neither, as before offerings.
+// (on demand, any zone) gets neither: its nodes match the templates of a
+// pool that does not buy by offering.
 func withOffering(labels map[string]string, ct types.CapacityType, zone string) map[string]string {
 	if ct.Or() != types.CapacityOnDemand {
 		labels[types.CapacityTypeLabel] = string(ct)

@@ -421,7 +421,7 @@ func overdue(in DecisionInput, wake func(time.Time, string)) []types.PendingPod 
 
 // scaleDownCooldownEnd is when scale-down may act again: after the
 // cooldowns after scale-down and after scale-up. With the consolidation
-// rules a scale-up no longer holds scale-down back: new nodes are not idle
+// rules a scale-up does not hold scale-down back: new nodes are not idle
 // or underused for a window anyway, and a pool that keeps growing for new
 // demand would otherwise never shrink.
 func scaleDownCooldownEnd(in DecisionInput, p types.Policy) time.Time {

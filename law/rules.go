@@ -8,7 +8,7 @@ package law
 // (workflows.runRules, score.Rules).
 type Rules struct {
 	// Consolidation: the scale-up cooldown holds back only pods booting
-	// nodes have room for, a scale-up no longer holds scale-down back, and
+	// nodes have room for, a scale-up does not hold scale-down back, and
 	// underused nodes whose pods fit on the others are removed
 	// (decision_consolidate.go), timed by UpdateUnderusedSince's clocks.
 	Consolidation bool

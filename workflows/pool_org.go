@@ -13,36 +13,27 @@ import (
 	"github.com/hanzoai/visor-fleet/types"
 )
 
-// orgRoom is how many nodes the org's ceilings leave this pool
-// (law.OrgRoomOn), from the org's pools' published targets, and what it
-// says.
-func (p *pool) orgRoom(ctx workflow.Context) (int, string) {
+// orgRoom is the room the org's ceilings leave this pool (law.OrgRoomOn),
+// from the org's pools' published targets: how many nodes, what it says,
+// and what the org's cost budget leaves the plan. A ceiling that cannot
+// be read leaves no room.
+func (p *pool) orgRoom(ctx workflow.Context) law.OrgRoom {
 	var platform *types.OrgPolicy
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 10 * time.Second, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3},
 	})
 	if err := workflow.ExecuteLocalActivity(lctx, a.PlatformOrgLimits, p.spec.Key.Org).Get(ctx, &platform); err != nil {
-		return 0, fmt.Sprintf("org ceiling: the platform's limits on org %s unknown (%v)", p.spec.Key.Org, err)
+		return law.OrgRoom{Note: fmt.Sprintf("org ceiling: the platform's limits on org %s unknown (%v)", p.spec.Key.Org, err)}
 	}
 	if p.state.Policy.OrgLimits == nil && platform == nil {
-		return math.MaxInt, "" // no limits anywhere: no listing
+		return law.OrgRoom{Nodes: math.MaxInt} // no limits anywhere: no listing
 	}
 	actx := p.platformCtx(ctx, quickActivity, "read org usage")
 	var u activities.OrgUsage
 	if err := workflow.ExecuteActivity(actx, a.ReadOrgUsage, p.spec.Key).Get(ctx, &u); err != nil {
 		// Unknown usage buys nothing: a ceiling that cannot be checked holds.
-		return 0, fmt.Sprintf("org ceiling: usage of org %s unknown (%v)", p.spec.Key.Org, err)
+		return law.OrgRoom{Note: fmt.Sprintf("org ceiling: usage of org %s unknown (%v)", p.spec.Key.Org, err)}
 	}
 	lim := law.StricterOrgLimits(p.state.Policy.OrgLimits, platform)
-	room := law.OrgRoomOn(lim, law.OrgUsage{Fabric: u.Fabric, Cluster: u.Cluster, HourlyCost: u.HourlyCost}, p.spec.Key.Org, p.spec.Key.Cluster)
-	if room.CostCapped {
-		p.orgBudget = orgBudget{set: true, room: room.CostRoom}
-	}
-	return room.Nodes, room.Note
-}
-
-// orgBudget is what the org's cost budget leaves the next plan per hour.
-type orgBudget struct {
-	set  bool
-	room float64
+	return law.OrgRoomOn(lim, law.OrgUsage{Fabric: u.Fabric, Cluster: u.Cluster, HourlyCost: u.HourlyCost}, p.spec.Key.Org, p.spec.Key.Cluster)
 }

@@ -54,8 +54,6 @@ type pool struct {
 	// not taken from it.
 	auth      authority
 	gateDirty bool
-	// orgBudget is what the org's cost budget leaves this scale-up.
-	orgBudget orgBudget
 	// incarnation names this life of the pool in its idempotency keys.
 	incarnation string
 	// meterRetryAt: a provider read the meter needed failed; the next
@@ -63,9 +61,6 @@ type pool struct {
 	meterRetryAt time.Time
 	// notices reads interruption notices (pool_interruptions.go).
 	notices noticeReader
-	// offeringNote says which offering the last scale-up bought and why,
-	// for its decision's reason.
-	offeringNote string
 }
 
 // maxActionsPerWake bounds how many decisions one wake-up carries out in a

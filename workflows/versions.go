@@ -36,14 +36,14 @@ const (
 	// zone, the policy's capacityTypes, zones and maxSpotShare), and an
 	// insufficient-capacity answer marks that offering unavailable for
 	// offeringUnavailableFor and retries the next cheapest in the same
-	// decision, where it used to strike the whole size off. Added
+	// decision; a run begun before it strikes the whole size off. Added
 	// 2026-12-02, release v0.2.0.
 	changeOfferings = "offerings"
 	// changeGateActivity: a cluster of more than gateFanoutBatch pools
-	// tells a gate change through one FanOutGate activity, where it sent
-	// two history events' worth of signals per pool in batches and, at
-	// 10,000 pools, continued as new five times per change, each new run
-	// restarting its watcher (cluster_fanout.go). Added 2026-12-02,
+	// tells a gate change through one FanOutGate activity; a run begun
+	// before it sends two history events' worth of signals per pool in
+	// batches, which at 10,000 pools continued as new five times per
+	// change (cluster_fanout.go). Added 2026-12-02,
 	// release v0.2.0.
 	changeGateActivity = "gate-fanout-activity"
 	// changeTriedSinceReady: a pod pending beside a roomy new node is
