@@ -91,6 +91,9 @@ type DecisionInput struct {
 	// hourly price, as the last plan gave them: what a replacement may buy.
 	SizeRoom  map[string]types.Resources
 	SizePrice map[string]float64
+	// Lifecycle judges drift and expiry (decision_lifecycle.go); nil
+	// leaves both off.
+	Lifecycle *Lifecycle
 }
 
 // Machine is one provider machine as the law sees it.
@@ -157,6 +160,9 @@ type Decision struct {
 	// Replacing (ActionReplace): the replacement to start, whose new node
 	// the workflow buys and whose old nodes a later decision drains.
 	Replacing *Replacement `json:"replacing,omitempty"`
+	// Forced (ActionDisrupt): nodes past terminationGracePeriod, drained
+	// as far as they go and deleted whatever blocks the drain.
+	Forced []string `json:"forced,omitempty"`
 }
 
 // IsIdle reports whether a node is idle on every resource it offers: below
@@ -282,6 +288,9 @@ func Decide(in DecisionInput) Decision {
 	wake(sd.Until, "disruption window")
 	if !sd.Allowed {
 		d.Blocked = append(d.Blocked, "scale-down not allowed now: "+sd.Reason)
+		return d
+	}
+	if in.Rules.Lifecycle && lifecycle(in, p, current, &d, wake) {
 		return d
 	}
 	if in.Rules.Replace && ReplacementLive(in.Policy, in.Replacing, obs, in.Now) && replacementDrain(in, p, current, &d) {

@@ -38,9 +38,13 @@ type Rules struct {
 	// insufficient-capacity answer marks only that offering unavailable
 	// for a while. Decide does not plan; whoever sizes reads it.
 	Offerings bool
+	// Lifecycle: drifted and expired nodes are replaced within the
+	// disruption budget (decision_lifecycle.go), when DecisionInput
+	// carries a Lifecycle.
+	Lifecycle bool
 }
 
 // AllRules is what a new pool run decides with.
 func AllRules() Rules {
-	return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Replace: true, Batch: true, RebuyRepelled: true, Offerings: true}
+	return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Replace: true, Batch: true, RebuyRepelled: true, Offerings: true, Lifecycle: true}
 }
