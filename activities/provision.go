@@ -57,6 +57,9 @@ type PlanInput struct {
 	FewerNodes bool `json:"fewerNodes,omitempty"`
 	// Objective is sizing.Request.Objective (the policy's sizingObjective).
 	Objective string `json:"objective,omitempty"`
+	// SkipGroups are groups of an older node template (drifted): the
+	// plan never grows them, it creates a group of the current template.
+	SkipGroups []string `json:"skipGroups,omitempty"`
 	// Offerings say how and where the pool buys (capacity types, zones,
 	// spot share, offerings marked sold out); Machines is then keyed by
 	// MachineKey.
@@ -186,7 +189,7 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 	}
 	sort.Slice(groups, func(i, j int) bool { return groups[i].ID < groups[j].ID })
 	for _, g := range groups {
-		if g.Size == res.Size && g.CapacityType.Or() == res.CapacityType.Or() && g.Zone == res.Zone {
+		if g.Size == res.Size && g.CapacityType.Or() == res.CapacityType.Or() && g.Zone == res.Zone && !slices.Contains(in.SkipGroups, g.ID) {
 			res.GroupID, res.GroupTarget = g.ID, g.TargetSize
 			break
 		}
@@ -232,9 +235,13 @@ type ProvisionInput struct {
 	Size       string            `json:"size"`
 	// CapacityType and Zone are the offering a group this creates buys
 	// (empty: on demand, the provider's zone).
-	CapacityType   types.CapacityType        `json:"capacityType,omitempty"`
-	Zone           string                    `json:"zone,omitempty"`
-	GroupID        string                    `json:"groupID,omitempty"`
+	CapacityType types.CapacityType `json:"capacityType,omitempty"`
+	Zone         string             `json:"zone,omitempty"`
+	GroupID      string             `json:"groupID,omitempty"`
+	// GroupSuffix ends the name of a group this creates, so a group of a
+	// new node template never takes the name of the drifted one it
+	// replaces.
+	GroupSuffix    string                    `json:"groupSuffix,omitempty"`
 	Target         int                       `json:"target"`
 	IdempotencyKey connectors.IdempotencyKey `json:"idempotencyKey"`
 }
@@ -278,7 +285,7 @@ func (a *Activities) Provision(ctx context.Context, in ProvisionInput) (Provisio
 	default:
 		var g connectors.NodeGroup
 		g, err = c.Provider.CreateNodeGroup(ctx, connectors.NodeGroupSpec{
-			Pool: in.Key, Name: OfferingGroupName(in.Key, in.Size, in.CapacityType, in.Zone), Size: in.Size, TargetSize: in.Target,
+			Pool: in.Key, Name: OfferingGroupName(in.Key, in.Size, in.CapacityType, in.Zone) + in.GroupSuffix, Size: in.Size, TargetSize: in.Target,
 			Labels: withOffering(withIdentity(in.NodeLabels, in.Key), in.CapacityType, in.Zone), Taints: in.NodeTaints,
 			CapacityType: in.CapacityType, Zone: in.Zone,
 		}, in.IdempotencyKey)

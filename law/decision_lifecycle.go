@@ -177,6 +177,12 @@ func lifecycle(in DecisionInput, p types.Policy, current int, d *Decision, wake 
 	if len(due) == 0 {
 		return false
 	}
+	if !obs.ObservedAt.After(in.LastScaleDown) {
+		// Where the last drain's pods went is not seen yet: the room the
+		// held observation shows may be theirs.
+		d.Blocked = append(d.Blocked, fmt.Sprintf("%s drifted or expired; waiting for an observation after the last drain", Plural(len(due), "node")))
+		return false
+	}
 	reason := map[string]string{}
 	var ready []string
 	tgp := in.Policy.TerminationGracePeriod.D()

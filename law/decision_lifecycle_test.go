@@ -121,17 +121,18 @@ func TestLifecycleBudgetBoundsDrains(t *testing.T) {
 
 func TestLifecycleHoldsBack(t *testing.T) {
 	cases := map[string]func(*DecisionInput){
-		"without the rule":          func(in *DecisionInput) { in.Rules.Lifecycle = false },
-		"without lifecycle input":   func(in *DecisionInput) { in.Lifecycle = nil },
-		"template unchanged":        func(in *DecisionInput) { in.Lifecycle.Groups["g-old"] = GroupTemplate{Template: in.Lifecycle.Template} },
-		"pods pending":              func(in *DecisionInput) { in.Observation.PendingPods = []types.PendingPod{pending("p", t0)} },
-		"stale observation":         func(in *DecisionInput) { in.Observation.ObservedAt = t0.Add(-time.Hour) },
-		"scale-down gated":          func(in *DecisionInput) { in.Gate.AllowScaleDown = false },
-		"do-not-disrupt":            func(in *DecisionInput) { in.Observation.Nodes[0].DrainBlockers = []string{"pod a/b: do-not-disrupt"} },
-		"drain failed, retry later": func(in *DecisionInput) { in.DrainBlocked["n1"] = t0.Add(time.Minute) },
-		"at the ceiling":            func(in *DecisionInput) { in.Policy.MaxNodes = 3 },
-		"a node still booting":      func(in *DecisionInput) { in.InFlightNodes = 1 },
-		"cordoned already":          func(in *DecisionInput) { in.Observation.Nodes[0].State = types.NodeCordoned },
+		"without the rule":                    func(in *DecisionInput) { in.Rules.Lifecycle = false },
+		"without lifecycle input":             func(in *DecisionInput) { in.Lifecycle = nil },
+		"template unchanged":                  func(in *DecisionInput) { in.Lifecycle.Groups["g-old"] = GroupTemplate{Template: in.Lifecycle.Template} },
+		"pods pending":                        func(in *DecisionInput) { in.Observation.PendingPods = []types.PendingPod{pending("p", t0)} },
+		"stale observation":                   func(in *DecisionInput) { in.Observation.ObservedAt = t0.Add(-time.Hour) },
+		"scale-down gated":                    func(in *DecisionInput) { in.Gate.AllowScaleDown = false },
+		"do-not-disrupt":                      func(in *DecisionInput) { in.Observation.Nodes[0].DrainBlockers = []string{"pod a/b: do-not-disrupt"} },
+		"drain failed, retry later":           func(in *DecisionInput) { in.DrainBlocked["n1"] = t0.Add(time.Minute) },
+		"at the ceiling":                      func(in *DecisionInput) { in.Policy.MaxNodes = 3 },
+		"a node still booting":                func(in *DecisionInput) { in.InFlightNodes = 1 },
+		"no observation since the last drain": func(in *DecisionInput) { in.LastScaleDown = t0 },
+		"cordoned already":                    func(in *DecisionInput) { in.Observation.Nodes[0].State = types.NodeCordoned },
 		"budget full": func(in *DecisionInput) {
 			in.Policy.Disruption = &types.DisruptionBudget{MaxDrainingNodes: 1}
 			in.Observation.Nodes = append(in.Observation.Nodes, types.NodeObservation{Name: "n9", State: types.NodeCordoned})

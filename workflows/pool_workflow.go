@@ -66,6 +66,8 @@ type pool struct {
 	// offeringNote says which offering the last scale-up bought and why,
 	// for its decision's reason.
 	offeringNote string
+	// due are the nodes drifted or expired at the last decision.
+	due []law.Due
 }
 
 // maxActionsPerWake bounds how many decisions one wake-up carries out in a
@@ -201,6 +203,7 @@ func (p *pool) decide(now time.Time) law.Decision {
 		Replacing:            s.Replacing,
 		SizeRoom:             s.SizeRoom,
 		SizePrice:            s.SizePrice,
+		Lifecycle:            p.lifecycleInput(now),
 	}
 	if len(s.Policy.Headroom) > 0 {
 		p.withHeadroom(&in, now)
@@ -241,6 +244,8 @@ func (p *pool) act(ctx workflow.Context, d law.Decision) bool {
 		p.repair(ctx, d)
 	case law.ActionReplace:
 		p.replace(ctx, d)
+	case law.ActionDisrupt:
+		p.disrupt(ctx, d)
 	default:
 		return resynced
 	}

@@ -46,6 +46,12 @@ const (
 	// restarting its watcher (cluster_fanout.go). Added 2026-12-02,
 	// release v0.2.0.
 	changeGateActivity = "gate-fanout-activity"
+	// changeLifecycle: drift and expiry (law.Rules.Lifecycle,
+	// pool_lifecycle.go): each node group's template hash is recorded, a
+	// scale-up no longer grows a group of an older template, and drifted
+	// or expired nodes are replaced within the disruption budget. Added
+	// 2026-12-04, release v0.2.0.
+	changeLifecycle = "lifecycle"
 )
 
 // readRules reads, once per run, the law's rules the run decides with.
@@ -58,5 +64,6 @@ func readRules(ctx workflow.Context) law.Rules {
 	r.Batch = workflow.GetVersion(ctx, versionBatch, workflow.DefaultVersion, 1) >= 1
 	r.RebuyRepelled = workflow.GetVersion(ctx, versionRebuyRepelled, workflow.DefaultVersion, 1) >= 1
 	r.Offerings = workflow.GetVersion(ctx, changeOfferings, workflow.DefaultVersion, 1) == 1
+	r.Lifecycle = workflow.GetVersion(ctx, changeLifecycle, workflow.DefaultVersion, 1) == 1
 	return r
 }
