@@ -2,6 +2,7 @@ package law
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -267,7 +268,7 @@ func lifecycleDrain(in DecisionInput, p types.Policy, current int, d *Decision) 
 	r := in.Replacing
 	obs := in.Observation
 	name := r.Old[0]
-	nn, ok := replacementNode(obs, r)
+	nn, ok := renewedNode(obs, r)
 	if !ok {
 		d.Blocked = append(d.Blocked, fmt.Sprintf("%s %s: waiting for its new %s node to be Ready", name, r.Lifecycle, r.Size))
 		return true
@@ -300,6 +301,26 @@ func lifecycleDrain(in DecisionInput, p types.Policy, current int, d *Decision) 
 	}
 	d.Reason = fmt.Sprintf("lifecycle: %s %s; drained now that %s (%s) is Ready and holds its pods", name, r.Lifecycle, nn.Name, r.Size)
 	return true
+}
+
+// createdSkew is how much earlier than the decision to buy it a new node
+// may say it was created: Kubernetes keeps creation times to the second,
+// and the provider's clock is not the workflow's.
+const createdSkew = 5 * time.Second
+
+// renewedNode is the Ready node a lifecycle replacement bought: of its
+// size, not one it replaces, created since it was asked for (less the
+// skew), the newest such.
+func renewedNode(obs *types.PoolObservation, r *Replacement) (types.NodeObservation, bool) {
+	var out types.NodeObservation
+	found := false
+	since := r.Since.Truncate(time.Second).Add(-createdSkew)
+	for _, n := range obs.Nodes {
+		if n.State == types.NodeReady && n.Size == r.Size && !slices.Contains(r.Old, n.Name) && !n.CreatedAt.Before(since) && (!found || n.CreatedAt.After(out.CreatedAt)) {
+			out, found = n, true
+		}
+	}
+	return out, found
 }
 
 // replacementSize is what replaces node n: its own size while the policy

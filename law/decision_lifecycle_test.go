@@ -179,6 +179,16 @@ func TestLifecycleReplacementDrain(t *testing.T) {
 			t.Errorf("reason %q does not name the new node", d.Reason)
 		}
 	})
+	t.Run("new node's creation time kept to the second", func(t *testing.T) {
+		in := lifecycleInput(t0)
+		live(&in)
+		in.Replacing.Since = t0.Add(-2*time.Minute + 700*time.Millisecond)
+		newNode(&in, 0)
+		in.Observation.Nodes[3].CreatedAt = t0.Add(-2 * time.Minute)
+		if d := Decide(in); d.Action != ActionDisrupt || strings.Join(d.RemoveNodes, ",") != "n1" {
+			t.Fatalf("got %s remove %v (%v), want n1 drained: its new node was created in the second it was bought", d.Action, d.RemoveNodes, d.Blocked)
+		}
+	})
 	t.Run("new node not Ready: wait, buy nothing more", func(t *testing.T) {
 		in := lifecycleInput(t0)
 		live(&in)
