@@ -171,3 +171,55 @@ func TestPoolDriftRollsThroughThePool(t *testing.T) {
 	}
 	require.Contains(t, strings.Join(log, "\n"), "disrupt: lifecycle: n1 drifted")
 }
+
+// TestPoolExpiredNodeHeldPastGraceIsForced: n1 expires an hour in; a
+// do-not-disrupt pod keeps it until terminationGracePeriod (10m) after it
+// was first due, then it is drained as far as the drain goes (here a
+// PodDisruptionBudget refuses) and deleted; n2 holds its pods throughout.
+func TestPoolExpiredNodeHeldPastGraceIsForced(t *testing.T) {
+	p := types.DefaultPolicy()
+	p.MinNodes = 1
+	p.DisableConsolidation = true
+	p.ExpireAfter = types.Duration(time.Hour)
+	p.TerminationGracePeriod = types.Duration(10 * time.Minute)
+	p.ResyncInterval = types.Duration(time.Minute)
+	start := time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)
+	mk := func(name string, cpu int64, created time.Time) types.NodeObservation {
+		return types.NodeObservation{Name: name, Size: "sim-4c8g", State: types.NodeReady, CreatedAt: created,
+			Allocatable: types.Resources{MilliCPU: 4000, Memory: 10 * types.GiB, Pods: 110},
+			Requested:   types.Resources{MilliCPU: cpu, Memory: types.GiB, Pods: 1},
+			LargestPod:  types.Resources{MilliCPU: cpu, Memory: types.GiB, Pods: 1}}
+	}
+	n1 := mk("n1", 500, start.Add(-50*time.Minute))
+	n1.DrainBlockers = []string{"pod default/batch: do-not-disrupt"}
+	env, w := newTestPool(t, p, []types.NodeObservation{n1, mk("n2", 3000, start.Add(10*time.Minute))})
+	env.SetStartTime(start)
+	w.drainErr = func(in activities.DrainInput) error {
+		if in.Node == "n1" {
+			return fmt.Errorf("cannot evict pod default/web-0: PodDisruptionBudget web allows no disruption")
+		}
+		return nil
+	}
+	env.RegisterDelayedCallback(func() {
+		st := status(t, env)
+		require.Equal(t, 1, st.Expired, "n1 not counted expired: %v", st.Due)
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		require.Empty(t, w.deleted, "n1 deleted within its grace period")
+	}, 18*time.Minute)
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		require.Equal(t, []string{"n1"}, w.deleted, "n1 not deleted once its grace period was over")
+		require.Contains(t, w.drained, "n1", "n1 deleted without a drain first")
+		require.Empty(t, w.provisions, "bought a node although n2 holds n1's pods")
+	}, 25*time.Minute)
+	finish(env, 26*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+	var log []string
+	for _, d := range status(t, env).Decisions {
+		log = append(log, d.Action+": "+d.Reason+" -> "+d.Outcome)
+	}
+	require.Contains(t, strings.Join(log, "\n"), "past terminationGracePeriod")
+}
