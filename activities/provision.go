@@ -28,6 +28,9 @@ type PlanInput struct {
 	Promised       []types.PendingPod `json:"promised,omitempty"`
 	AllowedSizes   []string           `json:"allowedSizes,omitempty"`
 	PriceOverrides map[string]float64 `json:"priceOverrides,omitempty"`
+	// PriceAdjustments are the policy's (sizing.AdjustPrices), after the
+	// overrides.
+	PriceAdjustments []types.PriceAdjustment `json:"priceAdjustments,omitempty"`
 	// MinNewNodes forces at least this many (the floor, a manual target).
 	MinNewNodes int `json:"minNewNodes,omitempty"`
 	// MaxNewNodes is the ceiling's headroom.
@@ -129,6 +132,9 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 		return PlanResult{}, asTemporalError(errclass.New(errclass.Permanent, c.Provider.Name(), "plan", err))
 	}
 	if catalog, err = sizing.OverridePrices(catalog, in.PriceOverrides); err != nil {
+		return PlanResult{}, asTemporalError(errclass.New(errclass.Permanent, c.Provider.Name(), "plan", err))
+	}
+	if catalog, err = sizing.AdjustPrices(catalog, in.PriceAdjustments); err != nil {
 		return PlanResult{}, asTemporalError(errclass.New(errclass.Permanent, c.Provider.Name(), "plan", err))
 	}
 	if !slices.ContainsFunc(catalog, func(t types.InstanceType) bool { return !slices.Contains(in.ExcludeSizes, t.Name) }) {

@@ -137,6 +137,11 @@ type Policy struct {
 	// do-not-disrupt pod): this long after it was first due, it is
 	// drained as far as it goes and deleted regardless. Zero: no bound.
 	TerminationGracePeriod Duration `json:"terminationGracePeriod,omitempty"`
+
+	// PriceAdjustments change what the pool's sizes cost (commitments,
+	// negotiated discounts; price_adjust.go), after the spec's
+	// priceOverrides, which win for the sizes they name.
+	PriceAdjustments []PriceAdjustment `json:"priceAdjustments,omitempty"`
 }
 
 // The sizing objectives (Policy.SizingObjective).
@@ -341,6 +346,9 @@ func (p Policy) Validate() error {
 	errs = append(errs, p.validateCapacity()...)
 	errs = append(errs, p.validateOfferings()...)
 	errs = append(errs, p.validateLifecycle()...)
+	if err := ValidatePriceAdjustments("policy.priceAdjustments", p.PriceAdjustments, false); err != nil {
+		errs = append(errs, err)
+	}
 	if p.IdleCPUThreshold < 0 || p.IdleCPUThreshold > 1 {
 		bad("idleCPUThreshold", "must be within [0, 1], got %v", p.IdleCPUThreshold)
 	}

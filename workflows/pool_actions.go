@@ -142,7 +142,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 			MaxHourlyCost:  p.state.Policy.MaxHourlyCost, Machines: machines, Offerings: p.planOfferings(workflow.Now(ctx)),
 			OrgBudget: p.orgBudget.set, OrgBudgetRoom: p.orgBudget.room,
 			FewerNodes: p.rules.FewerNodes, Objective: p.state.Policy.SizingObjective,
-			Promised: p.state.awaitingPods(), SkipGroups: p.driftedGroups(),
+			Promised: p.state.awaitingPods(), SkipGroups: p.driftedGroups(), PriceAdjustments: p.state.Policy.PriceAdjustments,
 		}
 		if err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "plan scale-up"), a.PlanScaleUp, in), &plan); err != nil {
 			return 0, "", err

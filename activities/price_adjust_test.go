@@ -1,0 +1,33 @@
+package activities_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hanzoai/visor-fleet/activities"
+	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/connectors/sim"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// A price adjustment is what the plan, its budgets and the prices the
+// pool publishes use: at half the list price ($0.10/h for sim-16c64g)
+// the same $0.40/h org room holds the floor's 4 nodes, not 2.
+func TestPlanBuysAndBudgetsAtAdjustedPrices(t *testing.T) {
+	fleet, err := sim.New(sim.Config{Cluster: "dev", Seed: 3})
+	require.NoError(t, err)
+	a := &activities.Activities{Clusters: oneCluster{connectors.Cluster{ID: "dev", Provider: fleet}}}
+	pool := types.PoolKey{Org: "globex", Project: "ml", Service: "infer", Provider: "sim", Cluster: "dev"}
+	in := activities.PlanInput{Key: pool, AllowedSizes: []string{"sim-16c64g"}, MinNewNodes: 5, MaxNewNodes: 5, OrgBudget: true, OrgBudgetRoom: 0.40,
+		PriceAdjustments: []types.PriceAdjustment{{Sizes: []string{"sim-16c64g"}, Adjustment: "-50%"}}}
+	plan, err := a.PlanScaleUp(context.Background(), in)
+	require.NoError(t, err)
+	require.Equal(t, 4, plan.NewNodes, "budget %q", plan.Budget)
+	require.InDelta(t, 0.10, plan.SizePrice["sim-16c64g"], 1e-9, "the price the pool publishes and budgets with")
+	require.InDelta(t, 0.40, plan.HourlyCost, 1e-9)
+	in.PriceAdjustments = []types.PriceAdjustment{{Adjustment: "50%"}}
+	_, err = a.PlanScaleUp(context.Background(), in)
+	require.ErrorContains(t, err, "priceAdjustments[0].adjustment")
+}
