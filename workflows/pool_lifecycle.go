@@ -245,3 +245,33 @@ func (p *pool) lifecycleStatus(st *contract.PoolStatus) {
 
 // maxDueListed bounds the nodes the status lists with why.
 const maxDueListed = 20
+
+// intoCurrentGroup points a buy that replaces a machine of a drifted group
+// (repair, interruptions) at a group of the current template of the same
+// offering, or at a new one, so a replacement is not itself drifted. It
+// reports whether the buy may create a group, which stampGroup then records.
+func (p *pool) intoCurrentGroup(in *activities.ProvisionInput) (creates bool) {
+	if !p.rules.Lifecycle || p.state.Provider == nil || in.GroupID == "" || !slices.Contains(p.driftedGroups(), in.GroupID) {
+		return false
+	}
+	var old activities.GroupView
+	for _, g := range p.state.Provider.Groups {
+		if g.ID == in.GroupID {
+			old = g
+		}
+	}
+	drifted := p.driftedGroups()
+	in.GroupID, in.Target = "", 1
+	for _, g := range p.state.Provider.Groups {
+		if g.Size == in.Size && g.CapacityType.Or() == old.CapacityType.Or() && g.Zone == old.Zone && !slices.Contains(drifted, g.ID) && (in.GroupID == "" || g.ID < in.GroupID) {
+			in.GroupID, in.Target = g.ID, g.Target+1
+		}
+	}
+	if in.GroupID != "" {
+		return false
+	}
+	pol := p.state.Policy
+	in.NodeLabels, in.NodeTaints, in.CapacityType, in.Zone = pol.NodeLabels, pol.NodeTaints, old.CapacityType, old.Zone
+	in.GroupSuffix = p.groupSuffix(in.Size, old.CapacityType, old.Zone)
+	return true
+}

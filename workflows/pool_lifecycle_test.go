@@ -223,3 +223,51 @@ func TestPoolExpiredNodeHeldPastGraceIsForced(t *testing.T) {
 	}
 	require.Contains(t, strings.Join(log, "\n"), "past terminationGracePeriod")
 }
+
+// TestPoolRepairAfterDriftBuysTheCurrentTemplate: the pool is at its
+// ceiling, so its drifted nodes wait; n1 goes NotReady and is repaired,
+// and its replacement is of the current template (a new group), not one
+// more node of the drifted group.
+func TestPoolRepairAfterDriftBuysTheCurrentTemplate(t *testing.T) {
+	p := types.DefaultPolicy()
+	p.MinNodes, p.MaxNodes = 1, 2
+	p.DisableConsolidation = true
+	p.ExpireAfter = 0
+	busy := func(name string) types.NodeObservation {
+		return types.NodeObservation{Name: name, Size: "sim-4c8g", State: types.NodeReady,
+			Allocatable: types.Resources{MilliCPU: 4000, Memory: 10 * types.GiB, Pods: 110},
+			Requested:   types.Resources{MilliCPU: 3000, Memory: 6 * types.GiB, Pods: 3}}
+	}
+	env, w := newTestPool(t, p, []types.NodeObservation{busy("n1"), busy("n2")})
+	w.groupOf, w.newGroup = map[string]string{}, "g2"
+	changed := p
+	changed.NodeTaints = []types.Taint{{Key: "dedicated", Value: "web", Effect: "NoSchedule"}}
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(contract.UpdateSetPolicy, "taint", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { panic(err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
+		}, contract.SetPolicyRequest{Policy: changed})
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() {
+		st := status(t, env)
+		require.Equal(t, 2, st.Drifted)
+		require.Contains(t, strings.Join(st.Blocked, ";"), "ceiling", "drifted nodes replaced past the ceiling")
+		w.mu.Lock()
+		w.nodes[0].State = types.NodeNotReady
+		require.Empty(t, w.provisions)
+		w.mu.Unlock()
+		w.signal()
+	}, 2*time.Minute)
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		require.Contains(t, w.deleted, "n1", "n1 not repaired")
+		require.Len(t, w.provisions, 1)
+		in := w.provisions[0]
+		require.Empty(t, in.GroupID, "the repair grew the drifted group")
+		require.Equal(t, changed.NodeTaints, in.NodeTaints)
+		require.Equal(t, "-t"+changed.TemplateHash()[:groupSuffixLen], in.GroupSuffix)
+	}, 30*time.Minute)
+	finish(env, 31*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+}
