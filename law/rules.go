@@ -42,9 +42,14 @@ type Rules struct {
 	// disruption budget (decision_lifecycle.go), when DecisionInput
 	// carries a Lifecycle.
 	Lifecycle bool
+	// NotReadyClock: a node that was Ready once is NotReady since its
+	// Ready condition changed (NodeObservation.ReadyChangedAt), not since
+	// the pool first saw it so, as Karpenter's node repair counts. The
+	// pool reads it; the law does not.
+	NotReadyClock bool
 }
 
 // AllRules is what a new pool run decides with.
 func AllRules() Rules {
-	return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Replace: true, Batch: true, RebuyRepelled: true, Offerings: true, Lifecycle: true}
+	return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Replace: true, Batch: true, RebuyRepelled: true, Offerings: true, Lifecycle: true, NotReadyClock: true}
 }

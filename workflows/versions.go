@@ -52,6 +52,12 @@ const (
 	// or expired nodes are replaced within the disruption budget. Added
 	// 2026-12-04, release v0.2.0.
 	changeLifecycle = "lifecycle"
+	// changeNotReadyClock: a node's NotReady clock starts when its Ready
+	// condition changed, not when the pool first saw it NotReady
+	// (law.Rules.NotReadyClock, pool_unready.go), so the unready repair
+	// comes unreadyTimeout after the node failed, however late the pool
+	// learnt of it. Added 2026-12-04, release v0.2.0.
+	changeNotReadyClock = "notready-clock"
 )
 
 // readRules reads, once per run, the law's rules the run decides with.
@@ -65,5 +71,6 @@ func readRules(ctx workflow.Context) law.Rules {
 	r.RebuyRepelled = workflow.GetVersion(ctx, versionRebuyRepelled, workflow.DefaultVersion, 1) >= 1
 	r.Offerings = workflow.GetVersion(ctx, changeOfferings, workflow.DefaultVersion, 1) == 1
 	r.Lifecycle = workflow.GetVersion(ctx, changeLifecycle, workflow.DefaultVersion, 1) == 1
+	r.NotReadyClock = workflow.GetVersion(ctx, changeNotReadyClock, workflow.DefaultVersion, 1) == 1
 	return r
 }
