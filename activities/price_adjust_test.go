@@ -31,3 +31,23 @@ func TestPlanBuysAndBudgetsAtAdjustedPrices(t *testing.T) {
 	_, err = a.PlanScaleUp(context.Background(), in)
 	require.ErrorContains(t, err, "priceAdjustments[0].adjustment")
 }
+
+// A plan never grows a group it is told to skip (a drifted one): it asks
+// for a new group instead.
+func TestPlanSkipsDriftedGroups(t *testing.T) {
+	fleet, err := sim.New(sim.Config{Cluster: "dev", Seed: 3})
+	require.NoError(t, err)
+	a := &activities.Activities{Clusters: oneCluster{connectors.Cluster{ID: "dev", Provider: fleet}}}
+	pool := types.PoolKey{Org: "globex", Project: "ml", Service: "infer", Provider: "sim", Cluster: "dev"}
+	g, err := fleet.CreateNodeGroup(context.Background(), connectors.NodeGroupSpec{Pool: pool, Name: activities.GroupName(pool, "sim-16c64g"), Size: "sim-16c64g", TargetSize: 0}, "create-old")
+	require.NoError(t, err)
+	in := activities.PlanInput{Key: pool, AllowedSizes: []string{"sim-16c64g"}, MinNewNodes: 1, MaxNewNodes: 1}
+	plan, err := a.PlanScaleUp(context.Background(), in)
+	require.NoError(t, err)
+	require.Equal(t, g.ID, plan.GroupID, "the group of that size is not grown")
+	in.SkipGroups = []string{g.ID}
+	plan, err = a.PlanScaleUp(context.Background(), in)
+	require.NoError(t, err)
+	require.Empty(t, plan.GroupID, "a drifted group was grown")
+	require.Equal(t, 1, plan.NewNodes)
+}

@@ -241,15 +241,15 @@ type ProvisionInput struct {
 	Size       string            `json:"size"`
 	// CapacityType and Zone are the offering a group this creates buys
 	// (empty: on demand, the provider's zone).
-	CapacityType types.CapacityType `json:"capacityType,omitempty"`
-	Zone         string             `json:"zone,omitempty"`
-	GroupID      string             `json:"groupID,omitempty"`
+	CapacityType   types.CapacityType        `json:"capacityType,omitempty"`
+	Zone           string                    `json:"zone,omitempty"`
+	GroupID        string                    `json:"groupID,omitempty"`
+	Target         int                       `json:"target"`
+	IdempotencyKey connectors.IdempotencyKey `json:"idempotencyKey"`
 	// GroupSuffix ends the name of a group this creates, so a group of a
 	// new node template never takes the name of the drifted one it
 	// replaces.
-	GroupSuffix    string                    `json:"groupSuffix,omitempty"`
-	Target         int                       `json:"target"`
-	IdempotencyKey connectors.IdempotencyKey `json:"idempotencyKey"`
+	GroupSuffix string `json:"groupSuffix,omitempty"`
 }
 
 // ProvisionResult reports the pool's total target afterwards.
