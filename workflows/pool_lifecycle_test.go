@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/connectors"
@@ -270,4 +272,49 @@ func TestPoolRepairAfterDriftBuysTheCurrentTemplate(t *testing.T) {
 	finish(env, 31*time.Minute)
 	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
 	require.NoError(t, env.GetWorkflowError())
+}
+
+// A drift under way survives Continue-As-New (and so a restart): the
+// renewal in flight, the groups' templates and the due clocks travel in
+// the state, so the next run drains the old node once and buys nothing
+// twice.
+func TestPoolDriftStateCarriedAcrossContinueAsNew(t *testing.T) {
+	p := types.DefaultPolicy()
+	p.MinNodes = 1
+	p.DisableConsolidation = true
+	p.ExpireAfter = 0
+	busy := func(name string) types.NodeObservation {
+		return types.NodeObservation{Name: name, Size: "sim-4c8g", State: types.NodeReady,
+			Allocatable: types.Resources{MilliCPU: 4000, Memory: 10 * types.GiB, Pods: 110},
+			Requested:   types.Resources{MilliCPU: 3000, Memory: 6 * types.GiB, Pods: 3}}
+	}
+	env, w := newTestPool(t, p, []types.NodeObservation{busy("n1"), busy("n2")})
+	w.groupOf, w.newGroup = map[string]string{}, "g2"
+	changed := p
+	changed.NodeLabels = map[string]string{"team": "checkout"}
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(contract.UpdateSetPolicy, "label", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { panic(err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
+		}, contract.SetPolicyRequest{Policy: changed})
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() {
+		env.SetContinueAsNewSuggested(true)
+		w.signal()
+	}, 2*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &can)
+	var next PoolInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	s := next.State
+	require.NotNil(t, s)
+	require.NotNil(t, s.Replacing, "the renewal in flight was lost")
+	require.Contains(t, s.Replacing.Lifecycle, "drifted")
+	require.Equal(t, p.TemplateHash(), s.GroupTemplates["g1"], "g1's template lost")
+	require.Equal(t, changed.TemplateHash(), s.GroupTemplates["g2"], "the new group's template lost")
+	require.Contains(t, s.DueSince, "n1")
+	require.Contains(t, s.DueSince, "n2")
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	require.Len(t, w.provisions, 1, "more than one renewal bought")
 }
