@@ -237,7 +237,9 @@ func lifecycle(in DecisionInput, p types.Policy, current int, d *Decision, wake 
 		d.Reason = fmt.Sprintf("lifecycle: %s drained, the other nodes hold their pods: %s", Plural(len(remove), "node"), strings.Join(why, "; "))
 		return true
 	}
-	// Else buy first: one new node for the first one due.
+	// Else buy first: one new node for the first one due, and with a
+	// drain budget one each for as many more due nodes of the same
+	// replacement size as its slots and the ceiling allow.
 	name := ready[0]
 	n, _ := nodeNamed(obs, name)
 	switch {
@@ -253,53 +255,110 @@ func lifecycle(in DecisionInput, p types.Policy, current int, d *Decision, wake 
 		d.Blocked = append(d.Blocked, fmt.Sprintf("%s %s: no allowed size is known to hold its pods (%s)", name, reason[name], n.Requested))
 		return false
 	}
+	batch := []string{name}
+	if hasDrainBudget(in.Policy) {
+		limit := min(slots, p.MaxNodes-current)
+		if p.MaxScaleDownPerDecision > 0 {
+			limit = min(limit, p.MaxScaleDownPerDecision)
+		}
+		for _, other := range ready[1:] {
+			if len(batch) >= limit {
+				break
+			}
+			if on, _ := nodeNamed(obs, other); on.Size == n.Size {
+				if s, ok := replacementSize(in, on); ok && s == size {
+					batch = append(batch, other)
+				}
+			}
+		}
+	}
+	why := reason[name]
+	if len(batch) > 1 {
+		var all []string
+		for _, b := range batch {
+			all = append(all, b+" "+reason[b])
+		}
+		why = strings.Join(all, "; ")
+	}
 	d.Action = ActionDisrupt
-	d.Replacing = &Replacement{Old: []string{name}, Size: size, Since: in.Now, Lifecycle: reason[name]}
-	d.Reason = fmt.Sprintf("lifecycle: %s %s; one %s bought first, %s drained once it is Ready and holds its pods", name, reason[name], size, name)
+	d.Replacing = &Replacement{Old: batch, Size: size, Since: in.Now, Lifecycle: why}
+	if len(batch) == 1 {
+		d.Reason = fmt.Sprintf("lifecycle: %s %s; one %s bought first, %s drained once it is Ready and holds its pods", name, why, size, name)
+	} else {
+		d.Reason = fmt.Sprintf("lifecycle: %s; %d × %s bought first, the %s drained once they are Ready and hold their pods", why, len(batch), size, Plural(len(batch), "node"))
+	}
 	return true
 }
 
+// hasDrainBudget reports whether the policy bounds the nodes draining at
+// once: only then are several drifted or expired nodes renewed together.
+func hasDrainBudget(p types.Policy) bool {
+	return p.Disruption != nil && (p.Disruption.MaxDrainingNodes > 0 || p.Disruption.MaxDrainingPercent > 0)
+}
+
 // lifecycleDrain is a lifecycle replacement's second half: drain the old
-// node once the new one is Ready and its pods fit the new node's free
-// room, within the floor and the disruption budget. Unlike
-// consolidation's, the new node may be of a new template: being of it is
-// the point.
+// nodes once as many new ones are Ready and the old nodes' pods fit their
+// free room (each old node's on one new node), within the floor and the
+// disruption budget. Unlike consolidation's, the new nodes may be of a new
+// template: being of it is the point.
 func lifecycleDrain(in DecisionInput, p types.Policy, current int, d *Decision) bool {
 	r := in.Replacing
 	obs := in.Observation
-	name := r.Old[0]
-	nn, ok := renewedNode(obs, r)
-	if !ok {
-		d.Blocked = append(d.Blocked, fmt.Sprintf("%s %s: waiting for its new %s node to be Ready", name, r.Lifecycle, r.Size))
+	names := strings.Join(r.Old, ", ")
+	news := renewedNodes(obs, r)
+	if len(news) < len(r.Old) {
+		d.Blocked = append(d.Blocked, fmt.Sprintf("%s %s: waiting for %s of %s to be Ready", names, r.Lifecycle, Plural(len(r.Old), "new node"), r.Size))
 		return true
 	}
-	var load types.Resources
-	forced := pastGrace(in, name)
+	news = news[:len(r.Old)]
+	var forced []string
+	room := make([]types.Resources, len(news))
+	for i, nn := range news {
+		room[i] = nn.FreeRoom()
+	}
 	for _, old := range r.Old {
 		n, _ := nodeNamed(obs, old)
-		if n.State != types.NodeReady || (len(n.DrainBlockers) > 0 && !forced) {
+		past := pastGrace(in, old)
+		if past {
+			forced = append(forced, old)
+		}
+		if n.State != types.NodeReady || (len(n.DrainBlockers) > 0 && !past) {
 			d.Skipped = append(d.Skipped, fmt.Sprintf("%s: not drained, it is no longer Ready or evictable", old))
 			return true
 		}
-		load = load.Add(n.Requested)
-	}
-	if nn.Allocatable.Pods == 0 {
-		load.Pods = 0
-	}
-	if !load.Fits(nn.FreeRoom()) && !forced {
-		d.Skipped = append(d.Skipped, fmt.Sprintf("%s: its pods (%s) do not fit the free room of its new node %s", name, load, nn.Name))
-		return true
+		placed := false
+		for i, nn := range news {
+			load := n.Requested
+			if nn.Allocatable.Pods == 0 {
+				load.Pods = 0
+			}
+			if load.Fits(room[i]) {
+				room[i] = room[i].Sub(load)
+				placed = true
+				break
+			}
+		}
+		if !placed && !past {
+			d.Skipped = append(d.Skipped, fmt.Sprintf("%s: its pods (%s) do not fit the free room of its new nodes", old, n.Requested))
+			return true
+		}
 	}
 	if current-len(r.Old) < p.MinNodes || DrainSlots(in.Policy, current, draining(obs)) < len(r.Old) {
-		d.Blocked = append(d.Blocked, fmt.Sprintf("%s %s: the floor or the disruption budget does not allow draining it now", name, r.Lifecycle))
+		d.Blocked = append(d.Blocked, fmt.Sprintf("%s %s: the floor or the disruption budget does not allow draining now", names, r.Lifecycle))
 		return true
 	}
 	d.Action = ActionDisrupt
 	d.RemoveNodes = append([]string(nil), r.Old...)
-	if forced {
-		d.Forced = append([]string(nil), r.Old...)
+	d.Forced = forced
+	var newNames []string
+	for _, nn := range news {
+		newNames = append(newNames, nn.Name)
 	}
-	d.Reason = fmt.Sprintf("lifecycle: %s %s; drained now that %s (%s) is Ready and holds its pods", name, r.Lifecycle, nn.Name, r.Size)
+	if len(r.Old) == 1 {
+		d.Reason = fmt.Sprintf("lifecycle: %s %s; drained now that %s (%s) is Ready and holds its pods", names, r.Lifecycle, newNames[0], r.Size)
+	} else {
+		d.Reason = fmt.Sprintf("lifecycle: %s; drained now that %s (%s) are Ready and hold their pods", r.Lifecycle, strings.Join(newNames, ", "), r.Size)
+	}
 	return true
 }
 
@@ -308,19 +367,24 @@ func lifecycleDrain(in DecisionInput, p types.Policy, current int, d *Decision) 
 // and the provider's clock is not the workflow's.
 const createdSkew = 5 * time.Second
 
-// renewedNode is the Ready node a lifecycle replacement bought: of its
-// size, not one it replaces, created since it was asked for (less the
-// skew), the newest such.
-func renewedNode(obs *types.PoolObservation, r *Replacement) (types.NodeObservation, bool) {
-	var out types.NodeObservation
-	found := false
+// renewedNodes are the Ready nodes a lifecycle replacement bought: of its
+// size, not ones it replaces, created since it was asked for (less the
+// skew), newest first (then by name).
+func renewedNodes(obs *types.PoolObservation, r *Replacement) []types.NodeObservation {
+	var out []types.NodeObservation
 	since := r.Since.Truncate(time.Second).Add(-createdSkew)
 	for _, n := range obs.Nodes {
-		if n.State == types.NodeReady && n.Size == r.Size && !slices.Contains(r.Old, n.Name) && !n.CreatedAt.Before(since) && (!found || n.CreatedAt.After(out.CreatedAt)) {
-			out, found = n, true
+		if n.State == types.NodeReady && n.Size == r.Size && !slices.Contains(r.Old, n.Name) && !n.CreatedAt.Before(since) {
+			out = append(out, n)
 		}
 	}
-	return out, found
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.After(out[j].CreatedAt)
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
 }
 
 // replacementSize is what replaces node n: its own size while the policy

@@ -193,7 +193,7 @@ func TestLifecycleReplacementDrain(t *testing.T) {
 		in := lifecycleInput(t0)
 		live(&in)
 		d := Decide(in)
-		if d.Action != ActionNone || !strings.Contains(strings.Join(d.Blocked, ";"), "waiting for its new") {
+		if d.Action != ActionNone || !strings.Contains(strings.Join(d.Blocked, ";"), "waiting for 1 new node") {
 			t.Fatalf("got %s (%s; %v), want a wait", d.Action, d.Reason, d.Blocked)
 		}
 	})
@@ -301,5 +301,53 @@ func TestTemplateHash(t *testing.T) {
 	p.AllowedSizes = []string{"x"}
 	if h := p.TemplateHash(); h != p.TemplateHash() || len(h) != 12 {
 		t.Errorf("hash %q unstable or not 12 hex digits", h)
+	}
+}
+
+// With a drain budget, the due nodes of one replacement size are renewed
+// together, as many as its slots allow; without one, one at a time.
+func TestLifecycleRenewsTogetherWithinTheBudget(t *testing.T) {
+	in := lifecycleInput(t0)
+	for i := range in.Machines {
+		in.Machines[i].GroupID = "g-old"
+	}
+	if d := Decide(in); d.Replacing == nil || len(d.Replacing.Old) != 1 {
+		t.Fatalf("without a budget: %+v (%s), want one renewal", d.Replacing, d.Reason)
+	}
+	in.Policy.Disruption = &types.DisruptionBudget{MaxDrainingNodes: 2}
+	d := Decide(in)
+	if d.Action != ActionDisrupt || d.Replacing == nil || strings.Join(d.Replacing.Old, ",") != "n1,n2" {
+		t.Fatalf("with 2 slots: %+v (%s), want n1,n2 renewed together", d.Replacing, d.Reason)
+	}
+	if !strings.Contains(d.Reason, "2 × sim-4c8g bought first") {
+		t.Errorf("reason %q does not say what is bought", d.Reason)
+	}
+	// The ceiling bounds the batch: one more node only.
+	in.Policy.MaxNodes = 4
+	if d := Decide(in); d.Replacing == nil || len(d.Replacing.Old) != 1 {
+		t.Fatalf("one below the ceiling: %+v, want one renewal", d.Replacing)
+	}
+	// Their drain waits for both new nodes, and drains both at once.
+	in.Policy.MaxNodes = 50
+	in.Replacing = &Replacement{Old: []string{"n1", "n2"}, Size: "sim-4c8g", Since: t0.Add(-2 * time.Minute), Lifecycle: "drifted"}
+	fresh := func(name string) types.NodeObservation {
+		n := node(name, 0, 0)
+		n.CreatedAt = t0.Add(-time.Minute)
+		return n
+	}
+	in.Observation.Nodes = append(in.Observation.Nodes, fresh("m1"))
+	if d := Decide(in); d.Action == ActionDisrupt {
+		t.Fatalf("drained %v with one of two new nodes Ready", d.RemoveNodes)
+	}
+	in.Observation.Nodes = append(in.Observation.Nodes, fresh("m2"))
+	d = Decide(in)
+	if d.Action != ActionDisrupt || strings.Join(d.RemoveNodes, ",") != "n1,n2" {
+		t.Fatalf("got %s remove %v (%s; %v %v), want n1,n2 drained", d.Action, d.RemoveNodes, d.Reason, d.Blocked, d.Skipped)
+	}
+	// Two old nodes' pods do not share one new node's room.
+	in.Observation.Nodes[len(in.Observation.Nodes)-1] = fresh("m2")
+	in.Observation.Nodes[len(in.Observation.Nodes)-1].Requested.MilliCPU = 3000
+	if d := Decide(in); d.Action == ActionDisrupt {
+		t.Fatalf("drained %v although m2 has room for neither", d.RemoveNodes)
 	}
 }

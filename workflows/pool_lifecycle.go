@@ -174,9 +174,9 @@ func (p *pool) forceRemove(ctx workflow.Context, seq int64, node string) error {
 	return p.deleteMachine(ctx, seq, law.MachineAction{Name: node})
 }
 
-// renew buys the node that replaces a drifted or expired one: of the
-// current template, in the old node's offering while the policy still
-// allows it.
+// renew buys the nodes that replace drifted or expired ones, one each:
+// of the current template, in the first old node's offering while the
+// policy still allows it.
 func (p *pool) renew(ctx workflow.Context, d law.Decision) {
 	r := d.Replacing
 	seq := p.nextSeq()
@@ -190,7 +190,8 @@ func (p *pool) renew(ctx workflow.Context, d law.Decision) {
 		zone = pol.Zones[0]
 	}
 	drifted := p.driftedGroups()
-	groupID, target := "", 1
+	k := len(r.Old)
+	groupID, target := "", k
 	if v := p.state.Provider; v != nil {
 		for _, g := range v.Groups {
 			if slices.ContainsFunc(g.Instances, func(m activities.MachineState) bool { return m.Name == r.Old[0] }) &&
@@ -200,7 +201,7 @@ func (p *pool) renew(ctx workflow.Context, d law.Decision) {
 		}
 		for _, g := range v.Groups {
 			if g.Size == r.Size && g.CapacityType.Or() == ct.Or() && g.Zone == zone && !slices.Contains(drifted, g.ID) && (groupID == "" || g.ID < groupID) {
-				groupID, target = g.ID, g.Target+1
+				groupID, target = g.ID, g.Target+k
 			}
 		}
 	}
@@ -214,7 +215,7 @@ func (p *pool) renew(ctx workflow.Context, d law.Decision) {
 		in.GroupSuffix = p.groupSuffix(r.Size, ct, zone)
 	}
 	var res activities.ProvisionResult
-	err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, fmt.Sprintf("renew: 1 × %s for %s", r.Size, r.Old[0])), a.Provision, in), &res)
+	err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, fmt.Sprintf("renew: %d × %s for %s", k, r.Size, strings.Join(r.Old, ", "))), a.Provision, in), &res)
 	if err != nil {
 		rec.Outcome = "failed: " + err.Error()
 		p.state.record(rec)
@@ -222,8 +223,12 @@ func (p *pool) renew(ctx workflow.Context, d law.Decision) {
 	}
 	p.stampGroup(res.GroupID, groupID == "", in.NodeLabels, in.NodeTaints)
 	p.adoptResult(ctx, res.View, res.TotalTarget)
-	rec.Added, rec.Size = 1, r.Size
-	rec.Outcome = fmt.Sprintf("asked for 1 × %s; %s drained once it is Ready", r.Size, r.Old[0])
+	rec.Added, rec.Size = k, r.Size
+	if k == 1 {
+		rec.Outcome = fmt.Sprintf("asked for 1 × %s; %s drained once it is Ready", r.Size, r.Old[0])
+	} else {
+		rec.Outcome = fmt.Sprintf("asked for %d × %s; %s drained once they are Ready", k, r.Size, strings.Join(r.Old, ", "))
+	}
 	p.state.Replacing = r
 	p.state.record(rec)
 }

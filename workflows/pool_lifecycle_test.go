@@ -318,3 +318,49 @@ func TestPoolDriftStateCarriedAcrossContinueAsNew(t *testing.T) {
 	defer w.mu.Unlock()
 	require.Len(t, w.provisions, 1, "more than one renewal bought")
 }
+
+// With maxDrainingNodes 2 both drifted nodes are renewed together: one
+// purchase of two nodes, both old nodes drained once both are Ready.
+func TestPoolDriftRenewsTogetherWithinTheBudget(t *testing.T) {
+	p := types.DefaultPolicy()
+	p.MinNodes = 1
+	p.DisableConsolidation = true
+	p.ExpireAfter = 0
+	p.Disruption = &types.DisruptionBudget{MaxDrainingNodes: 2}
+	busy := func(name string) types.NodeObservation {
+		return types.NodeObservation{Name: name, Size: "sim-4c8g", State: types.NodeReady,
+			Allocatable: types.Resources{MilliCPU: 4000, Memory: 10 * types.GiB, Pods: 110},
+			Requested:   types.Resources{MilliCPU: 3000, Memory: 6 * types.GiB, Pods: 3}}
+	}
+	env, w := newTestPool(t, p, []types.NodeObservation{busy("n1"), busy("n2")})
+	w.groupOf, w.newGroup = map[string]string{}, "g2"
+	changed := p
+	changed.NodeLabels = map[string]string{"team": "checkout"}
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(contract.UpdateSetPolicy, "label", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { panic(err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
+		}, contract.SetPolicyRequest{Policy: changed})
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		require.Len(t, w.provisions, 1)
+		require.Equal(t, 2, w.provisions[0].Target, "not one purchase of two nodes")
+		for i := 1; i <= 2; i++ {
+			n := busy(fmt.Sprintf("new%d", i))
+			n.CreatedAt, n.Requested = env.Now(), types.Resources{}
+			w.groupOf[n.Name] = "g2"
+			w.nodes = append(w.nodes, n)
+		}
+	}, 2*time.Minute)
+	env.RegisterDelayedCallback(w.signal, 2*time.Minute+time.Second)
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		require.ElementsMatch(t, []string{"n1", "n2"}, w.drained)
+		require.Len(t, w.provisions, 1, "bought again")
+	}, 4*time.Minute)
+	finish(env, 5*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+}
