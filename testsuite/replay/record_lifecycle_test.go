@@ -18,15 +18,24 @@ import (
 // ID "lifecycle"): the old group drifted, each node replaced by one of a
 // new group of the new template, bought first and drained once it holds
 // the pods.
-func TestRecordDrift(t *testing.T) {
+func TestRecordDrift(t *testing.T) { recordDrift(t, "drift", nil) }
+
+// TestRecordDriftBatch records the same under maxDrainingNodes 2: the
+// drifted nodes renewed two at a time.
+func TestRecordDriftBatch(t *testing.T) {
+	recordDrift(t, "drift-batch", &types.DisruptionBudget{MaxDrainingNodes: 2})
+}
+
+func recordDrift(t *testing.T, name string, budget *types.DisruptionBudget) {
 	if os.Getenv("VISOR_RECORD_HISTORIES") != "1" {
 		t.Skip("set VISOR_RECORD_HISTORIES=1 (make replay-record) to re-record the fixtures")
 	}
-	key := types.PoolKey{Org: "acme", Project: "shop", Service: "drift", Provider: "sim", Cluster: "sim-drift"}
+	key := types.PoolKey{Org: "acme", Project: "shop", Service: name, Provider: "sim", Cluster: "sim-" + name}
 	policy := testsuite.FastPolicy()
 	policy.AllowedSizes = []string{"sim-2c4g"}
+	policy.Disruption = budget
 	spec := starter.SpecFile{
-		Clusters: []contract.ClusterDeclared{{ID: "sim-drift", Provider: "sim", Phase: contract.PhaseActive, Region: "us-east", SampleInterval: types.Duration(time.Second)}},
+		Clusters: []contract.ClusterDeclared{{ID: "sim-" + name, Provider: "sim", Phase: contract.PhaseActive, Region: "us-east", SampleInterval: types.Duration(time.Second)}},
 		Pools: []starter.PoolEntry{{PoolSpec: contract.PoolSpec{Key: key, Policy: policy},
 			Demo: &starter.DemoDemand{Shape: "steady", Pods: 3, Requests: types.Resources{MilliCPU: 900, Memory: types.GiB}}}},
 	}
@@ -57,5 +66,5 @@ func TestRecordDrift(t *testing.T) {
 	must(t, s.Client.GetWorkflow(ctx, key.WorkflowID(), "").Get(ctx, nil))
 	pc, err := codec.NewPayloadCodec(s.Identity.CodecKeys)
 	must(t, err)
-	write(t, ctx, s.Client, pc, key.WorkflowID(), "pool-drift-"+fixtureTag()+".json")
+	write(t, ctx, s.Client, pc, key.WorkflowID(), "pool-"+name+"-"+fixtureTag()+".json")
 }
