@@ -27,6 +27,14 @@ func TestRealSchedulerDriftAndExpiry(t *testing.T) {
 				p.NodeLabels = map[string]string{"team": "checkout"}
 			}, func(n corev1.Node) bool { return n.Labels["team"] == "checkout" })
 		})
+		// Under maxDrainingNodes 2 both nodes are renewed together.
+		t.Run("drift-budget", func(t *testing.T) {
+			t.Parallel()
+			e.rollThrough(t, "drift-budget", func(p *types.Policy) {
+				p.NodeLabels = map[string]string{"team": "checkout"}
+				p.Disruption = &types.DisruptionBudget{MaxDrainingNodes: 2}
+			}, func(n corev1.Node) bool { return n.Labels["team"] == "checkout" })
+		})
 		t.Run("expiry", func(t *testing.T) {
 			t.Parallel()
 			e.rollThrough(t, "expiry", func(p *types.Policy) {
@@ -89,11 +97,11 @@ func (e *env) rollThrough(t *testing.T, name string, change func(*types.Policy),
 	for _, d := range st.Decisions {
 		log = append(log, d.Action+": "+d.Reason+" -> "+d.Outcome)
 	}
-	want := map[string]string{"drift": "drifted", "expiry": "expired"}[name]
+	want := map[string]string{"drift": "drifted", "drift-budget": "2 × ", "expiry": "expired"}[name]
 	if !strings.Contains(strings.Join(log, "\n"), "disrupt: lifecycle") || !strings.Contains(strings.Join(log, "\n"), want) {
 		t.Errorf("no lifecycle decision saying %q:\n%s", want, strings.Join(log, "\n"))
 	}
-	if name == "drift" && st.Drifted != 0 {
+	if name != "expiry" && st.Drifted != 0 {
 		t.Errorf("status still counts %d drifted: %v", st.Drifted, st.Due)
 	}
 	if evicted() == 0 {
