@@ -28,6 +28,9 @@ type PlanInput struct {
 	Promised       []types.PendingPod `json:"promised,omitempty"`
 	AllowedSizes   []string           `json:"allowedSizes,omitempty"`
 	PriceOverrides map[string]float64 `json:"priceOverrides,omitempty"`
+	// PriceAdjustments are the policy's (sizing.AdjustPrices), after the
+	// overrides.
+	PriceAdjustments []types.PriceAdjustment `json:"priceAdjustments,omitempty"`
 	// MinNewNodes forces at least this many (the floor, a manual target).
 	MinNewNodes int `json:"minNewNodes,omitempty"`
 	// MaxNewNodes is the ceiling's headroom.
@@ -57,6 +60,9 @@ type PlanInput struct {
 	FewerNodes bool `json:"fewerNodes,omitempty"`
 	// Objective is sizing.Request.Objective (the policy's sizingObjective).
 	Objective string `json:"objective,omitempty"`
+	// SkipGroups are groups of an older node template (drifted): the
+	// plan never grows them, it creates a group of the current template.
+	SkipGroups []string `json:"skipGroups,omitempty"`
 	// Offerings say how and where the pool buys (capacity types, zones,
 	// spot share, offerings marked sold out); Machines is then keyed by
 	// MachineKey.
@@ -131,6 +137,9 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 	if catalog, err = sizing.OverridePrices(catalog, in.PriceOverrides); err != nil {
 		return PlanResult{}, asTemporalError(errclass.New(errclass.Permanent, c.Provider.Name(), "plan", err))
 	}
+	if catalog, err = sizing.AdjustPrices(catalog, in.PriceAdjustments); err != nil {
+		return PlanResult{}, asTemporalError(errclass.New(errclass.Permanent, c.Provider.Name(), "plan", err))
+	}
 	if !slices.ContainsFunc(catalog, func(t types.InstanceType) bool { return !slices.Contains(in.ExcludeSizes, t.Name) }) {
 		return PlanResult{}, asTemporalError(errclass.New(errclass.InsufficientCapacity, c.Provider.Name(), "plan", fmt.Errorf("no allowed size left (excluded for capacity: %v)", in.ExcludeSizes)))
 	}
@@ -186,7 +195,7 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 	}
 	sort.Slice(groups, func(i, j int) bool { return groups[i].ID < groups[j].ID })
 	for _, g := range groups {
-		if g.Size == res.Size && g.CapacityType.Or() == res.CapacityType.Or() && g.Zone == res.Zone {
+		if g.Size == res.Size && g.CapacityType.Or() == res.CapacityType.Or() && g.Zone == res.Zone && !slices.Contains(in.SkipGroups, g.ID) {
 			res.GroupID, res.GroupTarget = g.ID, g.TargetSize
 			break
 		}
@@ -237,6 +246,10 @@ type ProvisionInput struct {
 	GroupID        string                    `json:"groupID,omitempty"`
 	Target         int                       `json:"target"`
 	IdempotencyKey connectors.IdempotencyKey `json:"idempotencyKey"`
+	// GroupSuffix ends the name of a group this creates, so a group of a
+	// new node template never takes the name of the drifted one it
+	// replaces.
+	GroupSuffix string `json:"groupSuffix,omitempty"`
 }
 
 // ProvisionResult reports the pool's total target afterwards.
@@ -278,7 +291,7 @@ func (a *Activities) Provision(ctx context.Context, in ProvisionInput) (Provisio
 	default:
 		var g connectors.NodeGroup
 		g, err = c.Provider.CreateNodeGroup(ctx, connectors.NodeGroupSpec{
-			Pool: in.Key, Name: OfferingGroupName(in.Key, in.Size, in.CapacityType, in.Zone), Size: in.Size, TargetSize: in.Target,
+			Pool: in.Key, Name: OfferingGroupName(in.Key, in.Size, in.CapacityType, in.Zone) + in.GroupSuffix, Size: in.Size, TargetSize: in.Target,
 			Labels: withOffering(withIdentity(in.NodeLabels, in.Key), in.CapacityType, in.Zone), Taints: in.NodeTaints,
 			CapacityType: in.CapacityType, Zone: in.Zone,
 		}, in.IdempotencyKey)

@@ -220,4 +220,9 @@ type PoolStatus struct {
 	// HoldTarget holds as the floor until HoldUntil (a manual scale's --hold).
 	HoldTarget int       `json:"holdTarget,omitempty"`
 	HoldUntil  time.Time `json:"holdUntil,omitempty"`
+	// Drifted and Expired count the nodes due for replacement now (a node
+	// may be both); Due lists each with why (law.DueNodes).
+	Drifted int      `json:"drifted,omitempty"`
+	Expired int      `json:"expired,omitempty"`
+	Due     []string `json:"due,omitempty"`
 }

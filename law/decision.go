@@ -101,6 +101,9 @@ type DecisionInput struct {
 	// never wait for the threshold; PrewarmWhy says what was forecast.
 	Prewarm    []types.PendingPod
 	PrewarmWhy string
+	// Lifecycle judges drift and expiry (decision_lifecycle.go); nil
+	// leaves both off.
+	Lifecycle *Lifecycle
 }
 
 // Machine is one provider machine as the law sees it.
@@ -169,6 +172,9 @@ type Decision struct {
 	Replacing *Replacement `json:"replacing,omitempty"`
 	// Prewarm is how many of Pods stand for demand bought on forecast.
 	Prewarm int `json:"prewarm,omitempty"`
+	// Forced (ActionDisrupt): nodes past terminationGracePeriod, drained
+	// as far as they go and deleted whatever blocks the drain.
+	Forced []string `json:"forced,omitempty"`
 }
 
 // IsIdle reports whether a node is idle on every resource it offers: below
@@ -299,6 +305,9 @@ func Decide(in DecisionInput) Decision {
 	wake(sd.Until, "disruption window")
 	if !sd.Allowed {
 		d.Blocked = append(d.Blocked, "scale-down not allowed now: "+sd.Reason)
+		return d
+	}
+	if in.Rules.Lifecycle && lifecycle(in, p, current, &d, wake) {
 		return d
 	}
 	if in.Rules.Replace && ReplacementLive(in.Policy, in.Replacing, obs, in.Now) && replacementDrain(in, p, current, &d) {

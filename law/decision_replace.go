@@ -27,6 +27,10 @@ type Replacement struct {
 	Since time.Time `json:"since"`
 	// Saves is the hourly price the old nodes cost more than the new one.
 	Saves float64 `json:"saves,omitempty"`
+	// Lifecycle says why the old node is drifted or expired when the
+	// replacement is drift's or expiry's (decision_lifecycle.go), not
+	// consolidation's; empty for consolidation.
+	Lifecycle string `json:"lifecycle,omitempty"`
 }
 
 // ReplacementLive says whether a replacement is still worth waiting for:

@@ -40,9 +40,13 @@ type Rules struct {
 	// after the newest or 10 s after the first, the pending threshold only
 	// an upper bound (decision_batch.go).
 	Batch bool
+	// Lifecycle: drifted and expired nodes are replaced within the
+	// disruption budget (decision_lifecycle.go), when DecisionInput
+	// carries a Lifecycle.
+	Lifecycle bool
 }
 
 // AllRules is what a new pool run decides with.
 func AllRules() Rules {
-	return Rules{Consolidation: true, AcrossSizes: true, Replace: true, ReplaceGPU: true, Batch: true}
+	return Rules{Consolidation: true, AcrossSizes: true, Replace: true, ReplaceGPU: true, Batch: true, Lifecycle: true}
 }

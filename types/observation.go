@@ -84,6 +84,10 @@ type NodeObservation struct {
 	// assumes its size's template.
 	Labels map[string]string `json:"labels,omitempty"`
 	Taints []Taint           `json:"taints,omitempty"`
+	// ReadyChangedAt is when the node's Ready condition last changed (its
+	// lastTransitionTime; zero when the observer did not say): a node
+	// NotReady is so since then, however late the pool first saw it.
+	ReadyChangedAt time.Time `json:"readyChangedAt,omitzero"`
 }
 
 // IdleBelow reports whether the node is idle on every resource it offers:

@@ -134,6 +134,24 @@ type Policy struct {
 	// MaxSpotShare caps the share of the pool's nodes that may be spot
 	// (0.5 or "50%"); zero is no cap.
 	MaxSpotShare Share `json:"maxSpotShare,omitempty"`
+
+	// Node lifecycle (policy_lifecycle.go). Zero turns each off.
+
+	// ExpireAfter: a node older than this is expired and replaced (buy
+	// first, drain once the new node holds its pods), within the
+	// disruption budget. A written policy gets DefaultExpireAfter (720h);
+	// a zero recorded before means never.
+	ExpireAfter Duration `json:"expireAfter,omitempty"`
+	// TerminationGracePeriod bounds how long a drifted or expired node
+	// may be held by what blocks its drain (a PodDisruptionBudget, a
+	// do-not-disrupt pod): this long after it was first due, it is
+	// drained as far as it goes and deleted regardless. Zero: no bound.
+	TerminationGracePeriod Duration `json:"terminationGracePeriod,omitempty"`
+
+	// PriceAdjustments change what the pool's sizes cost (commitments,
+	// negotiated discounts; price_adjust.go), after the spec's
+	// priceOverrides, which win for the sizes they name.
+	PriceAdjustments []PriceAdjustment `json:"priceAdjustments,omitempty"`
 }
 
 // The consolidation disruption settings (Policy.ConsolidationDisruption).
@@ -175,6 +193,7 @@ func DefaultPolicy() Policy {
 	p.ScaleUpCooldown = 0
 	p.ConsolidationThreshold = WrittenConsolidationThreshold
 	p.ConsolidateAfter = Duration(WrittenConsolidateAfter)
+	p.ExpireAfter = Duration(DefaultExpireAfter)
 	return p
 }
 
@@ -348,6 +367,10 @@ func (p Policy) Validate() error {
 	}
 	errs = append(errs, p.validateCapacity()...)
 	errs = append(errs, p.validateOfferings()...)
+	errs = append(errs, p.validateLifecycle()...)
+	if err := ValidatePriceAdjustments("policy.priceAdjustments", p.PriceAdjustments, false); err != nil {
+		errs = append(errs, err)
+	}
 	if p.IdleCPUThreshold < 0 || p.IdleCPUThreshold > 1 {
 		bad("idleCPUThreshold", "must be within [0, 1], got %v", p.IdleCPUThreshold)
 	}
@@ -419,6 +442,7 @@ func (p Policy) WithDefaultsExcept(explicit map[string]bool) Policy {
 		p.ConsolidationThreshold = d.ConsolidationThreshold
 	}
 	setD("consolidateAfter", &p.ConsolidateAfter, d.ConsolidateAfter)
+	setD("expireAfter", &p.ExpireAfter, d.ExpireAfter)
 	if p.MaxScaleDownPerDecision == 0 && unset("maxScaleDownPerDecision") {
 		p.MaxScaleDownPerDecision = d.MaxScaleDownPerDecision
 	}

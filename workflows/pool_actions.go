@@ -142,7 +142,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 			MaxHourlyCost:  p.state.Policy.MaxHourlyCost, Machines: machines, Offerings: p.planOfferings(workflow.Now(ctx)),
 			OrgBudget: org.CostCapped, OrgBudgetRoom: org.CostRoom,
 			FewerNodes: p.rules.FewerNodes, Objective: p.state.Policy.SizingObjective,
-			Promised: p.state.awaitingPods(),
+			Promised: p.state.awaitingPods(), SkipGroups: p.driftedGroups(), PriceAdjustments: p.state.Policy.PriceAdjustments,
 		}
 		if err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "plan scale-up"), a.PlanScaleUp, in), &plan); err != nil {
 			return 0, "", "", err
@@ -168,6 +168,9 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 			NodeLabels:     p.state.Policy.NodeLabels, NodeTaints: p.state.Policy.NodeTaints,
 			CapacityType: plan.CapacityType, Zone: plan.Zone,
 		}
+		if plan.GroupID == "" {
+			pin.GroupSuffix = p.groupSuffix(plan.Size, plan.CapacityType, plan.Zone)
+		}
 		summary := fmt.Sprintf("provision %d × %s", plan.NewNodes, plan.Size)
 		err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, summary), a.Provision, pin), &res)
 		if isErrorClass(err, errclass.InsufficientCapacity) {
@@ -182,6 +185,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 		if err != nil {
 			return 0, plan.Size, "", err
 		}
+		p.stampGroup(res.GroupID, plan.GroupID == "", pin.NodeLabels, pin.NodeTaints)
 		p.bought(ctx, seq, plan, pods)
 		p.tellBought(ctx, seq, plan, pods)
 		p.adoptResult(ctx, res.View, res.TotalTarget)

@@ -223,7 +223,8 @@ func (p *pool) status() contract.PoolStatus {
 	if p.now.Before(s.HoldUntil) {
 		st.HoldTarget, st.HoldUntil = s.HoldTarget, s.HoldUntil
 	}
-	p.tierStatus(&st) // pool_tier.go
+	p.tierStatus(&st)      // pool_tier.go
+	p.lifecycleStatus(&st) // pool_lifecycle.go
 	if s.Provider != nil {
 		st.ProviderTarget, st.ProviderReadAt = s.Provider.Target(), s.Provider.ReadAt
 	}

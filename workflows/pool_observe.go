@@ -60,6 +60,9 @@ func (s *PoolState) fold(obs types.PoolObservation, now time.Time, rules runRule
 	s.IdleSince = law.UpdateIdleSince(s.Policy, s.IdleSince, obs)
 	s.UnderusedSince = law.UpdateUnderusedSince(s.Policy, s.UnderusedSince, obs)
 	s.trackNodes(obs)
+	if rules.NotReadyClock {
+		s.notReadyFromCondition(obs) // pool_unready.go
+	}
 	s.trackPurchases(obs, now, rules)
 	s.forgetGone(obs)
 }

@@ -20,6 +20,7 @@ import (
 func TestPoolReplacesTwoGPUNodesByOneOfTheSameModel(t *testing.T) {
 	p := types.DefaultPolicy()
 	p.MinNodes = 1
+	p.ExpireAfter = 0 // the nodes date from 1970: not expiry's case
 	old := func(name string) types.NodeObservation {
 		pod := types.Resources{MilliCPU: 3000, Memory: 8 * types.GiB, GPUs: 1, Pods: 1}
 		return types.NodeObservation{Name: name, Size: "gpu-1", State: types.NodeReady, CreatedAt: time.Unix(0, 0),

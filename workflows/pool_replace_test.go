@@ -20,6 +20,7 @@ import (
 func TestPoolReplacesTwoUnderusedNodesByOneCheaper(t *testing.T) {
 	p := types.DefaultPolicy()
 	p.MinNodes = 1
+	p.ExpireAfter = 0 // its nodes date from 1970: not expired, only underused
 	old := func(name string) types.NodeObservation {
 		return types.NodeObservation{Name: name, Size: "sim-small", State: types.NodeReady, CreatedAt: time.Unix(0, 0),
 			Allocatable: types.Resources{MilliCPU: 4000, Memory: 10 * types.GiB, Pods: 110},

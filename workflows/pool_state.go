@@ -115,6 +115,11 @@ type PoolState struct {
 	// kept until the time (an hour past its deadline), so a notice read
 	// again is acknowledged, not acted on twice.
 	Notices map[string]time.Time `json:"notices,omitempty"`
+	// GroupTemplates is the node template hash each group was created
+	// under, by group ID; DueSince when each drifted or expired node was
+	// first found due (pool_lifecycle.go).
+	GroupTemplates map[string]string    `json:"groupTemplates,omitempty"`
+	DueSince       map[string]time.Time `json:"dueSince,omitempty"`
 }
 
 // Purchase is a scale-up that bought nodes for a pod.

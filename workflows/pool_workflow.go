@@ -61,6 +61,8 @@ type pool struct {
 	meterRetryAt time.Time
 	// notices reads interruption notices (pool_interruptions.go).
 	notices noticeReader
+	// due are the nodes drifted or expired at the last decision.
+	due []law.Due
 }
 
 // maxActionsPerWake bounds how many decisions one wake-up carries out in a
@@ -197,6 +199,7 @@ func (p *pool) decide(now time.Time) law.Decision {
 		SizeRoom:             s.SizeRoom,
 		SizePrice:            s.SizePrice,
 		SizeGPUModel:         s.SizeGPUModel,
+		Lifecycle:            p.lifecycleInput(now),
 	}
 	if len(s.Policy.Headroom) > 0 {
 		p.withHeadroom(&in, now)
@@ -237,6 +240,8 @@ func (p *pool) act(ctx workflow.Context, d law.Decision) bool {
 		p.repair(ctx, d)
 	case law.ActionReplace:
 		p.replace(ctx, d)
+	case law.ActionDisrupt:
+		p.disrupt(ctx, d)
 	default:
 		return resynced
 	}

@@ -79,6 +79,11 @@ type world struct {
 	// deletedAt: when each node was deleted.
 	drainErr  func(activities.DrainInput) error
 	deletedAt map[string]time.Time
+	// groupOf, when set, splits the nodes into groups by ID (absent: g1),
+	// machines still booting going to bootGroup, and a Provision that
+	// names no group creates newGroup (pool_lifecycle_test.go).
+	groupOf             map[string]string
+	bootGroup, newGroup string
 }
 
 // gone is the error the observe and read activities answer while down.
@@ -127,6 +132,9 @@ func (w *world) view() activities.ProviderView {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.reads++
+	if w.groupOf != nil {
+		return w.groupedViewLocked()
+	}
 	g := activities.GroupView{ID: "g1", Size: "sim-4c8g", Target: w.target, CapacityType: w.capacity}
 	for _, n := range w.nodes {
 		g.Instances = append(g.Instances, activities.MachineState{ID: "i-" + n.Name, Name: n.Name, State: connectors.InstanceRunning, CreatedAt: w.createdLocked(n)})
@@ -266,6 +274,9 @@ func newTestPool(t *testing.T, policy types.Policy, nodes []types.NodeObservatio
 		w.provisions = append(w.provisions, in)
 		if in.Target > w.target {
 			w.launchedAt = w.env.Now()
+		}
+		if w.groupOf != nil {
+			return w.provisionGroupedLocked(in), nil
 		}
 		w.target = in.Target
 		w.mu.Unlock()

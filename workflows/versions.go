@@ -58,6 +58,18 @@ const (
 	// nodes by one size of the same GPU model that costs less than they
 	// do together (law.Rules.ReplaceGPU). Added 2026-12-04, release v0.3.0.
 	versionReplaceGPU = "law-replace-gpu"
+	// changeLifecycle: drift and expiry (law.Rules.Lifecycle,
+	// pool_lifecycle.go): each node group's template hash is recorded, a
+	// scale-up no longer grows a group of an older template, and drifted
+	// or expired nodes are replaced within the disruption budget. Added
+	// 2026-12-04, release v0.3.0.
+	changeLifecycle = "lifecycle"
+	// changeNotReadyClock: a node's NotReady clock starts when its Ready
+	// condition changed, not when the pool first saw it NotReady
+	// (runRules.NotReadyClock, pool_unready.go), so the unready repair
+	// comes unreadyTimeout after the node failed, however late the pool
+	// learnt of it. Added 2026-12-04, release v0.3.0.
+	changeNotReadyClock = "notready-clock"
 )
 
 // runRules are the rules a pool run decides and buys with: the law's,
@@ -88,12 +100,16 @@ type runRules struct {
 	// grace judged pods refused that were only not tried yet, and bought
 	// nothing more for them (trackPurchases, planRoom).
 	TriedSinceReady bool
+	// NotReadyClock: a node's NotReady time counts from when its Ready
+	// condition changed (NodeObservation.ReadyChangedAt), not since the
+	// pool first saw it so, as Karpenter's node repair counts.
+	NotReadyClock bool
 }
 
 // allRunRules is what a new pool run decides and buys with: every rule of
 // law.AllRules and every pool rule.
 func allRunRules() runRules {
-	return runRules{Rules: law.AllRules(), FewerNodes: true, RebuyRepelled: true, Offerings: true, TriedSinceReady: true}
+	return runRules{Rules: law.AllRules(), FewerNodes: true, RebuyRepelled: true, Offerings: true, TriedSinceReady: true, NotReadyClock: true}
 }
 
 // readRules reads, once per run, the rules the run decides with. It
@@ -110,5 +126,7 @@ func readRules(ctx workflow.Context) runRules {
 	r.Offerings = workflow.GetVersion(ctx, changeOfferings, workflow.DefaultVersion, 1) == 1 && r.Offerings
 	r.TriedSinceReady = workflow.GetVersion(ctx, changeTriedSinceReady, workflow.DefaultVersion, 1) == 1 && r.TriedSinceReady
 	r.ReplaceGPU = workflow.GetVersion(ctx, versionReplaceGPU, workflow.DefaultVersion, 1) >= 1 && r.ReplaceGPU && r.Replace
+	r.Lifecycle = workflow.GetVersion(ctx, changeLifecycle, workflow.DefaultVersion, 1) == 1 && r.Lifecycle
+	r.NotReadyClock = workflow.GetVersion(ctx, changeNotReadyClock, workflow.DefaultVersion, 1) == 1 && r.NotReadyClock
 	return r
 }

@@ -325,16 +325,27 @@ func nodeObservation(node *corev1.Node, requested types.Resources) types.NodeObs
 		size = node.Labels[labelInstanceTypeBeta]
 	}
 	return types.NodeObservation{
-		Name:        node.Name,
-		ProviderID:  node.Spec.ProviderID,
-		Size:        size,
-		State:       nodeState(node),
-		CreatedAt:   node.CreationTimestamp.Time,
-		Allocatable: NodeAllocatable(node),
-		Requested:   requested,
-		Labels:      maps.Clone(node.Labels),
-		Taints:      nodeTaints(node),
+		Name:           node.Name,
+		ProviderID:     node.Spec.ProviderID,
+		Size:           size,
+		State:          nodeState(node),
+		CreatedAt:      node.CreationTimestamp.Time,
+		Allocatable:    NodeAllocatable(node),
+		Requested:      requested,
+		Labels:         maps.Clone(node.Labels),
+		Taints:         nodeTaints(node),
+		ReadyChangedAt: readyChangedAt(node),
 	}
+}
+
+// readyChangedAt is the Ready condition's last transition (zero if none).
+func readyChangedAt(node *corev1.Node) time.Time {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
 }
 
 // nodeState: deletion wins over a cordon, a cordon over readiness.
