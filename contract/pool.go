@@ -210,6 +210,10 @@ type PoolStatus struct {
 	Rejected map[string]int `json:"rejected,omitempty"`
 	// SkippedNodes are idle nodes scale-down passed over, with why.
 	SkippedNodes []string `json:"skippedNodes,omitempty"`
+	// HeldIdle are idle nodes past their idle window the last decision
+	// kept, each with the rule that keeps it (disruption budget or
+	// window, cooldown, floor) and until when.
+	HeldIdle map[string]string `json:"heldIdle,omitempty"`
 	// Capacity sums up the capacity policies in force now (windows,
 	// headroom, budget, disruption); Budget says what the cost budget cut
 	// from the last scale-up, with the amounts.

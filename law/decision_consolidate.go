@@ -126,13 +126,20 @@ func consolidate(in DecisionInput, p types.Policy, current int, d *Decision, wak
 	room := current - p.MinNodes
 	switch {
 	case room <= 0 || in.InFlightNodes > 0:
+		if in.Rules.BudgetPaces {
+			why := fmt.Sprintf("the pool is at its floor of %d", p.MinNodes)
+			if room > 0 {
+				why = Plural(in.InFlightNodes, "machine") + " still provisioning"
+			}
+			d.Blocked = append(d.Blocked, fmt.Sprintf("%s to consolidate but %s", Plural(len(cands), "node"), why))
+		}
 		return
 	case in.Now.Before(cooldownEnd):
 		d.Blocked = append(d.Blocked, fmt.Sprintf("%s to consolidate; cooldown until %s", Plural(len(cands), "node"), cooldownEnd.UTC().Format(time.RFC3339)))
 		wake(cooldownEnd, "cooldown after scale-down")
 		return
 	}
-	limit := min(room, DrainSlots(in.Policy, current, draining(obs)))
+	limit := min(room, DrainSlots(in.Policy, current, draining(in)))
 	if p.MaxScaleDownPerDecision > 0 {
 		limit = min(limit, p.MaxScaleDownPerDecision)
 	}
@@ -148,7 +155,7 @@ func consolidate(in DecisionInput, p types.Policy, current int, d *Decision, wak
 		if in.Rules.Replace {
 			// k nodes replaced by one leave current-k+1: one more than
 			// removal may go, within the same drain budget.
-			limit := min(room+1, DrainSlots(in.Policy, current, draining(obs)))
+			limit := min(room+1, DrainSlots(in.Policy, current, draining(in)))
 			if p.MaxScaleDownPerDecision > 0 {
 				limit = min(limit, p.MaxScaleDownPerDecision)
 			}

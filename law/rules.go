@@ -38,9 +38,16 @@ type Rules struct {
 	// insufficient-capacity answer marks only that offering unavailable
 	// for a while. Decide does not plan; whoever sizes reads it.
 	Offerings bool
+	// BudgetPaces: under a disruption budget that caps the nodes draining
+	// at once, the budget paces scale-down, not the cooldown after it: a
+	// node goes as soon as a drain slot is free, and a node the pool has
+	// already drained and deleted holds no slot while its Node object
+	// lingers. Idle nodes kept past their idle window say which rule
+	// keeps them and until when (HeldIdle).
+	BudgetPaces bool
 }
 
 // AllRules is what a new pool run decides with.
 func AllRules() Rules {
-	return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Replace: true, Batch: true, RebuyRepelled: true, Offerings: true}
+	return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Replace: true, Batch: true, RebuyRepelled: true, Offerings: true, BudgetPaces: true}
 }

@@ -216,7 +216,7 @@ func (p *pool) status() contract.PoolStatus {
 		ContinuedAsNew: s.ContinuedAsNew,
 		InFlight:       s.inFlight(), NoHelp: s.NoHelp, Deferred: len(s.Deferred), SizeBackoff: s.SizeBackoff,
 		UnavailableOffering: s.UnavailableOffering,
-		NotReadySince:       s.NotReadySince, Repairs: s.Repairs, Rejected: s.Rejected, SkippedNodes: p.last.Skipped,
+		NotReadySince:       s.NotReadySince, Repairs: s.Repairs, Rejected: s.Rejected, SkippedNodes: p.last.Skipped, HeldIdle: p.last.Held,
 		AddedWithoutProgress: p.addedWithoutProgress,
 		Capacity:             p.capacitySummary, Budget: s.Budget, OrgCeiling: s.OrgNote,
 	}

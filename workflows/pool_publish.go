@@ -178,6 +178,9 @@ func (p *pool) details() string {
 	for _, sk := range p.last.Skipped {
 		fmt.Fprintf(&b, "not removed: %s\n\n", sk)
 	}
+	for _, name := range workflow.DeterministicKeys(p.last.Held) {
+		fmt.Fprintf(&b, "kept idle: %s: %s\n\n", name, p.last.Held[name])
+	}
 	if p.capacitySummary != "" {
 		fmt.Fprintf(&b, "capacity: %s\n\n", p.capacitySummary)
 	}

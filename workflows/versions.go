@@ -46,6 +46,13 @@ const (
 	// restarting its watcher (cluster_fanout.go). Added 2026-12-02,
 	// release v0.2.0.
 	changeGateActivity = "gate-fanout-activity"
+	// changeBudgetPaces: under a disruption budget capping the nodes
+	// draining at once, the budget paces scale-down instead of the
+	// cooldown after it, a node the pool already removed holds no drain
+	// slot while its Node object lingers, and idle nodes kept past their
+	// idle window say which rule keeps them (law.Rules.BudgetPaces).
+	// Added 2026-12-04, release v0.2.0.
+	changeBudgetPaces = "budget-paces"
 )
 
 // readRules reads, once per run, the law's rules the run decides with.
@@ -58,5 +65,6 @@ func readRules(ctx workflow.Context) law.Rules {
 	r.Batch = workflow.GetVersion(ctx, versionBatch, workflow.DefaultVersion, 1) >= 1
 	r.RebuyRepelled = workflow.GetVersion(ctx, versionRebuyRepelled, workflow.DefaultVersion, 1) >= 1
 	r.Offerings = workflow.GetVersion(ctx, changeOfferings, workflow.DefaultVersion, 1) == 1
+	r.BudgetPaces = workflow.GetVersion(ctx, changeBudgetPaces, workflow.DefaultVersion, 1) == 1
 	return r
 }
