@@ -306,12 +306,13 @@ func Decide(in DecisionInput) Decision {
 			continue
 		}
 		empty[n.Name] = n.Requested.MilliCPU == 0 && n.Requested.Memory == 0
-		if until, blocked := in.DrainBlocked[n.Name]; blocked && in.Now.Before(until) {
+		until, blocked := in.DrainBlocked[n.Name]
+		if blocked && in.Now.Before(until) {
 			wake(until, "retry drain of "+n.Name)
 			continue
 		}
 		end := since.Add(p.IdleWindow.D())
-		if in.Now.Before(end) {
+		if in.Now.Before(end) && !(blocked && in.Rules.RetryBlocked) {
 			wake(end, "idle window "+n.Name)
 			continue
 		}

@@ -193,3 +193,27 @@ func TestPropertyIdleNodesAboveTheFloorGo(t *testing.T) {
 		}
 	}
 }
+
+// A node whose drain was refused is drained again once its retry time
+// passes, without a fresh idle window (its drain's cordon broke its idle
+// clock, not its idleness); before RetryBlocked it waited one.
+func TestRetryBlockedSkipsAFreshIdleWindow(t *testing.T) {
+	now := t0.Add(time.Hour)
+	in := budgetInput(now, []types.NodeObservation{node("n1", 0.8, 0.8), node("n2", 0.8, 0.8), node("n3", 0.05, 0.05)})
+	in.Policy.Disruption = nil
+	in.IdleSince = map[string]time.Time{"n3": now.Add(-30 * time.Second)}
+	in.UnderusedSince = map[string]time.Time{"n3": now.Add(-30 * time.Second)}
+	in.DrainBlocked = map[string]time.Time{"n3": now.Add(-time.Second)}
+	if d := Decide(in); d.Action != ActionScaleDown || len(d.RemoveNodes) != 1 || d.RemoveNodes[0] != "n3" {
+		t.Fatalf("retry of a refused drain: %s %v (%v), want n3 removed", d.Action, d.RemoveNodes, d.Blocked)
+	}
+	in.DrainBlocked["n3"] = now.Add(time.Minute)
+	if d := Decide(in); d.Action != ActionNone || !d.WakeAt.Equal(now.Add(time.Minute)) {
+		t.Fatalf("before its retry time: %s, wake %s (%s), want a wake at the retry", d.Action, d.WakeAt, d.WakeReason)
+	}
+	in.DrainBlocked["n3"] = now.Add(-time.Second)
+	in.Rules.RetryBlocked = false
+	if d := Decide(in); d.Action != ActionNone {
+		t.Fatalf("without RetryBlocked: %s %v, want a fresh window", d.Action, d.RemoveNodes)
+	}
+}

@@ -96,11 +96,12 @@ func consolidate(in DecisionInput, p types.Policy, current int, d *Decision, wak
 		if !ok || len(n.DrainBlockers) > 0 {
 			continue
 		}
-		if until, blocked := in.DrainBlocked[n.Name]; blocked && in.Now.Before(until) {
+		until, blocked := in.DrainBlocked[n.Name]
+		if blocked && in.Now.Before(until) {
 			wake(until, "retry drain of "+n.Name)
 			continue
 		}
-		if end := since.Add(after); in.Now.Before(end) {
+		if end := since.Add(after); in.Now.Before(end) && !(blocked && in.Rules.RetryBlocked) {
 			wake(end, "consolidation window "+n.Name)
 			continue
 		}

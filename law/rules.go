@@ -45,9 +45,14 @@ type Rules struct {
 	// lingers. Idle nodes kept past their idle window say which rule
 	// keeps them and until when (HeldIdle).
 	BudgetPaces bool
+	// RetryBlocked: an idle node whose drain failed is drained again once
+	// its retry time passes without waiting a fresh idle window (the
+	// failed drain's cordon broke its idle clock, not its idleness). The
+	// pool sets the retry time with a backoff.
+	RetryBlocked bool
 }
 
 // AllRules is what a new pool run decides with.
 func AllRules() Rules {
-	return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Replace: true, Batch: true, RebuyRepelled: true, Offerings: true, BudgetPaces: true}
+	return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Replace: true, Batch: true, RebuyRepelled: true, Offerings: true, BudgetPaces: true, RetryBlocked: true}
 }

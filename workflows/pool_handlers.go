@@ -210,7 +210,7 @@ func (p *pool) status() contract.PoolStatus {
 		Key: p.spec.Key, State: p.stateName(), Policy: s.Policy, Paused: s.Paused, PausedReason: s.PausedReason,
 		Deregistering: s.Deregistering, Nodes: s.observedNodes(), TargetNodes: s.nodeCount(), PendingPods: s.pendingPods(),
 		Seq: s.Seq, LastScaleUp: s.LastScaleUp, LastScaleDown: s.LastScaleDown, IdleSince: s.IdleSince,
-		Unplaceable: s.Unplaceable, DrainBlocked: s.DrainBlocked, Frozen: p.last.Frozen, Blocked: p.last.Blocked,
+		Unplaceable: s.Unplaceable, DrainBlocked: p.drainBlockedStatus(), Frozen: p.last.Frozen, Blocked: p.last.Blocked,
 		NextWake: p.timerAt, NextWakeReason: p.last.WakeReason, Cluster: s.Gate, Decisions: s.Decisions,
 		LastRejected: s.LastRejected, Observation: s.Observation, MeteredThrough: s.MeterCursor,
 		ContinuedAsNew: s.ContinuedAsNew,

@@ -164,6 +164,7 @@ func (p *pool) run(ctx workflow.Context) error {
 			}
 		}
 		p.last = d
+		p.tellBlocked(ctx) // pool_blocked.go
 		p.publish(ctx)
 		if p.shouldContinueAsNew(ctx) {
 			return p.continueAsNew(ctx)

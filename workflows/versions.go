@@ -53,6 +53,13 @@ const (
 	// idle window say which rule keeps them (law.Rules.BudgetPaces).
 	// Added 2026-12-04, release v0.2.0.
 	changeBudgetPaces = "budget-paces"
+	// changeDrainBlocked: an idle node kept by a blocker says so (a
+	// DisruptionBlocked Event once per reason, REASON, the Web UI), a
+	// failed drain is retried with a backoff from 30s up to the idle
+	// window instead of after a whole idle window, and the retry does not
+	// wait a fresh idle window (law.Rules.RetryBlocked). Added
+	// 2026-12-04, release v0.2.0.
+	changeDrainBlocked = "drain-blocked"
 )
 
 // readRules reads, once per run, the law's rules the run decides with.
@@ -66,5 +73,6 @@ func readRules(ctx workflow.Context) law.Rules {
 	r.RebuyRepelled = workflow.GetVersion(ctx, versionRebuyRepelled, workflow.DefaultVersion, 1) >= 1
 	r.Offerings = workflow.GetVersion(ctx, changeOfferings, workflow.DefaultVersion, 1) == 1
 	r.BudgetPaces = workflow.GetVersion(ctx, changeBudgetPaces, workflow.DefaultVersion, 1) == 1
+	r.RetryBlocked = workflow.GetVersion(ctx, changeDrainBlocked, workflow.DefaultVersion, 1) == 1
 	return r
 }
