@@ -94,7 +94,11 @@ func TestPDBThatAllowsNothingIsShown(t *testing.T) {
 	// The Events are written in the background by the recorder; in this
 	// environment none has been seen yet (see the notes), so only more
 	// than one per node fails.
-	t.Logf("DisruptionBlocked Events by node: %v", told)
+	reasons := map[string]int{}
+	for _, ev := range events.Items {
+		reasons[ev.InvolvedObject.Kind+"/"+ev.Reason]++
+	}
+	t.Logf("DisruptionBlocked Events by node: %v; all events by kind/reason: %v", told, reasons)
 	for node := range blocked {
 		if told[node] > 1 {
 			t.Errorf("node %s got %d DisruptionBlocked Events, want 1 (node events: %v; status: %v)", node, told[node], seen, e.status(t, key).Decisions)
