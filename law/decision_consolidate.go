@@ -97,11 +97,12 @@ func consolidate(in DecisionInput, p types.Policy, current int, d *Decision, wak
 		if !ok || len(n.DrainBlockers) > 0 {
 			continue
 		}
-		if until, blocked := in.DrainBlocked[n.Name]; blocked && in.Now.Before(until) {
+		until, blocked := in.DrainBlocked[n.Name]
+		if blocked && in.Now.Before(until) {
 			wake(until, "retry drain of "+n.Name)
 			continue
 		}
-		if end := since.Add(after); in.Now.Before(end) {
+		if end := since.Add(after); in.Now.Before(end) && !(blocked && in.Rules.RetryBlocked) {
 			wake(end, "consolidation window "+n.Name)
 			continue
 		}
@@ -127,6 +128,13 @@ func consolidate(in DecisionInput, p types.Policy, current int, d *Decision, wak
 	room := current - p.MinNodes
 	switch {
 	case room <= 0 || in.InFlightNodes > 0:
+		if in.Rules.BudgetPaces {
+			why := fmt.Sprintf("the pool is at its floor of %d", p.MinNodes)
+			if room > 0 {
+				why = Plural(in.InFlightNodes, "machine") + " still provisioning"
+			}
+			d.Blocked = append(d.Blocked, fmt.Sprintf("%s to consolidate but %s", Plural(len(cands), "node"), why))
+		}
 		return
 	case in.Now.Before(cooldownEnd):
 		if len(cands) > 0 {
@@ -135,7 +143,7 @@ func consolidate(in DecisionInput, p types.Policy, current int, d *Decision, wak
 		}
 		return
 	}
-	limit := min(room, DrainSlots(in.Policy, current, draining(obs)))
+	limit := min(room, DrainSlots(in.Policy, current, draining(in)))
 	if p.MaxScaleDownPerDecision > 0 {
 		limit = min(limit, p.MaxScaleDownPerDecision)
 	}
@@ -157,7 +165,7 @@ func consolidate(in DecisionInput, p types.Policy, current int, d *Decision, wak
 		if in.Rules.Replace && p.ConsolidationDisruption != types.DisruptIdleOnly {
 			// k nodes replaced by one leave current-k+1: one more than
 			// removal may go, within the same drain budget.
-			limit := min(room+1, DrainSlots(in.Policy, current, draining(obs)))
+			limit := min(room+1, DrainSlots(in.Policy, current, draining(in)))
 			if p.MaxScaleDownPerDecision > 0 {
 				limit = min(limit, p.MaxScaleDownPerDecision)
 			}

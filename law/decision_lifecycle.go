@@ -213,7 +213,7 @@ func lifecycle(in DecisionInput, p types.Policy, current int, d *Decision, wake 
 	if len(ready) == 0 {
 		return false
 	}
-	slots := DrainSlots(in.Policy, current, draining(obs))
+	slots := DrainSlots(in.Policy, current, draining(in))
 	if slots <= 0 {
 		d.Blocked = append(d.Blocked, fmt.Sprintf("%s drifted or expired; the disruption budget allows no more nodes draining at once", Plural(len(ready), "node")))
 		return false
@@ -343,7 +343,7 @@ func lifecycleDrain(in DecisionInput, p types.Policy, current int, d *Decision) 
 			return true
 		}
 	}
-	if current-len(r.Old) < p.MinNodes || DrainSlots(in.Policy, current, draining(obs)) < len(r.Old) {
+	if current-len(r.Old) < p.MinNodes || DrainSlots(in.Policy, current, draining(in)) < len(r.Old) {
 		d.Blocked = append(d.Blocked, fmt.Sprintf("%s %s: the floor or the disruption budget does not allow draining now", names, r.Lifecycle))
 		return true
 	}

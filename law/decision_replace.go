@@ -105,7 +105,7 @@ func replacementDrain(in DecisionInput, p types.Policy, current int, d *Decision
 		d.Skipped = append(d.Skipped, fmt.Sprintf("replacing %s: their pods (%s) no longer fit the free room of %s", Plural(len(r.Old), "node"), load, nn.Name))
 		return false
 	}
-	if current-len(r.Old) < p.MinNodes || DrainSlots(in.Policy, current, draining(obs)) < len(r.Old) {
+	if current-len(r.Old) < p.MinNodes || DrainSlots(in.Policy, current, draining(in)) < len(r.Old) {
 		d.Blocked = append(d.Blocked, fmt.Sprintf("replacing %s: the floor or the disruption budget does not allow draining them now", Plural(len(r.Old), "node")))
 		return false
 	}

@@ -44,9 +44,21 @@ type Rules struct {
 	// disruption budget (decision_lifecycle.go), when DecisionInput
 	// carries a Lifecycle.
 	Lifecycle bool
+	// BudgetPaces: under a disruption budget that caps the nodes draining
+	// at once, the budget paces scale-down, not the cooldown after it: a
+	// node goes as soon as a drain slot is free, and a node the pool has
+	// already drained and deleted holds no slot while its Node object
+	// lingers. Idle nodes kept past their idle window say which rule
+	// keeps them and until when (HeldIdle).
+	BudgetPaces bool
+	// RetryBlocked: an idle node whose drain failed is drained again once
+	// its retry time passes without waiting a fresh idle window (the
+	// failed drain's cordon broke its idle clock, not its idleness). The
+	// pool sets the retry time with a backoff.
+	RetryBlocked bool
 }
 
 // AllRules is what a new pool run decides with.
 func AllRules() Rules {
-	return Rules{Consolidation: true, AcrossSizes: true, Replace: true, ReplaceGPU: true, Batch: true, Lifecycle: true}
+	return Rules{Consolidation: true, AcrossSizes: true, Replace: true, ReplaceGPU: true, Batch: true, Lifecycle: true, BudgetPaces: true, RetryBlocked: true}
 }

@@ -213,12 +213,20 @@ func (p *pool) scaleDown(ctx workflow.Context, reason string, nodes []string, re
 		}
 		if err := p.removeNode(ctx, seq, node); err != nil {
 			failures = append(failures, fmt.Sprintf("%s: %v", node, err))
-			until := workflow.Now(ctx).Add(p.state.Policy.IdleWindow.D())
+			until := workflow.Now(ctx).Add(p.drainRetryAfter(node))
 			p.state.DrainBlocked[node] = until
+			if p.rules.RetryBlocked {
+				p.state.DrainRefused[node] = truncate(err.Error(), maxRefusalText)
+				// Told once per reason with the other blockers (tellBlocked).
+				continue
+			}
 			p.tellDrainBlocked(ctx, node, err, until)
 			continue
 		}
 		rec.Removed = append(rec.Removed, node)
+		delete(p.state.DrainBlocked, node)
+		delete(p.state.DrainRefused, node)
+		delete(p.state.DrainTries, node)
 		delete(p.state.IdleSince, node)
 		delete(p.state.UnderusedSince, node)
 		p.forgetNode(node)

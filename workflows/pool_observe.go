@@ -81,6 +81,9 @@ func (s *PoolState) forgetGone(obs types.PoolObservation) {
 		nodes[n.Name] = true
 	}
 	keepOnly(s.DrainBlocked, nodes)
+	keepOnly(s.DrainRefused, nodes)
+	keepOnly(s.DrainTries, nodes)
+	keepOnly(s.BlockedTold, nodes)
 }
 
 func validateObservation(key types.PoolKey, obs types.PoolObservation) error {

@@ -40,6 +40,13 @@ type PoolState struct {
 	Unplaceable map[string]string `json:"unplaceable,omitempty"`
 	// DrainBlocked nodes failed to drain; retried after the time.
 	DrainBlocked map[string]time.Time `json:"drainBlocked,omitempty"`
+	// DrainRefused says why each DrainBlocked node's last drain failed,
+	// and DrainTries how many drains of it failed in a row (the backoff).
+	DrainRefused map[string]string `json:"drainRefused,omitempty"`
+	DrainTries   map[string]int    `json:"drainTries,omitempty"`
+	// BlockedTold: the reason last told on each node kept idle, so the
+	// DisruptionBlocked Event is told once per reason, not once per pass.
+	BlockedTold map[string]string `json:"blockedTold,omitempty"`
 	// TargetNodes is the provider-side target summed over the pool's groups.
 	TargetNodes int `json:"targetNodes"`
 	// ManualTarget is an accepted `scale`/`force-scale` not yet carried out.
@@ -172,6 +179,14 @@ func (s *PoolState) ensureMaps() {
 	}
 	if s.DrainBlocked == nil {
 		s.DrainBlocked = map[string]time.Time{}
+	}
+	for _, m := range []*map[string]string{&s.DrainRefused, &s.BlockedTold} {
+		if *m == nil {
+			*m = map[string]string{}
+		}
+	}
+	if s.DrainTries == nil {
+		s.DrainTries = map[string]int{}
 	}
 	for _, m := range []*map[string]time.Time{&s.NotReadySince, &s.SeenReady, &s.SizeBackoff, &s.Removed, &s.Nonces, &s.Notices} {
 		if *m == nil {

@@ -161,6 +161,7 @@ func (p *pool) run(ctx workflow.Context) error {
 			}
 		}
 		p.last = d
+		p.tellBlocked(ctx) // pool_blocked.go
 		p.publish(ctx)
 		if p.shouldContinueAsNew(ctx) {
 			return p.continueAsNew(ctx)
@@ -183,6 +184,7 @@ func (p *pool) decide(now time.Time) law.Decision {
 		IdleSince:     s.IdleSince,
 		Unplaceable:   s.Unplaceable,
 		DrainBlocked:  s.DrainBlocked,
+		Removed:       s.Removed,
 		InFlightNodes: s.inFlight(),
 		Gate:          s.gate(),
 
@@ -289,6 +291,11 @@ func (p *pool) nextWake(now time.Time) (time.Time, string) {
 	why := "safety resync"
 	if p.last.WakeAt.After(now) && p.last.WakeAt.Before(at) && !p.state.Paused {
 		at, why = p.last.WakeAt, p.last.WakeReason
+	}
+	if p.rules.BudgetPaces && p.last.Action != law.ActionNone && !p.state.Paused {
+		// The wake's actions ran out (maxActionsPerWake) with one still
+		// due: carry it out next, not at the safety resync.
+		at, why = now, "carry out "+string(p.last.Action)
 	}
 	if noticeAt, ok := p.noticeWake(); ok && noticeAt.Before(at) {
 		at, why = noticeAt, "read interruption notices"

@@ -84,6 +84,15 @@ type world struct {
 	// names no group creates newGroup (pool_lifecycle_test.go).
 	groupOf             map[string]string
 	bootGroup, newGroup string
+	// drainTakes is how long, on the workflow's clock, a drain runs; the
+	// node is observed cordoned meanwhile. lingerFor is how long a
+	// deleted node's Node object is still observed, as deleting (a
+	// cloud's node lifecycle controller removes it later).
+	drainTakes, lingerFor time.Duration
+	lingering             []types.NodeObservation
+	// draining and maxDraining: nodes cordoned or deleting now, and the
+	// most observed at once.
+	maxDraining int
 }
 
 // gone is the error the observe and read activities answer while down.
@@ -152,7 +161,16 @@ func (w *world) observation() types.PoolObservation {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.observed++
-	return types.PoolObservation{Pool: key(), ObservedAt: w.env.Now(), Nodes: append([]types.NodeObservation(nil), w.nodes...), PendingPods: append([]types.PendingPod(nil), w.pods...)}
+	nodes := append([]types.NodeObservation(nil), w.nodes...)
+	kept := w.lingering[:0]
+	for _, n := range w.lingering {
+		if w.env.Now().Before(w.deletedAt[n.Name].Add(w.lingerFor)) {
+			kept = append(kept, n)
+			nodes = append(nodes, n)
+		}
+	}
+	w.lingering = kept
+	return types.PoolObservation{Pool: key(), ObservedAt: w.env.Now(), Nodes: nodes, PendingPods: append([]types.PendingPod(nil), w.pods...)}
 }
 
 // plan stands in for the planner: one or two nodes for the pods, less the
@@ -292,12 +310,28 @@ func newTestPool(t *testing.T, policy types.Policy, nodes []types.NodeObservatio
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.drained = append(w.drained, in.Node)
+		if w.drainTakes > 0 {
+			busy := 0
+			for i := range w.nodes {
+				if w.nodes[i].Name == in.Node {
+					w.nodes[i].State = types.NodeCordoned
+				}
+				if w.nodes[i].State == types.NodeCordoned {
+					busy++
+				}
+			}
+			w.maxDraining = max(w.maxDraining, busy)
+		}
 		if w.drainErr != nil {
 			if err := w.drainErr(in); err != nil {
 				return connectors.DrainResult{}, err
 			}
 		}
 		return connectors.DrainResult{Node: in.Node}, nil
+	}).AfterFn(func() time.Duration {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.drainTakes
 	})
 	env.OnActivity(a.DeleteNode, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.DeleteInput) (activities.DeleteResult, error) {
 		w.mu.Lock()
@@ -311,6 +345,9 @@ func newTestPool(t *testing.T, policy types.Policy, nodes []types.NodeObservatio
 		for _, n := range w.nodes {
 			if n.Name != in.Node {
 				kept = append(kept, n)
+			} else if w.lingerFor > 0 {
+				n.State = types.NodeDeleting
+				w.lingering = append(w.lingering, n)
 			}
 		}
 		if len(kept) < len(w.nodes) || w.target > len(w.nodes) {

@@ -70,6 +70,20 @@ const (
 	// comes unreadyTimeout after the node failed, however late the pool
 	// learnt of it. Added 2026-12-04, release v0.3.0.
 	changeNotReadyClock = "notready-clock"
+	// changeBudgetPaces: under a disruption budget capping the nodes
+	// draining at once, the budget paces scale-down instead of the
+	// cooldown after it, a node the pool already removed holds no drain
+	// slot while its Node object lingers, and idle nodes kept past their
+	// idle window say which rule keeps them (law.Rules.BudgetPaces).
+	// Added 2026-12-04, release v0.3.0.
+	changeBudgetPaces = "budget-paces"
+	// changeDrainBlocked: an idle node kept by a blocker says so (a
+	// DisruptionBlocked Event once per reason, REASON, the Web UI), a
+	// failed drain is retried with a backoff from 30s up to the idle
+	// window instead of after a whole idle window, and the retry does not
+	// wait a fresh idle window (law.Rules.RetryBlocked). Added
+	// 2026-12-04, release v0.3.0.
+	changeDrainBlocked = "drain-blocked"
 )
 
 // runRules are the rules a pool run decides and buys with: the law's,
@@ -128,5 +142,7 @@ func readRules(ctx workflow.Context) runRules {
 	r.ReplaceGPU = workflow.GetVersion(ctx, versionReplaceGPU, workflow.DefaultVersion, 1) >= 1 && r.ReplaceGPU && r.Replace
 	r.Lifecycle = workflow.GetVersion(ctx, changeLifecycle, workflow.DefaultVersion, 1) == 1 && r.Lifecycle
 	r.NotReadyClock = workflow.GetVersion(ctx, changeNotReadyClock, workflow.DefaultVersion, 1) == 1 && r.NotReadyClock
+	r.BudgetPaces = workflow.GetVersion(ctx, changeBudgetPaces, workflow.DefaultVersion, 1) == 1 && r.BudgetPaces
+	r.RetryBlocked = workflow.GetVersion(ctx, changeDrainBlocked, workflow.DefaultVersion, 1) == 1 && r.RetryBlocked
 	return r
 }
