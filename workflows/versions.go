@@ -48,6 +48,28 @@ const (
 	changeGateActivity = "gate-fanout-activity"
 )
 
+// Change is one change ID this code knows: the highest version it records
+// (GetVersion's maxSupported) and the release it first shipped in.
+type Change struct {
+	ID      string `json:"id"`
+	Max     int    `json:"max"`
+	Release string `json:"release"`
+}
+
+// Changes lists every change ID the workflows ask workflow.GetVersion
+// about, with the maxSupported they pass; TestChangesMatchGetVersionCalls
+// checks it against the calls in this package's source. `visor version`
+// prints it, and a worker refuses to start on histories that recorded a
+// change ID not in it or a version above its Max (downgrade.go).
+var Changes = []Change{
+	{ID: versionReplace, Max: 1, Release: "v0.2.0"},
+	{ID: versionBatch, Max: 1, Release: "v0.2.0"},
+	{ID: versionRebuyRepelled, Max: 1, Release: "v0.2.0"},
+	{ID: changeInterruptions, Max: 1, Release: "v0.2.0"},
+	{ID: changeOfferings, Max: 1, Release: "v0.2.0"},
+	{ID: changeGateActivity, Max: 1, Release: "v0.2.0"},
+}
+
 // readRules reads, once per run, the law's rules the run decides with.
 // A change ID that alters the law is asked here and sets its field, so a
 // run's rules are one value, never loose booleans on pool. At the
