@@ -25,6 +25,9 @@ func New(c client.Client, taskQueue string, acts *activities.Activities, opts wo
 		taskQueue = contract.DefaultTaskQueue
 	}
 	opts.Interceptors = append(opts.Interceptors, &providerErrorCounter{})
+	if opts.Identity == "" {
+		opts.Identity = Identity()
+	}
 	w := worker.New(c, taskQueue, opts)
 	Register(w, acts)
 	return w
