@@ -17,9 +17,10 @@ PKG=./cmd/visor
 # internal/release/releases.txt, or calls itself the latest release +dev.
 commit=$(git rev-parse HEAD 2>/dev/null || true)
 tag=$(git describe --tags --exact-match --match 'v[0-9]*' HEAD 2>/dev/null || true)
-if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null || true)" ]; then tag=""; fi
+dirty=""
+if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null || true)" ]; then tag="" dirty=true; fi
 rel=github.com/hanzoai/visor-fleet/internal/release
-LDFLAGS="-X $rel.commit=$commit${tag:+ -X $rel.version=$tag}"
+LDFLAGS="-X $rel.commit=$commit${tag:+ -X $rel.version=$tag}${dirty:+ -X $rel.modified=true}"
 
 start=$(date +%s)
 # One listing gives both counts (each `go list -deps` hashes every package).

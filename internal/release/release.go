@@ -18,9 +18,10 @@ var releasesFile string
 //
 //	-X github.com/hanzoai/visor-fleet/internal/release.version=v0.2.0
 //	-X github.com/hanzoai/visor-fleet/internal/release.commit=<hash>
+//	-X github.com/hanzoai/visor-fleet/internal/release.modified=true
 //
 // Empty in a plain `go build`; Current falls back to the build info.
-var version, commit string
+var version, commit, modified string
 
 // Release is one tagged release and the commit it was cut from.
 type Release struct {
@@ -92,7 +93,7 @@ type Build struct {
 
 // Current describes the running binary.
 func Current() Build {
-	b := Build{Release: version, Commit: commit}
+	b := Build{Release: version, Commit: commit, Modified: modified == "true"}
 	if info, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range info.Settings {
 			switch s.Key {
@@ -101,7 +102,7 @@ func Current() Build {
 					b.Commit = s.Value
 				}
 			case "vcs.modified":
-				b.Modified = s.Value == "true"
+				b.Modified = b.Modified || s.Value == "true"
 			}
 		}
 	}
