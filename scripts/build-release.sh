@@ -7,10 +7,13 @@
 # under the cache directory, so a second call only prints the path.
 #
 #   scripts/build-release.sh RELEASE [GO]    e.g. scripts/build-release.sh v0.1.0
+#   scripts/build-release.sh --commit RELEASE  prints the release's commit only
 #
 # The clone needs the release's commit (a shallow CI clone: git fetch --unshallow).
 set -euo pipefail
-REL="${1:?usage: scripts/build-release.sh RELEASE [GO]}"
+only_commit=""
+if [ "${1:-}" = "--commit" ]; then only_commit=1; shift; fi
+REL="${1:?usage: scripts/build-release.sh [--commit] RELEASE [GO]}"
 GO="${2:-go}"
 cd "$(dirname "$0")/.."
 
@@ -29,6 +32,11 @@ fi
 if ! git cat-file -e "$commit^{commit}" 2>/dev/null; then
 	echo "build-release: commit $commit of $REL is not in this clone (a shallow clone? git fetch --unshallow)" >&2
 	exit 1
+fi
+
+if [ -n "$only_commit" ]; then
+	echo "$commit"
+	exit 0
 fi
 
 out="${VISOR_RELEASE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/visor-fleet/releases}/$REL-$commit"

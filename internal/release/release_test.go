@@ -1,7 +1,9 @@
 package release
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -67,5 +69,51 @@ func TestReleaseOf(t *testing.T) {
 	}
 	if got, want := releaseOf("0000000000000000000000000000000000000000"), Latest().Name+"+dev"; got != want {
 		t.Errorf("releaseOf(a later commit) = %q, want %q", got, want)
+	}
+}
+
+// TestBuildReleaseWithoutTags: in a clone without tags (as CI checks out),
+// scripts/build-release.sh still finds each release's commit, from
+// releases.txt.
+func TestBuildReleaseWithoutTags(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	root, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		t.Skipf("not in a git checkout: %v", err)
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "clone", "-q", "--no-tags", "--no-checkout", strings.TrimSpace(string(root)), dir).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v: %s", err, out)
+	}
+	// The script and releases.txt as this tree has them, committed or not.
+	for _, f := range []string{"scripts/build-release.sh", "internal/release/releases.txt"} {
+		raw, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(root)), f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tags, err := exec.Command("git", "-C", dir, "tag", "-l").Output()
+	if err != nil || len(strings.TrimSpace(string(tags))) > 0 {
+		t.Fatalf("the clone has tags %q (%v): the test would not test the fallback", tags, err)
+	}
+	for _, r := range All() {
+		out, err := exec.Command("bash", dir+"/scripts/build-release.sh", "--commit", r.Name).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v: %s", r.Name, err, out)
+		}
+		if got := strings.TrimSpace(string(out)); got != r.Commit {
+			t.Errorf("%s: the script found %q, releases.txt says %s", r.Name, got, r.Commit)
+		}
+	}
+	if out, err := exec.Command("bash", dir+"/scripts/build-release.sh", "--commit", "v99.0.0").CombinedOutput(); err == nil {
+		t.Errorf("an unknown release: want an error, got %s", out)
 	}
 }
