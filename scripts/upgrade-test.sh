@@ -24,7 +24,7 @@ for run in ${UPGRADE_FROM:-v0.1.0:term v0.2.0:kill}; do
 	rel="${run%%:*}"
 	stop="${run#*:}"
 	old=$(bash scripts/build-release.sh "$rel" "$GO")
-	commit=$(awk -v r="$rel" '$1 == r { print $2 }' internal/release/releases.txt)
+	commit=$(bash scripts/build-release.sh --commit "$rel")
 	dir="$root/$rel-$stop"
 	mkdir -p "$dir"
 	git show "$commit:testsuite/chaos/pools.yaml" > "$root/$rel-spec.yaml"

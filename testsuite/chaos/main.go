@@ -54,8 +54,8 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.settle.interval, "settle-poll", 5*time.Second, "how often the final run polls")
 	fs.StringVar(&o.upgrade.from, "from", "", "upgrade test: a previous release's visor binary, run once and stopped instead of the kill loop (scripts/build-release.sh builds one)")
 	fs.StringVar(&o.upgrade.stop, "stop", "term", "upgrade test: how the previous release is stopped, term (SIGTERM) or kill (kill -9)")
-	fs.DurationVar(&o.upgrade.minUp, "from-min-up", 30*time.Second, "upgrade test: the previous release runs at least this long once up, then until a pool has machines in flight")
-	fs.DurationVar(&o.upgrade.maxUp, "from-max-up", 3*time.Minute, "upgrade test: the previous release runs at most this long once up")
+	fs.DurationVar(&o.upgrade.minUp, "from-min-up", 30*time.Second, "upgrade test: the previous release runs at least this long once up, then until a pool acts at the provider (a scale-up is asked for if none does)")
+	fs.DurationVar(&o.upgrade.maxUp, "from-max-up", 2*time.Minute, "upgrade test: the previous release runs at most this long once up")
 	seed := fs.Uint64("seed", 1, "seed for kill timing and the faults' seeds")
 	if err := fs.Parse(args); err != nil {
 		return o, err

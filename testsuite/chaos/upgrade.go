@@ -6,9 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
+	"go.temporal.io/sdk/client"
+
+	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/starter"
 )
 
@@ -36,9 +40,64 @@ const takeoverLimit = time.Minute
 type upgradeFacts struct {
 	from, stop string
 	ranFor     time.Duration
-	// inFlight are the pools with machines asked for and not yet nodes
-	// when the old release was stopped.
+	// inFlight are the pools with machines asked for and not yet nodes,
+	// or a provisioning, drain or delete activity running, when the old
+	// release was stopped; forced says which scale-up the harness asked
+	// for when demand had bought nothing by minUp.
 	inFlight []string
+	forced   string
+}
+
+// inFlight lists the pools acting at the provider: machines bought and
+// not yet nodes (status), or a Provision, DrainNode or DeleteNode activity
+// pending (Temporal's own record).
+func inFlight(ctx context.Context, c client.Client, spec chaosSpec) []string {
+	var out []string
+	for _, k := range poolKeys(spec.spec) {
+		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		var what []string
+		if s, err := starter.PoolStatus(qctx, c, k); err == nil && s.InFlight > 0 {
+			what = append(what, fmt.Sprintf("%d machines booting", s.InFlight))
+		}
+		if d, err := c.DescribeWorkflowExecution(qctx, k.WorkflowID(), ""); err == nil {
+			for _, a := range d.GetPendingActivities() {
+				switch t := a.GetActivityType().GetName(); t {
+				case "Provision", "DrainNode", "DeleteNode":
+					what = append(what, t+" running")
+				}
+			}
+		}
+		cancel()
+		if len(what) > 0 {
+			out = append(out, fmt.Sprintf("%s (%s)", k.WorkflowID(), strings.Join(what, ", ")))
+		}
+	}
+	return out
+}
+
+// forceScaleUp asks the first pool with room for two nodes more than its
+// target, through the scale update every release since v0.1.0 takes.
+func forceScaleUp(ctx context.Context, c client.Client, spec chaosSpec) (string, error) {
+	for _, p := range spec.spec.Pools {
+		qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		s, err := starter.PoolStatus(qctx, c, p.Key)
+		if err != nil {
+			cancel()
+			continue
+		}
+		target := min(s.TargetNodes+2, p.Policy.MaxNodes)
+		if target <= s.TargetNodes {
+			cancel()
+			continue
+		}
+		_, err = starter.ScalePool(qctx, c, p.Key, contract.ScaleRequest{Target: target, Reason: "upgrade test: a purchase in flight when the previous release stops"})
+		cancel()
+		if err != nil {
+			return "", fmt.Errorf("%s: scale to %d: %w", p.Key.WorkflowID(), target, err)
+		}
+		return fmt.Sprintf("asked %s for %d nodes (target was %d)", p.Key.WorkflowID(), target, s.TargetNodes), nil
+	}
+	return "", fmt.Errorf("no pool answered its status with room below its ceiling")
 }
 
 // runUpgradeFrom runs the previous release once and stops it as planned.
@@ -73,7 +132,7 @@ func runUpgradeFrom(ctx context.Context, dev devCommand, spec chaosSpec, plan up
 	st.startsUp++
 	st.startTotal += time.Since(p.started)
 	upAt := time.Now()
-	logf("previous release up in %s; running %s to %s, stopped (%s) once a pool has machines in flight",
+	logf("previous release up in %s; running %s to %s, stopped (%s) once a pool acts at the provider",
 		st.startTotal.Round(time.Second), plan.minUp, plan.maxUp, plan.stop)
 	stopSampling := fresh.watch(ctx, dev, poolKeys(spec.spec), upAt)
 	c, err := dialDev(ctx, dev.dataDir, dev.grpcPort)
@@ -81,6 +140,7 @@ func runUpgradeFrom(ctx context.Context, dev devCommand, spec chaosSpec, plan up
 		stopSampling()
 		return st, facts, err
 	}
+	forced := false
 	for {
 		if ctx.Err() != nil {
 			stopSampling()
@@ -89,17 +149,20 @@ func runUpgradeFrom(ctx context.Context, dev devCommand, spec chaosSpec, plan up
 		}
 		up := time.Since(upAt)
 		if up >= plan.minUp {
-			facts.inFlight = facts.inFlight[:0]
-			for _, k := range poolKeys(spec.spec) {
-				qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-				s, err := starter.PoolStatus(qctx, c, k)
-				cancel()
-				if err == nil && s.InFlight > 0 {
-					facts.inFlight = append(facts.inFlight, fmt.Sprintf("%s (%d machines)", k.WorkflowID(), s.InFlight))
-				}
-			}
+			facts.inFlight = inFlight(ctx, c, spec)
 			if len(facts.inFlight) > 0 || up >= plan.maxUp {
 				break
+			}
+			// Demand may not have moved yet: ask one pool for two more
+			// nodes, so a purchase is in flight at the stop.
+			if !forced {
+				forced = true
+				if what, err := forceScaleUp(ctx, c, spec); err != nil {
+					logf("asking for a scale-up to have one in flight: %v", err)
+				} else {
+					facts.forced = what
+					logf("nothing in flight after %s: %s", up.Round(time.Second), what)
+				}
 			}
 		}
 		if p.hasExited() {
@@ -131,7 +194,7 @@ func runUpgradeFrom(ctx context.Context, dev devCommand, spec chaosSpec, plan up
 			st.failures = append(st.failures, fmt.Sprintf("previous release did not stop within a minute of SIGTERM (log %s)", p.log.Name()))
 		}
 	}
-	logf("previous release stopped (%s) after %s up; in flight: %v", plan.stop, facts.ranFor.Round(time.Second), facts.inFlight)
+	logf("previous release stopped (%s) after %s up; in flight: %s", plan.stop, facts.ranFor.Round(time.Second), strings.Join(facts.inFlight, "; "))
 	return st, facts, nil
 }
 
@@ -140,9 +203,9 @@ func runUpgradeFrom(ctx context.Context, dev devCommand, spec chaosSpec, plan up
 // binary came up every pool applied an observation and scheduled its
 // next evaluation within takeoverLimit.
 func checkUpgrade(t truth, facts upgradeFacts) []result {
-	inflight := result{Name: "machines in flight when the previous release stopped", Checked: 1}
+	inflight := result{Name: "a pool acting at the provider when the previous release stopped", Checked: 1}
 	if len(facts.inFlight) == 0 {
-		inflight.fail("no pool had machines in flight after %s: the upgrade met nothing mid-way", facts.ranFor.Round(time.Second))
+		inflight.fail("no pool was buying, draining or deleting after %s (%s): the upgrade met nothing mid-way", facts.ranFor.Round(time.Second), facts.forced)
 	}
 	take := result{Name: fmt.Sprintf("every pool observed and deciding under the new binary within %s", takeoverLimit)}
 	var finalUp time.Time
