@@ -4,7 +4,7 @@ BIN       ?= bin/visor
 PKGS      ?= ./...
 TESTFLAGS ?= -timeout 30m
 
-.PHONY: run build test kwok-test bench bench-report bench-scores lint replay-record kube-binaries chaos upgrade-test cluster-test scale clean
+.PHONY: run build test kwok-test bench bench-report bench-scores lint replay-record kube-binaries chaos upgrade-test upgrade-cluster-test cluster-test scale clean
 
 ## run: the whole system on the embedded default (Temporal + Web UI + worker + simulated fleet)
 run: build
@@ -80,6 +80,14 @@ chaos: build
 ## checks its invariants. Other pairs: make upgrade-test UPGRADE_FROM='v0.2.0:term'
 upgrade-test: build
 	UPGRADE_FROM="$(UPGRADE_FROM)" bash scripts/upgrade-test.sh "$(GO)" "$(BIN)"
+
+## upgrade-cluster-test: the multi-process deployment (PostgreSQL) started
+## with the previous release's workers, then each restarted from this tree's
+## binary in turn (a rolling update, old and new side by side); ground
+## truth checked as in cluster-test. About 6 minutes.
+UPGRADE_CLUSTER_FROM ?= v0.2.0
+upgrade-cluster-test: build
+	VISOR_CLUSTER_UPGRADE=1 VISOR_BIN=$(abspath $(BIN)) VISOR_OLD_BIN=$$(bash scripts/build-release.sh $(UPGRADE_CLUSTER_FROM) "$(GO)") $(GO) test -run '^TestRollingUpgrade$$' -count=1 -v -timeout 30m ./testsuite/cluster/
 
 ## cluster-test: past one machine, on one: PostgreSQL, Temporal's frontend,
 ## history, matching and worker services as separate processes, the Web UI,
