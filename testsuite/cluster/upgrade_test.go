@@ -23,9 +23,12 @@ import (
 // machine bought twice, no meter hour doubled or missing, no workflow
 // task failed, one running run per workflow. make upgrade-cluster-test.
 func TestRollingUpgrade(t *testing.T) {
-	old := os.Getenv("VISOR_OLD_BIN")
-	if os.Getenv("VISOR_CLUSTER_UPGRADE") != "1" || old == "" {
+	if os.Getenv("VISOR_CLUSTER_UPGRADE") != "1" {
 		t.Skip("minutes of processes: run by make upgrade-cluster-test (VISOR_CLUSTER_UPGRADE=1, VISOR_OLD_BIN)")
+	}
+	old := os.Getenv("VISOR_OLD_BIN")
+	if _, err := os.Stat(old); old == "" || err != nil {
+		t.Fatalf("VISOR_OLD_BIN=%q: the previous release's visor binary is needed (scripts/build-release.sh builds it): %v", old, err)
 	}
 	shape := FleetShape{
 		Pools:        testsuite.EnvInt(t, "VISOR_CLUSTER_POOLS", 30, 1),
