@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -10,6 +11,7 @@ import (
 
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -96,6 +98,11 @@ func (e *DowngradeError) Error() string {
 	return b.String()
 }
 
+// ErrDowngradeUnchecked: the caller's credential may not list the whole
+// namespace (a tenant's worker), so the check could not run; the caller
+// warns and goes on, as before the check existed.
+var ErrDowngradeUnchecked = errors.New("downgrade check skipped: this credential may not list the namespace's running workflows")
+
 // CheckDowngrade lists the namespace's running workflows and returns a
 // *DowngradeError naming those whose recorded change versions known (this
 // binary's workflows.Changes) cannot replay, or nil. It reads visibility,
@@ -111,6 +118,10 @@ func CheckDowngrade(ctx context.Context, c client.Client, namespace string, know
 		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 			Namespace: namespace, Query: "ExecutionStatus = 'Running'", PageSize: 1000, NextPageToken: token,
 		})
+		var denied *serviceerror.PermissionDenied
+		if errors.As(err, &denied) {
+			return fmt.Errorf("%w: %v", ErrDowngradeUnchecked, err)
+		}
 		if err != nil {
 			return fmt.Errorf("downgrade check: list running workflows: %w", err)
 		}

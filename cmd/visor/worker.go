@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -126,7 +127,9 @@ tenant's task queue (--task-queue), so its credentials never leave it.`,
 				}
 				acts.Payloads = codec.NewDataConverter(keys) // the pools' memos, as the client encrypted them
 			}
-			if err := workers.CheckDowngrade(ctx, c, g.connectOptions().Namespace, workflows.Changes); err != nil {
+			if err := workers.CheckDowngrade(ctx, c, g.connectOptions().Namespace, workflows.Changes); errors.Is(err, workers.ErrDowngradeUnchecked) {
+				fmt.Fprintf(os.Stderr, "visor worker: %v\n", err)
+			} else if err != nil {
 				return err
 			}
 			w := workers.New(c, f.taskQueue, acts, worker.Options{MaxConcurrentActivityExecutionSize: f.maxConcurrentAct})
