@@ -29,6 +29,9 @@ func New(c client.Client, taskQueue string, acts *activities.Activities, opts wo
 		opts.DeadlockDetectionTimeout = DeadlockDetectionTimeout
 	}
 	opts.Interceptors = append(opts.Interceptors, &providerErrorCounter{})
+	if opts.Identity == "" {
+		opts.Identity = Identity()
+	}
 	w := worker.New(c, taskQueue, opts)
 	Register(w, acts)
 	return w

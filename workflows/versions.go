@@ -86,6 +86,34 @@ const (
 	changeDrainBlocked = "drain-blocked"
 )
 
+// Change is one change ID this code knows: the highest version it records
+// (GetVersion's maxSupported) and the release it first shipped in.
+type Change struct {
+	ID      string `json:"id"`
+	Max     int    `json:"max"`
+	Release string `json:"release"`
+}
+
+// Changes lists every change ID the workflows ask workflow.GetVersion
+// about, with the maxSupported they pass; TestChangesMatchGetVersionCalls
+// checks it against the calls in this package's source. `visor version`
+// prints it, and a worker refuses to start on histories that recorded a
+// change ID not in it or a version above its Max (downgrade.go).
+var Changes = []Change{
+	{ID: versionReplace, Max: 1, Release: "v0.2.0"},
+	{ID: versionBatch, Max: 1, Release: "v0.2.0"},
+	{ID: versionRebuyRepelled, Max: 1, Release: "v0.2.0"},
+	{ID: changeInterruptions, Max: 1, Release: "v0.2.0"},
+	{ID: changeOfferings, Max: 1, Release: "v0.2.0"},
+	{ID: changeGateActivity, Max: 1, Release: "v0.2.0"},
+	{ID: changeTriedSinceReady, Max: 1, Release: "v0.3.0"},
+	{ID: versionReplaceGPU, Max: 1, Release: "v0.3.0"},
+	{ID: changeLifecycle, Max: 1, Release: "v0.3.0"},
+	{ID: changeNotReadyClock, Max: 1, Release: "v0.3.0"},
+	{ID: changeBudgetPaces, Max: 1, Release: "v0.3.0"},
+	{ID: changeDrainBlocked, Max: 1, Release: "v0.3.0"},
+}
+
 // runRules are the rules a pool run decides and buys with: the law's,
 // and those only the pool reads.
 type runRules struct {
