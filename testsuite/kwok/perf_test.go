@@ -40,6 +40,11 @@ const perfQuiet = 3 * time.Minute
 // that needs it: how much of a miss is kwok's catalog and how much the pool.
 const perfCatalogEnv = "VISOR_KWOK_PERF_CATALOG"
 
+// perfWaitEnv caps how long a run waits for consolidation to settle (a Go
+// duration); unset, it waits Karpenter's whole threshold. A capped run that
+// has not settled fails the same way.
+const perfWaitEnv = "VISOR_KWOK_PERF_MAX_WAIT"
+
 // perfDeployment is one of a workload's deployments: its pods at scale-out
 // and after the scale-in that starts consolidation.
 type perfDeployment struct {
@@ -398,12 +403,12 @@ func runPerf(t *testing.T, pc perfCase) {
 		if time.Since(lastLog) >= time.Minute {
 			lastLog = time.Now()
 			t.Logf("%s: %d of %d pods bound, %d nodes; %s; load %s", time.Since(started).Round(time.Second), shape.bound, want, shape.nodes, shape.census, loadAverage())
-			e.dumpPools(t, []types.PoolKey{key})
+			e.perfDump(t, key)
 		}
 		return shape.bound == want && shape.pods == want, ""
 	})
 	if !ok {
-		e.dumpPools(t, []types.PoolKey{key})
+		e.perfDump(t, key)
 		t.Fatalf("scale-out: %d of %d pods bound %s after the first (%s); Karpenter's threshold %s", shape.bound, want, time.Since(started).Round(time.Second), shape.census, pc.limits.scaleOut)
 	}
 	scaleOut := time.Since(started)
@@ -418,10 +423,11 @@ func runPerf(t *testing.T, pc perfCase) {
 		t.Errorf("scale-out: all %d pods bound after %s, Karpenter's threshold < %s", want, scaleOut.Round(time.Second), pc.limits.scaleOut)
 	}
 	checkUtilization(t, "scale-out", outUse, pc.limits.scaleOutCPU, pc.limits.scaleOutMemory)
+	_, pods := e.perfShape(t, key, ns)
+	t.Logf("scale-out nodes by the pods they run: %s", nodeMix(e.poolNodes(t, key), pods))
 
 	// The nodes holding protected pods before the scale-in, and those pods.
 	protectedNodes, protectedPods := map[string]bool{}, map[string]bool{}
-	_, pods := e.perfShape(t, key, ns)
 	for _, p := range pods {
 		if p.Annotations[kubernetes.AnnotationDoNotDisrupt] == "true" {
 			protectedNodes[p.Spec.NodeName] = true
@@ -443,7 +449,12 @@ func runPerf(t *testing.T, pc perfCase) {
 	lastChange, last := time.Now(), perfShape{}
 	minNodes := outNodes
 	lastLog = time.Now()
-	settled := waitUntil(pc.limits.consolidation+perfQuiet, func() (bool, string) {
+	wait := pc.limits.consolidation + perfQuiet
+	if d, err := time.ParseDuration(os.Getenv(perfWaitEnv)); err == nil && d > 0 && d < wait {
+		wait = d
+		t.Logf("consolidation: waiting at most %s (%s), not Karpenter's %s", wait, perfWaitEnv, pc.limits.consolidation)
+	}
+	settled := waitUntil(wait, func() (bool, string) {
 		s, _ := e.perfShape(t, key, ns)
 		minNodes = min(minNodes, s.nodes)
 		// Settled: the pods are the scale-in's, all bound, and neither the
@@ -455,7 +466,7 @@ func runPerf(t *testing.T, pc perfCase) {
 			lastLog = time.Now()
 			t.Logf("consolidation %s: %d pods (%d bound), %d nodes (%d cordoned), %d evicted; %s; load %s",
 				time.Since(scaledIn).Round(time.Second), s.pods, s.bound, s.nodes, s.cordoned, evicted()-outEvicted, s.census, loadAverage())
-			e.dumpPools(t, []types.PoolKey{key})
+			e.perfDump(t, key)
 		}
 		return s.pods == after && s.bound == after && s.cordoned == 0 && time.Since(lastChange) >= perfQuiet, ""
 	})
@@ -464,14 +475,20 @@ func runPerf(t *testing.T, pc perfCase) {
 	afterUse := e.utilization(t, key)
 	afterNodes := len(e.poolNodes(t, key))
 	disrupted := evicted() - outEvicted
-	st := e.status(t, key)
+	st, stErr := e.perfStatus(key)
 	t.Logf("CONSOLIDATION %s: settled %s after the scale-in to %d pods (%s with Karpenter's %s of quiet; its threshold %s); nodes %d → %d (%s), fewest %d; reserved %s; %d pods disrupted (evicted); load average %s",
 		pc.id, consolidation.Round(time.Second), after, (consolidation + perfQuiet).Round(time.Second), perfQuiet, pc.limits.consolidation,
 		outNodes, afterNodes, nodeSizes(e.poolNodes(t, key)), minNodes, afterUse, disrupted, load)
-	logDecisions(t, st)
+	if stErr != nil {
+		t.Logf("pool status after consolidation: %v", stErr)
+	} else {
+		logDecisions(t, st)
+	}
+	_, pods = e.perfShape(t, key, ns)
+	t.Logf("consolidated nodes by the pods they run: %s", nodeMix(e.poolNodes(t, key), pods))
 	if !settled {
-		e.dumpPools(t, []types.PoolKey{key})
-		t.Errorf("consolidation: not settled within Karpenter's %s (last change %s after the scale-in)", pc.limits.consolidation+perfQuiet, consolidation.Round(time.Second))
+		e.perfDump(t, key)
+		t.Errorf("consolidation: not settled within %s (last change %s after the scale-in; Karpenter's threshold %s)", wait, consolidation.Round(time.Second), pc.limits.consolidation)
 	} else if consolidation+perfQuiet >= pc.limits.consolidation {
 		t.Errorf("consolidation: settled after %s (with %s of quiet), Karpenter's threshold < %s", consolidation.Round(time.Second), perfQuiet, pc.limits.consolidation)
 	}
@@ -516,6 +533,79 @@ func nodeSizes(nodes map[string]corev1.Node) string {
 		parts = append(parts, fmt.Sprintf("%d×%s", count[k], k))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// perfStatus is the pool's status query with a minute to answer: a pool
+// busy with hundreds of nodes on a loaded machine may be slow to, and
+// that is a finding to log, not a reason to stop the run.
+func (e *env) perfStatus(key types.PoolKey) (contract.PoolStatus, error) {
+	ctx, cancel := ctxFor(time.Minute)
+	defer cancel()
+	return starter.PoolStatus(ctx, e.stack.Client, key)
+}
+
+// perfDump logs what the pool believes and the nodes it has cordoned.
+func (e *env) perfDump(t *testing.T, key types.PoolKey) {
+	t.Helper()
+	asked := time.Now()
+	st, err := e.perfStatus(key)
+	if err != nil {
+		t.Logf("pool %s: status query failed after %s: %v", key.Service, time.Since(asked).Round(time.Millisecond), err)
+	} else {
+		t.Logf("pool %s (status answered in %s): state=%s nodes=%d target=%d pending=%d inFlight=%d noHelp=%d addedWithoutProgress=%d deferred=%d blocked=%q",
+			key.Service, time.Since(asked).Round(time.Millisecond), st.State, st.Nodes, st.TargetNodes, st.PendingPods, st.InFlight, len(st.NoHelp), st.AddedWithoutProgress, st.Deferred, st.Blocked)
+		from := max(0, len(st.Decisions)-3)
+		for _, d := range st.Decisions[from:] {
+			t.Logf("  decision #%d %s %s +%d -%d: %.160s (%s)", d.Seq, d.At.Format(time.TimeOnly), d.Action, d.Added, len(d.Removed), d.Reason, d.Outcome)
+		}
+	}
+	for name, n := range e.poolNodes(t, key) {
+		if n.Spec.Unschedulable || n.DeletionTimestamp != nil {
+			var taints []string
+			for _, tn := range n.Spec.Taints {
+				taints = append(taints, tn.Key)
+			}
+			t.Logf("  cordoned %s (created %s, deleting %v, taints %v)", name, n.CreationTimestamp.Format(time.TimeOnly), n.DeletionTimestamp != nil, taints)
+		}
+	}
+}
+
+// nodeMix counts the pool's nodes by the pods they run, by deployment
+// ("450× large-resource-app 1 + small-resource-app 1"): where packing went.
+func nodeMix(nodes map[string]corev1.Node, pods []corev1.Pod) string {
+	apps := map[string]map[string]int{}
+	for _, p := range pods {
+		if _, ok := nodes[p.Spec.NodeName]; !ok {
+			continue
+		}
+		if apps[p.Spec.NodeName] == nil {
+			apps[p.Spec.NodeName] = map[string]int{}
+		}
+		apps[p.Spec.NodeName][p.Labels["app"]]++
+	}
+	count := map[string]int{}
+	for name := range nodes {
+		var parts []string
+		for _, app := range sortedKeys(apps[name]) {
+			parts = append(parts, fmt.Sprintf("%s %d", app, apps[name][app]))
+		}
+		mix := strings.Join(parts, " + ")
+		if mix == "" {
+			mix = "empty"
+		}
+		count[mix]++
+	}
+	keys := sortedKeys(count)
+	slices.SortStableFunc(keys, func(a, b string) int { return count[b] - count[a] })
+	var out []string
+	for i, k := range keys {
+		if i == 6 {
+			out = append(out, fmt.Sprintf("%d other mixes", len(keys)-i))
+			break
+		}
+		out = append(out, fmt.Sprintf("%d× %s", count[k], k))
+	}
+	return strings.Join(out, "; ")
 }
 
 // logDecisions summarizes the pool's decisions by action, with the last
