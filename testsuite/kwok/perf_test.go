@@ -485,12 +485,20 @@ func runPerf(t *testing.T, pc perfCase) {
 	load = loadAverage()
 	afterUse := e.utilization(t, key)
 	afterNodes := len(e.poolNodes(t, key))
-	final, _ := e.perfShape(t, key, ns)
+	final, live := e.perfShape(t, key, ns)
 	disrupted := evicted() - outEvicted
+	// The scale-in only deletes pods: a pod created after it replaces one
+	// a drain took, whether or not the eviction watch saw it go.
+	replaced := 0
+	for _, p := range live {
+		if p.CreationTimestamp.After(scaledIn.Add(time.Second)) {
+			replaced++
+		}
+	}
 	st, stErr := e.perfStatus(key)
-	t.Logf("CONSOLIDATION %s: settled %s after the scale-in to %d pods (%s with Karpenter's %s of quiet; its threshold %s); nodes %d → %d (%s), fewest %d; reserved %s; %d pods disrupted (evicted); load average %s",
+	t.Logf("CONSOLIDATION %s: settled %s after the scale-in to %d pods (%s with Karpenter's %s of quiet; its threshold %s); nodes %d → %d (%s), fewest %d; reserved %s; %d pods disrupted (evicted), %d pods recreated after the scale-in; load average %s",
 		pc.id, consolidation.Round(time.Second), after, (consolidation + perfQuiet).Round(time.Second), perfQuiet, pc.limits.consolidation,
-		outNodes, afterNodes, nodeSizes(e.poolNodes(t, key)), minNodes, afterUse, disrupted, load)
+		outNodes, afterNodes, nodeSizes(e.poolNodes(t, key)), minNodes, afterUse, disrupted, replaced, load)
 	if stErr != nil {
 		t.Logf("pool status after consolidation: %v", stErr)
 	} else {
