@@ -4,7 +4,7 @@ BIN       ?= bin/visor
 PKGS      ?= ./...
 TESTFLAGS ?= -timeout 30m
 
-.PHONY: run build test kwok-test bench bench-report bench-scores lint replay-record kube-binaries chaos upgrade-test upgrade-cluster-test cluster-test scale clean
+.PHONY: run build test kwok-test bench bench-perf bench-report bench-scores lint replay-record kube-binaries chaos upgrade-test upgrade-cluster-test cluster-test scale clean
 
 ## run: the whole system on the embedded default (Temporal + Web UI + worker + simulated fleet)
 run: build
@@ -32,7 +32,8 @@ kwok-test:
 
 ## bench: speed and memory figures (go test -bench -benchmem), the
 ## 10,000-pod run on the real kube-scheduler (testsuite/kwok, log in
-## artifacts/bench-kwok.txt; skipped without the kube binaries), then the
+## artifacts/bench-kwok.txt; skipped without the kube binaries), Karpenter's
+## performance-suite workloads (bench-perf), then the
 ## control law scored on the traces; writes docs/BENCHMARKS.md and its plots
 bench:
 	@mkdir -p artifacts
@@ -41,9 +42,21 @@ bench:
 	$(GO) test -run '^$$' -bench IdlePools -benchmem -benchtime 1x -timeout 40m ./testsuite/bench > artifacts/bench-idle.txt || { cat artifacts/bench-idle.txt; exit 1; }
 	$(GO) test -run '^$$' -bench ApplyPools -benchmem -benchtime 1x -timeout 30m ./cmd/visor > artifacts/bench-apply.txt || { cat artifacts/bench-apply.txt; exit 1; }
 	VISOR_KWOK_SCALE=1 $(GO) test -run TestScaleTenThousandPods -v -count=1 -timeout 30m ./testsuite/kwok > artifacts/bench-kwok.txt || { cat artifacts/bench-kwok.txt; exit 1; }
+	$(MAKE) bench-perf
 	cat artifacts/bench-speed.txt artifacts/bench-latency.txt artifacts/bench-idle.txt artifacts/bench-apply.txt > artifacts/bench.txt
 	cat artifacts/bench.txt
 	$(GO) run ./cmd/benchreport -bench artifacts/bench.txt -out docs/BENCHMARKS.md -plots docs/benchmarks
+
+## bench-perf: the workloads of Karpenter's performance suite (basic,
+## hostname spreading, wide deployments, do-not-disrupt) on the real
+## kube-scheduler, one at a time, held to Karpenter's thresholds for time
+## and requested-resource utilization at scale-out and after consolidation
+## (testsuite/kwok perf_test.go; log in artifacts/bench-perf.txt, about 40
+## minutes; skipped without the kube binaries)
+bench-perf:
+	@mkdir -p artifacts
+	VISOR_KWOK_PERF=1 $(GO) test -run '^TestPerf' -v -count=1 -timeout 150m ./testsuite/kwok > artifacts/bench-perf.txt || { grep -E 'SCALE-OUT|CONSOLIDATION|do-not-disrupt:|threshold|FAIL|^ok' artifacts/bench-perf.txt; exit 1; }
+	grep -E 'SCALE-OUT|CONSOLIDATION|do-not-disrupt:|^ok' artifacts/bench-perf.txt
 
 ## bench-report: rewrite docs/BENCHMARKS.md from the last bench log, recomputing the scores
 bench-report:
