@@ -131,7 +131,7 @@ func (o *Observer) group(nodes []corev1.Node, pods []corev1.Pod, usage map[strin
 	}
 
 	requested := map[string]types.Resources{}
-	var backlog []poolPod         // untried past QueuedFor: pending only beside refused pods of their pool
+	var backlog []poolPod         // untried past QueuedFor: pending while the scheduler refuses pods
 	var spread *zoneSpreadCounter // built at the first pending pod that spreads over zones
 	for i := range pods {
 		pod := &pods[i]
@@ -168,17 +168,17 @@ func (o *Observer) group(nodes []corev1.Node, pods []corev1.Pod, usage map[strin
 		p.PendingPods = append(p.PendingPods, pending)
 	}
 
-	for _, q := range backlog {
-		// Only refused pods have made pools so far.
-		p, refused := pools[q.key.WorkflowID()]
-		if !refused {
-			// No pod of the pool was tried and refused: the scheduler is
-			// not working through a backlog for lack of room (it may be
-			// down, or the pods another scheduler's), so no node is bought.
-			continue
+	// The scheduler is working through a backlog for lack of room when it
+	// refused some pod of the cluster lately: then untried pods are
+	// demand, in every pool (a pool whose pods it has not reached yet
+	// would otherwise buy minutes late). Without a recent refusal it may
+	// be down, and a node bought would only wait.
+	if refusedSince(pools, obs.Unattributed, obs.ObservedAt.Add(-SchedulerAliveWithin)) {
+		for _, q := range backlog {
+			p := pool(q.key)
+			p.PendingPods = append(p.PendingPods, q.pod)
+			p.Queued++
 		}
-		p.PendingPods = append(p.PendingPods, q.pod)
-		p.Queued++
 	}
 
 	room := roomOf(nodes, pods)
@@ -263,6 +263,28 @@ func (o *Observer) nodeUsage(ctx context.Context) map[string]types.Resources {
 type poolPod struct {
 	key types.PoolKey
 	pod types.PendingPod
+}
+
+// SchedulerAliveWithin is how recent a refusal on record (a pending pod's
+// TriedAt) shows kube-scheduler at work, so its untried pods are a backlog.
+const SchedulerAliveWithin = time.Minute
+
+// refusedSince says whether kube-scheduler recorded a refusal of some
+// pending pod after since.
+func refusedSince(pools map[string]*types.PoolObservation, unattributed []types.PendingPod, since time.Time) bool {
+	for _, p := range pools {
+		for _, pod := range p.PendingPods {
+			if pod.TriedAt.After(since) {
+				return true
+			}
+		}
+	}
+	for _, pod := range unattributed {
+		if pod.TriedAt.After(since) {
+			return true
+		}
+	}
+	return false
 }
 
 // QueuedFor is how long a pod waits untried in kube-scheduler's queue

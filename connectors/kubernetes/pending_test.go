@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/hanzoai/visor-fleet/connectors/kubernetes/kubefake"
+	"github.com/hanzoai/visor-fleet/types"
 )
 
 // TestPendingMeansTriedAndRefusedAndNotNominated: of a burst of thousands
@@ -87,37 +88,41 @@ func TestTheSchedulersLastTryIsReadFromItsStatusWrite(t *testing.T) {
 	assert.True(t, got.TriedAt.IsZero())
 }
 
-// TestABacklogOfUntriedPodsIsPendingBesideRefusedOnes: pods kube-scheduler
-// has not tried within QueuedFor are pending (since their creation, with
-// no try on record) when pods of their pool were tried and refused: the
-// scheduler is working through a backlog and the pool lacks room. Alone,
-// or for another scheduler, they are not: the scheduler may be down, or
-// the pods another's to place.
-func TestABacklogOfUntriedPodsIsPendingBesideRefusedOnes(t *testing.T) {
+// TestABacklogOfUntriedPodsIsPendingWhileTheSchedulerRefuses: pods
+// kube-scheduler has not tried within QueuedFor are pending (since their
+// creation, with no try on record) while the scheduler recorded a refusal
+// lately: it is working through a backlog and the cluster lacks room, so
+// every pool's untried pods buy, those of a pool it has not reached yet
+// too. Without a recent refusal (the scheduler may be down), or for
+// another scheduler, they are not.
+func TestABacklogOfUntriedPodsIsPendingWhileTheSchedulerRefuses(t *testing.T) {
 	old := observedAt.Add(-time.Minute).Truncate(time.Second)
 	created := func(at time.Time) podOption {
 		return func(p *corev1.Pod) { p.CreationTimestamp, p.Status.Phase = metav1.NewTime(at), corev1.PodPending }
 	}
-	var objs []runtime.Object
-	for i := range 2000 {
-		objs = append(objs, newPod("web", fmt.Sprintf("queued-%d", i), tenant("acme", "shop", "api"), created(old), requesting("500m", "1Gi")))
+	observe := func(lastRefusal time.Time) map[string]types.PoolObservation {
+		var objs []runtime.Object
+		for i := range 2000 {
+			objs = append(objs, newPod("web", fmt.Sprintf("queued-%d", i), tenant("acme", "shop", "api"), created(old), requesting("500m", "1Gi")))
+		}
+		refused := newPod("web", "refused", tenant("acme", "shop", "api"), unschedulable(old), created(old), requesting("500m", "1Gi"))
+		tried := metav1.NewTime(lastRefusal)
+		refused.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: schedulerManager, Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: &tried}}
+		other := newPod("web", "other-scheduler", tenant("acme", "shop", "api"), created(old), requesting("500m", "1Gi"))
+		other.Spec.SchedulerName = "volcano"
+		objs = append(objs, refused, other,
+			newPod("web", "just-created", tenant("acme", "shop", "api"), created(observedAt.Add(-time.Second)), requesting("500m", "1Gi")),
+			// A pool the scheduler has not reached yet: nothing of it refused.
+			newPod("ml", "not-reached", tenant("acme", "shop", "infer"), created(old), requesting("1", "1Gi")),
+		)
+		client, _ := kubefake.NewClientset(kubefake.Options{}, objs...)
+		got, err := NewObserver(client, observerConfig(nil)).ObserveCluster(context.Background())
+		require.NoError(t, err)
+		return got.Pools
 	}
-	refused := newPod("web", "refused", tenant("acme", "shop", "api"), unschedulable(old), created(old), requesting("500m", "1Gi"))
-	tried := metav1.NewTime(old.Add(10 * time.Second))
-	refused.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: schedulerManager, Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: &tried}}
-	objs = append(objs, refused,
-		newPod("web", "just-created", tenant("acme", "shop", "api"), created(observedAt.Add(-time.Second)), requesting("500m", "1Gi")),
-		// Another pool's backlog with nothing refused: not pending.
-		newPod("ml", "alone", tenant("acme", "shop", "infer"), created(old), requesting("1", "1Gi")),
-	)
-	other := newPod("web", "other-scheduler", tenant("acme", "shop", "api"), created(old), requesting("500m", "1Gi"))
-	other.Spec.SchedulerName = "volcano"
-	objs = append(objs, other)
 
-	client, _ := kubefake.NewClientset(kubefake.Options{}, objs...)
-	got, err := NewObserver(client, observerConfig(nil)).ObserveCluster(context.Background())
-	require.NoError(t, err)
-	api := got.Pools[apiPool.WorkflowID()]
+	pools := observe(observedAt.Add(-10 * time.Second))
+	api := pools[apiPool.WorkflowID()]
 	assert.Equal(t, 2001, api.PendingCount(), "the refused pod and the 2,000 queued past QueuedFor")
 	assert.Equal(t, 2000, api.Queued)
 	for _, pod := range api.PendingEntries() {
@@ -125,6 +130,13 @@ func TestABacklogOfUntriedPodsIsPendingBesideRefusedOnes(t *testing.T) {
 			assert.True(t, pod.TriedAt.Equal(old), "%s: a queued pod's last try on record is its creation", pod.Name)
 		}
 	}
-	_, infer := got.Pools[inferPool.WorkflowID()]
-	assert.False(t, infer, "a backlog with nothing refused bought for")
+	infer := pools[inferPool.WorkflowID()]
+	assert.Equal(t, 1, infer.Queued, "a pool the scheduler has not reached buys for its backlog too")
+
+	pools = observe(observedAt.Add(-2 * SchedulerAliveWithin))
+	api = pools[apiPool.WorkflowID()]
+	assert.Equal(t, 1, api.PendingCount(), "no refusal lately: the backlog buys nothing")
+	assert.Zero(t, api.Queued)
+	_, infer2 := pools[inferPool.WorkflowID()]
+	assert.False(t, infer2)
 }
