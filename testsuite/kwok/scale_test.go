@@ -210,13 +210,22 @@ func burst(t *testing.T, id string, replicas int32, bindTarget, downTarget time.
 			e.scale(t, p.ns, w.name, 0)
 		}
 	}
-	waitFor(t, downTarget, "every pool back to its floor", func() (bool, string) {
+	lastReport = time.Now()
+	down := waitUntil(downTarget, func() (bool, string) {
 		left := 0
 		for _, p := range pools {
 			left += len(e.poolNodes(t, p.key))
 		}
+		if time.Since(lastReport) >= time.Minute {
+			lastReport = time.Now()
+			t.Logf("%s after the pods were deleted: %d nodes left", time.Since(drained).Round(time.Second), left)
+		}
 		return left == 0, fmt.Sprintf("%d nodes left", left)
 	})
+	if !down {
+		e.dumpPools(t, keys)
+		t.Fatalf("not every pool back to its floor within %s of the pods' deletion", downTarget)
+	}
 	downEvictions := -upEvictions
 	for _, n := range evicted {
 		downEvictions += n()
