@@ -38,9 +38,16 @@ type Rules struct {
 	// insufficient-capacity answer marks only that offering unavailable
 	// for a while. Decide does not plan; whoever sizes reads it.
 	Offerings bool
+	// KeepReplacement: a replacement's new node, once seen, is named in
+	// it (Replacement.Node) and is neither idle nor underused while the
+	// replacement is under way, so no other rule removes the node the
+	// replacement waits for; a replacement whose new node is gone, or that
+	// has not completed within the provision timeout, is abandoned at once
+	// (ReplacementVerdict), the workflow recording why. Only with Replace.
+	KeepReplacement bool
 }
 
 // AllRules is what a new pool run decides with.
 func AllRules() Rules {
-	return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Replace: true, Batch: true, RebuyRepelled: true, Offerings: true}
+	return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Replace: true, Batch: true, RebuyRepelled: true, Offerings: true, KeepReplacement: true}
 }
