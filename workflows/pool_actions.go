@@ -219,7 +219,7 @@ func (p *pool) scaleDown(ctx workflow.Context, reason string, nodes []string, re
 	}
 	if len(rec.Removed) > 0 {
 		p.state.LastScaleDown = workflow.Now(ctx)
-		p.state.lapseReplacement(workflow.Now(ctx), rec.Removed)
+		p.lapseReplacement(workflow.Now(ctx), rec.Removed)
 	}
 	rec.Outcome = fmt.Sprintf("removed %d of %d", len(rec.Removed), len(nodes))
 	if len(failures) > 0 {

@@ -61,6 +61,7 @@ func (s *PoolState) fold(obs types.PoolObservation, now time.Time, rules law.Rul
 	s.UnderusedSince = law.UpdateUnderusedSince(s.Policy, s.UnderusedSince, obs)
 	s.trackNodes(obs)
 	s.trackPurchases(obs, now, rules)
+	s.noteReplacementNode(s.Observation, rules)
 	s.forgetGone(obs)
 }
 

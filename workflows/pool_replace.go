@@ -10,6 +10,7 @@ import (
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/law"
+	"github.com/hanzoai/visor-fleet/types"
 )
 
 // Replacement consolidation (law.Rules.Replace), in Karpenter's order: the
@@ -49,14 +50,49 @@ func (p *pool) replace(ctx workflow.Context, d law.Decision) {
 }
 
 // lapseReplacement drops the replacement under way once it is no longer
-// live, or once a removal took one of its old nodes.
-func (s *PoolState) lapseReplacement(now time.Time, removed []string) {
+// live, or once a removal took one of its old nodes (the replacement's
+// own drain, or another rule's). With law.Rules.KeepReplacement a
+// replacement dropped as no longer live is recorded as abandoned, with
+// why; one whose old nodes a removal took is simply over.
+func (p *pool) lapseReplacement(now time.Time, removed []string) {
+	s := p.state
 	r := s.Replacing
 	if r == nil {
 		return
 	}
-	if slices.ContainsFunc(removed, func(n string) bool { return slices.Contains(r.Old, n) }) ||
-		!law.ReplacementLive(s.Policy, r, s.Observation, now) {
+	if slices.ContainsFunc(removed, func(n string) bool { return slices.Contains(r.Old, n) }) {
 		s.Replacing = nil
+		return
+	}
+	live, why := law.ReplacementVerdict(s.Policy, r, s.Observation, now)
+	if live {
+		return
+	}
+	s.Replacing = nil
+	if p.rules.KeepReplacement && why != "" {
+		outcome := "nothing drained; the pool goes on"
+		if r.Node != "" {
+			outcome += fmt.Sprintf(" and %s is ordinary capacity", r.Node)
+		}
+		s.record(contract.DecisionRecord{Seq: p.nextSeq(), At: now, Action: actionReplaceAbandoned, Reason: why, Outcome: outcome})
+	}
+}
+
+// actionReplaceAbandoned is the decision recorded when a replacement is
+// dropped before it completed.
+const actionReplaceAbandoned = "replace-abandoned"
+
+// noteReplacementNode names the replacement's new node once an
+// observation shows it (law.Rules.KeepReplacement): from then on it is
+// that node the replacement waits for, and its going abandons it.
+func (s *PoolState) noteReplacementNode(obs *types.PoolObservation, rules law.Rules) {
+	r := s.Replacing
+	if r == nil || r.Node != "" || !rules.KeepReplacement {
+		return
+	}
+	if name := law.NewReplacementNode(obs, r); name != "" {
+		named := *r
+		named.Node = name
+		s.Replacing = &named
 	}
 }

@@ -39,6 +39,7 @@ type world struct {
 	nodes              []types.NodeObservation
 	pods               []types.PendingPod
 	provisions         []activities.ProvisionInput
+	boughtAt           []time.Time // when each provision was asked, on the workflow's clock
 	drained            []string
 	deleted            []string
 	observed           int
@@ -264,6 +265,7 @@ func newTestPool(t *testing.T, policy types.Policy, nodes []types.NodeObservatio
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.provisions = append(w.provisions, in)
+		w.boughtAt = append(w.boughtAt, w.env.Now())
 		if in.Target > w.target {
 			w.launchedAt = w.env.Now()
 		}

@@ -46,6 +46,13 @@ const (
 	// restarting its watcher (cluster_fanout.go). Added 2026-12-02,
 	// release v0.2.0.
 	changeGateActivity = "gate-fanout-activity"
+	// changeKeepReplacement: a replacement's new node is named once seen
+	// and no idle or consolidation rule removes it while the replacement
+	// is under way; a replacement whose new node is gone, or that has not
+	// completed within the provision timeout, is abandoned at once with a
+	// decision saying why (law.Rules.KeepReplacement, pool_replace.go).
+	// Added 2026-12-04, release v0.2.0.
+	changeKeepReplacement = "keep-replacement"
 )
 
 // readRules reads, once per run, the law's rules the run decides with.
@@ -58,5 +65,6 @@ func readRules(ctx workflow.Context) law.Rules {
 	r.Batch = workflow.GetVersion(ctx, versionBatch, workflow.DefaultVersion, 1) >= 1
 	r.RebuyRepelled = workflow.GetVersion(ctx, versionRebuyRepelled, workflow.DefaultVersion, 1) >= 1
 	r.Offerings = workflow.GetVersion(ctx, changeOfferings, workflow.DefaultVersion, 1) == 1
+	r.KeepReplacement = workflow.GetVersion(ctx, changeKeepReplacement, workflow.DefaultVersion, 1) == 1
 	return r
 }
