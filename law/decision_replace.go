@@ -148,7 +148,7 @@ func replacementDrain(in DecisionInput, p types.Policy, current int, d *Decision
 	var load types.Resources
 	for _, name := range r.Old {
 		n, _ := nodeNamed(obs, name)
-		if n.State != types.NodeReady || len(n.DrainBlockers) > 0 || !sameTemplate(n, nn) {
+		if n.State != types.NodeReady || len(n.DrainBlockers) > 0 || !sameTemplate(n, nn, in.Rules.KeepReplacement) {
 			d.Skipped = append(d.Skipped, fmt.Sprintf("%s: not replaced, it is no longer Ready, evictable or of %s's template", name, nn.Name))
 			return false
 		}
@@ -197,7 +197,7 @@ func replace(in DecisionInput, p types.Policy, current int, cands []types.NodeOb
 	}
 	var usable []types.NodeObservation
 	for _, c := range cands {
-		if _, priced := in.SizePrice[c.Size]; priced && c.Allocatable.GPUs == 0 && c.Requested.GPUs == 0 && (len(usable) == 0 || sameTemplate(c, usable[0]) && sameTemplate(usable[0], c)) {
+		if _, priced := in.SizePrice[c.Size]; priced && c.Allocatable.GPUs == 0 && c.Requested.GPUs == 0 && (len(usable) == 0 || sameTemplate(c, usable[0], in.Rules.KeepReplacement) && sameTemplate(usable[0], c, in.Rules.KeepReplacement)) {
 			usable = append(usable, c)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/workflow"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/contract"
@@ -24,10 +25,21 @@ func (p *pool) replace(ctx workflow.Context, d law.Decision) {
 	r := d.Replacing
 	seq := p.nextSeq()
 	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(law.ActionReplace), Reason: d.Reason}
+	// With KeepReplacement the new node is bought as the old ones were,
+	// in their zone and capacity type: their pods may be pinned there, and
+	// the drain waits for a node of their template, zone label included.
+	var zone string
+	var ct types.CapacityType
+	if p.rules.KeepReplacement {
+		zone, ct = offeringOfNode(p.state.Observation, r.Old[0])
+	}
 	groupID, target := "", 1
 	if v := p.state.Provider; v != nil {
 		for _, g := range v.Groups {
-			if g.Size == r.Size && (groupID == "" || g.ID < groupID) {
+			if g.Size != r.Size || p.rules.KeepReplacement && (g.Zone != zone || g.CapacityType.Or() != ct.Or()) {
+				continue
+			}
+			if groupID == "" || g.ID < groupID {
 				groupID, target = g.ID, g.Target+1
 			}
 		}
@@ -35,6 +47,9 @@ func (p *pool) replace(ctx workflow.Context, d law.Decision) {
 	in := activities.ProvisionInput{Key: p.spec.Key, Size: r.Size, GroupID: groupID, Target: target,
 		IdempotencyKey: p.idempotencyKey(seq, "replacement"),
 		NodeLabels:     p.state.Policy.NodeLabels, NodeTaints: p.state.Policy.NodeTaints}
+	if ct.Or() != types.CapacityOnDemand || zone != "" {
+		in.CapacityType, in.Zone = ct.Or(), zone
+	}
 	var res activities.ProvisionResult
 	err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, fmt.Sprintf("replacement: 1 × %s for %s", r.Size, law.Plural(len(r.Old), "node"))), a.Provision, in), &res)
 	if err != nil {
@@ -47,6 +62,20 @@ func (p *pool) replace(ctx workflow.Context, d law.Decision) {
 	rec.Outcome = fmt.Sprintf("asked for 1 × %s; %v drained once it is Ready", r.Size, r.Old)
 	p.state.Replacing = r
 	p.state.record(rec)
+}
+
+// offeringOfNode is the zone and capacity type the named node was bought
+// as, from its labels ("" and on-demand when it carries none).
+func offeringOfNode(obs *types.PoolObservation, name string) (string, types.CapacityType) {
+	if obs == nil {
+		return "", ""
+	}
+	for _, n := range obs.Nodes {
+		if n.Name == name {
+			return n.Labels[corev1.LabelTopologyZone], types.CapacityType(n.Labels[types.CapacityTypeLabel])
+		}
+	}
+	return "", ""
 }
 
 // lapseReplacement drops the replacement under way once it is no longer
