@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/workflow"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/contract"
@@ -26,12 +25,13 @@ func (p *pool) replace(ctx workflow.Context, d law.Decision) {
 	seq := p.nextSeq()
 	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(law.ActionReplace), Reason: d.Reason}
 	// With KeepReplacement the new node is bought as the old ones were,
-	// in their zone and capacity type: their pods may be pinned there, and
-	// the drain waits for a node of their template, zone label included.
+	// in their group's zone and capacity type: their pods may be pinned
+	// there, and the drain waits for a node of their template, zone label
+	// included.
 	var zone string
 	var ct types.CapacityType
 	if p.rules.KeepReplacement {
-		zone, ct = offeringOfNode(p.state.Observation, r.Old[0])
+		zone, ct = p.state.offeringOfNode(r.Old[0])
 	}
 	groupID, target := "", 1
 	if v := p.state.Provider; v != nil {
@@ -64,15 +64,20 @@ func (p *pool) replace(ctx workflow.Context, d law.Decision) {
 	p.state.record(rec)
 }
 
-// offeringOfNode is the zone and capacity type the named node was bought
-// as, from its labels ("" and on-demand when it carries none).
-func offeringOfNode(obs *types.PoolObservation, name string) (string, types.CapacityType) {
-	if obs == nil {
+// offeringOfNode is the offering (zone, capacity type) of the group the
+// named node's machine belongs to, as the provider last reported it: ""
+// and on-demand when the group is not pinned or the machine not found. A
+// node's zone label alone is not enough: a provider whose groups are not
+// bought zone by zone labels its nodes with a zone all the same.
+func (s *PoolState) offeringOfNode(name string) (string, types.CapacityType) {
+	if s.Provider == nil {
 		return "", ""
 	}
-	for _, n := range obs.Nodes {
-		if n.Name == name {
-			return n.Labels[corev1.LabelTopologyZone], types.CapacityType(n.Labels[types.CapacityTypeLabel])
+	for _, g := range s.Provider.Groups {
+		for _, inst := range g.Instances {
+			if inst.Name == name {
+				return g.Zone, g.CapacityType
+			}
 		}
 	}
 	return "", ""

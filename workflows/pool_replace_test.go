@@ -212,3 +212,23 @@ func TestPoolReplacementAbandonedAtTheProvisionTimeout(t *testing.T) {
 	late := abandoned.At.Sub(boughtAt.Truncate(time.Second).Add(p.EffectiveProvisionTimeout()))
 	require.True(t, late >= 0 && late < time.Second, "abandoned %s after the timeout", late)
 }
+
+// The new node is bought as the old nodes' group was: in its zone and
+// capacity type, so pods pinned there can move and the drain finds a
+// node of their template.
+func TestPoolReplacementBuysInTheOldNodesZone(t *testing.T) {
+	env, w, p, _ := replaceWorld(t)
+	w.zone, w.capacity = "sim-b", types.CapacitySpot
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		require.Len(t, w.provisions, 1, "no replacement bought")
+		in := w.provisions[0]
+		require.Equal(t, "sim-b", in.Zone)
+		require.Equal(t, types.CapacitySpot, in.CapacityType)
+		require.Equal(t, "g1", in.GroupID, "the group of that size and offering grown")
+	}, 6*time.Minute)
+	finish(env, 7*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+}

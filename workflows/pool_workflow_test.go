@@ -74,8 +74,10 @@ type world struct {
 	// those activities fail; noEndLog: the provider reports no ended
 	// machines.
 	down, noEndLog bool
-	// capacity is how the group is bought (empty: on demand).
+	// capacity and zone are how the group is bought (empty: on demand,
+	// the provider's zone).
 	capacity types.CapacityType
+	zone     string
 	// drainErr, when set, answers each drain (nil: drained);
 	// deletedAt: when each node was deleted.
 	drainErr  func(activities.DrainInput) error
@@ -128,7 +130,7 @@ func (w *world) view() activities.ProviderView {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.reads++
-	g := activities.GroupView{ID: "g1", Size: "sim-4c8g", Target: w.target, CapacityType: w.capacity}
+	g := activities.GroupView{ID: "g1", Size: "sim-4c8g", Target: w.target, CapacityType: w.capacity, Zone: w.zone}
 	for _, n := range w.nodes {
 		g.Instances = append(g.Instances, activities.MachineState{ID: "i-" + n.Name, Name: n.Name, State: connectors.InstanceRunning, CreatedAt: w.createdLocked(n)})
 	}
