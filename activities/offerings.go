@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
@@ -179,6 +181,9 @@ func (op *offeringPlan) pinZone() {
 		return
 	}
 	cands := op.offered[op.plan.Size].Candidates
+	if len(cands) == 1 && cands[0].Zone == "" {
+		cands = op.zonesForPinnedPods(cands[0])
+	}
 	if len(cands) < 2 {
 		return
 	}
@@ -195,6 +200,59 @@ func (op *offeringPlan) pinZone() {
 			return
 		}
 	}
+}
+
+// zonesForPinnedPods: a size every zone sells at one price is bought
+// without a zone, the provider placing it, unless a pod of the plan is
+// pinned to zones (a zone nodeSelector, a required node affinity on the
+// zone, a zone spread it must not break): the plan placed such a pod on
+// one zone's template, and a machine the provider put elsewhere would not
+// admit it. Then each of the size's zones is a candidate at that price,
+// by name, and pinZone buys in the first whose template holds as many of
+// the plan's pods (none, for pods that need several zones: then the
+// provider places them, spreading, as before).
+func (op *offeringPlan) zonesForPinnedPods(every types.Offering) []types.Offering {
+	if !slices.ContainsFunc(op.req.Pending, func(p types.PendingPod) bool { return pinnedToZones(p.Scheduling) }) {
+		return nil
+	}
+	var zones []string
+	for _, t := range op.req.Catalog {
+		if t.Name == op.plan.Size {
+			zones = slices.Clone(t.Zones)
+		}
+	}
+	slices.Sort(zones)
+	out := make([]types.Offering, 0, len(zones))
+	for _, z := range zones {
+		o := every
+		o.Zone = z
+		out = append(out, o)
+	}
+	return out
+}
+
+// pinnedToZones says whether the pod's placement depends on the node's
+// zone.
+func pinnedToZones(s *types.PodScheduling) bool {
+	if s == nil {
+		return false
+	}
+	isZone := func(k string) bool { return k == corev1.LabelTopologyZone || k == corev1.LabelFailureDomainBetaZone }
+	for k := range s.NodeSelector {
+		if isZone(k) {
+			return true
+		}
+	}
+	if s.NodeAffinity != nil {
+		for _, term := range s.NodeAffinity.NodeSelectorTerms {
+			for _, e := range term.MatchExpressions {
+				if isZone(e.Key) {
+					return true
+				}
+			}
+		}
+	}
+	return slices.ContainsFunc(s.TopologySpread, func(c corev1.TopologySpreadConstraint) bool { return isZone(c.TopologyKey) })
 }
 
 func unplaced(p sizing.Plan) int {
