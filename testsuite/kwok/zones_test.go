@@ -35,11 +35,15 @@ func zoneCases() []zoneCase {
 					NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
 						Key: corev1.LabelTopologyZone, Operator: corev1.NodeSelectorOpIn, Values: []string{"kwok-b"}}}}}}}}
 			}}},
-		// One running pod in kwok-a and one in kwok-b: with a skew of at
-		// most 1 by zone, the next pod of the group is admitted in kwok-c
-		// only, and it fits none of the running nodes.
+		// One running pod of the group in kwok-a and one in kwok-b: with a
+		// skew of at most 1 by zone, its next pod is admitted in kwok-c
+		// only, and it fits none of the running nodes. A pod of no group
+		// fills a node in kwok-c, so the pool has a node in every zone and
+		// the provider, left to balance, would put the new one in kwok-a.
 		{name: "zone-spread-pinned", zone: "kwok-c",
-			before: []workload{inZone("zs-a", "kwok-a"), inZone("zs-b", "kwok-b")},
+			before: []workload{inZone("zs-a", "kwok-a"), inZone("zs-b", "kwok-b"),
+				{name: "fill-c", replicas: 1, cpu: "1500m", mem: "128Mi",
+					spec: func(s *corev1.PodSpec) { s.NodeSelector = map[string]string{corev1.LabelTopologyZone: "kwok-c"} }}},
 			pinned: workload{name: "zs", replicas: 1, cpu: "2", mem: "1Gi", labels: spreadLabels,
 				spec: func(s *corev1.PodSpec) {
 					s.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: corev1.LabelTopologyZone,
