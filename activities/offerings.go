@@ -181,25 +181,45 @@ func (op *offeringPlan) pinZone() {
 		return
 	}
 	cands := op.offered[op.plan.Size].Candidates
-	if len(cands) == 1 && cands[0].Zone == "" {
+	onePrice := len(cands) == 1 && cands[0].Zone == ""
+	if onePrice {
 		cands = op.zonesForPinnedPods(cands[0])
 	}
 	if len(cands) < 2 {
 		return
 	}
 	left := unplaced(op.plan)
+	// Zone-priced candidates: the cheapest that holds as many. One-price
+	// zones (pods pinned to zones): the first that holds as many, and only
+	// if some zone holds fewer, else the pods' rules single no zone out (a
+	// spread over zones, which the provider's balancing serves better).
+	var pick *types.Offering
+	var pickReq sizing.Request
+	var pickPlan sizing.Plan
+	zoneMatters := false
 	for _, c := range cands {
 		req := op.req
 		req.Catalog = sizing.WithZone(op.req.Catalog, op.plan.Size, c)
 		p := sizing.PlanScaleUpExcluding(req, op.excluded)
-		if p.Size == op.plan.Size && unplaced(p) <= left {
-			op.plan, op.req = p, req
-			o := op.offered[p.Size]
-			o.Candidates = []types.Offering{c}
-			op.offered[p.Size] = o
-			return
+		if p.Size != op.plan.Size || unplaced(p) > left {
+			zoneMatters = true
+			continue
+		}
+		if pick == nil {
+			c := c
+			pick, pickReq, pickPlan = &c, req, p
+			if !onePrice {
+				break
+			}
 		}
 	}
+	if pick == nil || onePrice && !zoneMatters {
+		return
+	}
+	op.plan, op.req = pickPlan, pickReq
+	o := op.offered[pickPlan.Size]
+	o.Candidates = []types.Offering{*pick}
+	op.offered[pickPlan.Size] = o
 }
 
 // zonesForPinnedPods: a size every zone sells at one price is bought

@@ -102,4 +102,18 @@ func TestPlanPinsTheZoneAPodIsPinnedTo(t *testing.T) {
 			assert.Equal(t, tc.zone, plan.Zone)
 		})
 	}
+	// Three spread pods beside one running pod in each zone: any zone
+	// admits the first, none is singled out, and the provider's balancing
+	// spreads the nodes (one zone pinned would hold them all only by the
+	// planner's first-pod view of the spread).
+	var three []types.PendingPod
+	for _, name := range []string{"s1", "s2", "s3"} {
+		p := pod(&types.PodScheduling{Labels: map[string]string{"app": "s"}, TopologySpread: spread,
+			ZoneSpreadPods: []map[string]int32{{"sim-a": 1, "sim-b": 1, "sim-c": 1}}})
+		p.Name, p.Requests.MilliCPU = name, 1500
+		three = append(three, p)
+	}
+	plan, err := a.PlanScaleUp(context.Background(), activities.PlanInput{Key: pool, Pods: three, MaxNewNodes: 5, Offerings: activities.PlanOfferings{On: true}})
+	require.NoError(t, err)
+	assert.Empty(t, plan.Zone, "%+v", plan)
 }

@@ -151,6 +151,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 		p.state.Budget = plan.Budget
 		if len(plan.SizeRoom) > 0 {
 			p.state.SizeRoom = plan.SizeRoom
+			p.state.SizeZones = plan.SizeZones
 		}
 		if len(plan.SizePrice) > 0 {
 			p.state.SizePrice = plan.SizePrice

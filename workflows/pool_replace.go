@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/workflow"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/contract"
@@ -32,6 +33,11 @@ func (p *pool) replace(ctx workflow.Context, d law.Decision) {
 	var ct types.CapacityType
 	if p.rules.KeepReplacement {
 		zone, ct = p.state.offeringOfNode(r.Old[0])
+		if label := p.state.zoneOfNode(r.Old[0]); zone == "" && slices.Contains(p.state.SizeZones[r.Size], label) {
+			// The old node's group was left to the provider's placement;
+			// the new one must still land beside it.
+			zone = label
+		}
 	}
 	groupID, target := "", 1
 	if v := p.state.Provider; v != nil {
@@ -81,6 +87,19 @@ func (s *PoolState) offeringOfNode(name string) (string, types.CapacityType) {
 		}
 	}
 	return "", ""
+}
+
+// zoneOfNode is the zone label of the named node ("" if none or gone).
+func (s *PoolState) zoneOfNode(name string) string {
+	if s.Observation == nil {
+		return ""
+	}
+	for _, n := range s.Observation.Nodes {
+		if n.Name == name {
+			return n.Labels[corev1.LabelTopologyZone]
+		}
+	}
+	return ""
 }
 
 // lapseReplacement drops the replacement under way once it is no longer

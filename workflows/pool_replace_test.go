@@ -232,3 +232,32 @@ func TestPoolReplacementBuysInTheOldNodesZone(t *testing.T) {
 	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
 	require.NoError(t, env.GetWorkflowError())
 }
+
+// An old node whose group was left to the provider's placement is still
+// replaced in its own zone when the new size is sold there (the plan's
+// SizeZones): a new group pinned there, not the unpinned group of the
+// size, which the provider may grow anywhere.
+func TestPoolReplacementBuysInTheOldNodesLabelledZone(t *testing.T) {
+	env, w, p, _ := replaceWorld(t)
+	for i := range w.nodes {
+		w.nodes[i].Labels = map[string]string{"topology.kubernetes.io/zone": "sim-c"}
+	}
+	planned := w.planner
+	w.planner = func(in activities.PlanInput) activities.PlanResult {
+		res := planned(in)
+		res.SizeZones = map[string][]string{"sim-4c8g": {"sim-a", "sim-b", "sim-c"}}
+		return res
+	}
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		require.Len(t, w.provisions, 1, "no replacement bought")
+		in := w.provisions[0]
+		require.Equal(t, "sim-c", in.Zone)
+		require.Empty(t, in.GroupID, "the unpinned group of the size grown")
+		require.Equal(t, 1, in.Target)
+	}, 6*time.Minute)
+	finish(env, 7*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+}
