@@ -25,6 +25,7 @@ import (
 // never hangs: the new node, empty and idle meanwhile, is not taken by
 // the idle rule, and nothing is abandoned.
 func TestRealSchedulerReplacementCompletes(t *testing.T) {
+	t.Parallel() // its own stack; runs beside the other parallel suites
 	e := startEnv(t)
 	service, ns := "kw-replace", "kw-replace"
 	key := poolKey(service)
@@ -78,6 +79,17 @@ func TestRealSchedulerReplacementCompletes(t *testing.T) {
 			t.Errorf("the new node is in zone %s, the old one was in %s", got, zone)
 		}
 	}
+	// The drain's decision is recorded once its delete returned, a moment
+	// after the node left the API server.
+	waitFor(t, 20*time.Second, "the replacement's drain recorded", func() (bool, string) {
+		last = e.status(t, key)
+		for _, d := range last.Decisions {
+			if d.Action == "scale-down" && slices.Contains(d.Removed, big) {
+				return true, ""
+			}
+		}
+		return false, decisionsOf(last)
+	})
 	var replaced, drained, newRemoved bool
 	for _, d := range last.Decisions {
 		replaced = replaced || d.Action == "replace" && d.Size == "kwok-4c8g"

@@ -57,6 +57,7 @@ func zoneCases() []zoneCase {
 // the kwok provider as NodeGroupSpec.Zone and the node's label) and
 // kube-scheduler binds the pod there; no node is bought elsewhere for it.
 func TestRealSchedulerBuysInThePinnedZone(t *testing.T) {
+	t.Parallel() // its own stack; runs beside the other parallel suites
 	e := startEnv(t)
 	t.Run("cases", func(t *testing.T) {
 		for _, c := range zoneCases() {
