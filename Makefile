@@ -4,7 +4,7 @@ BIN       ?= bin/visor
 PKGS      ?= ./...
 TESTFLAGS ?= -timeout 30m
 
-.PHONY: run build test kwok-test bench bench-report bench-scores lint replay-record kube-binaries chaos cluster-test scale clean
+.PHONY: run build test kwok-test bench bench-report bench-scores lint replay-record kube-binaries chaos upgrade-test upgrade-cluster-test cluster-test scale clean
 
 ## run: the whole system on the embedded default (Temporal + Web UI + worker + simulated fleet)
 run: build
@@ -36,7 +36,7 @@ kwok-test:
 ## control law scored on the traces; writes docs/BENCHMARKS.md and its plots
 bench:
 	@mkdir -p artifacts
-	$(GO) test -run '^$$' -bench . -benchmem ./sizing ./metering ./connectors/kubernetes ./score > artifacts/bench-speed.txt || { cat artifacts/bench-speed.txt; exit 1; }
+	$(GO) test -run '^$$' -bench . -benchmem ./sizing ./metering ./connectors/kubernetes ./score ./workflows > artifacts/bench-speed.txt || { cat artifacts/bench-speed.txt; exit 1; }
 	$(GO) test -run '^$$' -bench DecisionLatency -benchmem -benchtime 200x -timeout 30m ./testsuite/bench > artifacts/bench-latency.txt || { cat artifacts/bench-latency.txt; exit 1; }
 	$(GO) test -run '^$$' -bench IdlePools -benchmem -benchtime 1x -timeout 40m ./testsuite/bench > artifacts/bench-idle.txt || { cat artifacts/bench-idle.txt; exit 1; }
 	$(GO) test -run '^$$' -bench ApplyPools -benchmem -benchtime 1x -timeout 30m ./cmd/visor > artifacts/bench-apply.txt || { cat artifacts/bench-apply.txt; exit 1; }
@@ -67,9 +67,31 @@ replay-record:
 ## settle without faults and check invariants from ground truth. About 15
 ## minutes; not part of `make test`. Longer: make chaos CHAOSFLAGS='-kills 100 -max-up 30s'
 CHAOSFLAGS ?=
+UPGRADE_FROM ?= v0.1.0:term v0.2.0:kill
 chaos: build
 	$(GO) build -o bin/chaos ./testsuite/chaos
 	./bin/chaos -visor $(BIN) -spec testsuite/chaos/pools.yaml $(CHAOSFLAGS)
+
+## upgrade-test: an operator's upgrade from each previous release to this
+## tree: that release's visor dev (built from its tag, or its commit in
+## internal/release/releases.txt) runs its own chaos spec until a pool has
+## machines in flight, is stopped (v0.1.0 by SIGTERM, v0.2.0 by kill -9),
+## and this binary takes over the same data directory; testsuite/chaos
+## checks its invariants. Other pairs: make upgrade-test UPGRADE_FROM='v0.2.0:term'
+upgrade-test: build
+	UPGRADE_FROM="$(UPGRADE_FROM)" bash scripts/upgrade-test.sh "$(GO)" "$(BIN)"
+
+## upgrade-cluster-test: the multi-process deployment (PostgreSQL) started
+## with the previous release's workers, then each restarted from this tree's
+## binary in turn (a rolling update, old and new side by side); ground
+## truth checked as in cluster-test. About 2.5 minutes per release.
+UPGRADE_CLUSTER_FROM ?= v0.1.0 v0.2.0
+upgrade-cluster-test: build
+	set -e; for rel in $(UPGRADE_CLUSTER_FROM); do \
+		echo "== rolling upgrade from $$rel"; \
+		VISOR_CLUSTER_UPGRADE=1 VISOR_BIN=$(abspath $(BIN)) VISOR_OLD_BIN=$$(bash scripts/build-release.sh $$rel "$(GO)") \
+			$(GO) test -run '^TestRollingUpgrade$$' -count=1 -v -timeout 30m ./testsuite/cluster/; \
+	done
 
 ## cluster-test: past one machine, on one: PostgreSQL, Temporal's frontend,
 ## history, matching and worker services as separate processes, the Web UI,

@@ -79,6 +79,21 @@ func zonesBySize(catalog []types.InstanceType) map[string][]string {
 	return out
 }
 
+// gpuModelBySize is each GPU size's GPU model (sizes without GPUs or
+// without a known model are left out); nil when there is none.
+func gpuModelBySize(catalog []types.InstanceType) map[string]string {
+	var out map[string]string
+	for _, t := range catalog {
+		if t.GPUs > 0 && t.GPUModel != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[t.Name] = t.GPUModel
+		}
+	}
+	return out
+}
+
 // priceBySize is each size's hourly price.
 func priceBySize(catalog []types.InstanceType) map[string]float64 {
 	out := make(map[string]float64, len(catalog))
@@ -98,28 +113,23 @@ func spendOf(machines map[string]int, prices map[string]float64) float64 {
 	return total
 }
 
-// withinBudget cuts a plan to what the pool's cost budget leaves, planning
-// again for the size and count it can pay, and says what it cut.
-func withinBudget(plan sizing.Plan, req sizing.Request, excluded []string, budget, spend float64) (sizing.Plan, string) {
-	if budget <= 0 || plan.NewNodes == 0 {
+// withinBudgets cuts a plan to what the cost budgets leave (law.Budgets),
+// planning again for the size and count it can pay, and says what it cut.
+func withinBudgets(plan sizing.Plan, req sizing.Request, excluded []string, b law.Budgets) (sizing.Plan, string) {
+	which, room, cut := b.Cut(plan.NewNodes, plan.HourlyCost)
+	if !cut {
 		return plan, ""
 	}
-	v := law.WithinBudget(plan.HourlyCost, budget, spend)
-	if v.Allowed {
-		return plan, ""
-	}
-	return withinRoom(plan, req, excluded, v.Room, "cost budget")
-}
-
-// withinRoom cuts a plan to room per hour, naming the budget that did.
-func withinRoom(plan sizing.Plan, req sizing.Request, excluded []string, room float64, which string) (sizing.Plan, string) {
-	if plan.NewNodes == 0 || plan.HourlyCost <= room+1e-9 {
-		return plan, ""
-	}
-	b := law.FitPlanToBudget(plan, max(room, 0))
-	reason := strings.Replace(b.Reason, "cost budget", which, 1)
-	if b.NewNodes == 0 {
+	fit := law.FitPlanToBudget(plan, max(room, 0))
+	reason := strings.Replace(fit.Reason, "cost budget", which, 1)
+	if fit.NewNodes == 0 {
 		return sizing.Plan{Unplaceable: plan.Unplaceable, Alternatives: plan.Alternatives}, reason
 	}
-	return sizing.PlanScaleUpExcluding(law.BudgetRequest(req, b), excluded), reason
+	return sizing.PlanScaleUpExcluding(law.BudgetRequest(req, fit), excluded), reason
+}
+
+// budgets are the cost ceilings the plan is held at, the pool spending
+// spend per hour.
+func (in PlanInput) budgets(spend float64) law.Budgets {
+	return law.Budgets{PoolPerHour: in.MaxHourlyCost, Spend: spend, OrgCapped: in.OrgBudget, OrgRoom: in.OrgBudgetRoom}
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -24,7 +25,7 @@ func TestBudgetCapsTheSpendAndSaysWhatItCut(t *testing.T) {
 	}
 	// $1/h budget, $0.70/h already spent on 7 small machines: $0.30/h left.
 	spend := spendOf(map[string]int{"small": 7}, priceBySize(catalog))
-	plan, note := withinBudget(full, req, nil, 1.0, spend)
+	plan, note := withinBudgets(full, req, nil, law.Budgets{PoolPerHour: 1.0, Spend: spend})
 	if plan.HourlyCost > 0.30+1e-9 || plan.NewNodes == 0 {
 		t.Fatalf("budgeted plan %d × %s at $%.2f/h, want something within $0.30/h", plan.NewNodes, plan.Size, plan.HourlyCost)
 	}
@@ -32,11 +33,11 @@ func TestBudgetCapsTheSpendAndSaysWhatItCut(t *testing.T) {
 		t.Fatalf("note %q does not say what the budget cut", note)
 	}
 	// Nothing left: nothing bought, and said so.
-	plan, note = withinBudget(full, req, nil, 0.70, spend)
+	plan, note = withinBudgets(full, req, nil, law.Budgets{PoolPerHour: 0.70, Spend: spend})
 	if plan.NewNodes != 0 || !strings.Contains(note, "no node fits the budget") {
 		t.Fatalf("over budget: %d nodes, note %q", plan.NewNodes, note)
 	}
-	if p, n := withinBudget(full, req, nil, 0, spend); p.NewNodes != full.NewNodes || n != "" {
+	if p, n := withinBudgets(full, req, nil, law.Budgets{Spend: spend}); p.NewNodes != full.NewNodes || n != "" {
 		t.Fatal("no budget must leave the plan alone")
 	}
 }
@@ -49,11 +50,11 @@ func TestOrgBudgetCutsThePlanAndSaysSo(t *testing.T) {
 	}
 	req := sizing.Request{Pending: pods, Catalog: catalog}
 	full := sizing.PlanScaleUp(req)
-	plan, note := withinRoom(full, req, nil, 0.25, "org cost budget")
+	plan, note := withinBudgets(full, req, nil, law.Budgets{OrgCapped: true, OrgRoom: 0.25})
 	if plan.NewNodes != 2 || !strings.Contains(note, "org cost budget") {
 		t.Fatalf("org room $0.25/h: %d nodes, note %q; want 2 × small and the org budget named", plan.NewNodes, note)
 	}
-	if plan, note := withinRoom(full, req, nil, -1, "org cost budget"); plan.NewNodes != 0 || !strings.Contains(note, "no node fits") {
+	if plan, note := withinBudgets(full, req, nil, law.Budgets{OrgCapped: true, OrgRoom: -1}); plan.NewNodes != 0 || !strings.Contains(note, "no node fits") {
 		t.Fatalf("an org over its budget buys nothing: %d, %q", plan.NewNodes, note)
 	}
 }

@@ -15,7 +15,8 @@ import (
 )
 
 // PlanOfferings is what a pool tells the planner about buying by
-// offering; the zero value plans as before offerings (on demand, any zone).
+// offering; the zero value plans on demand in any zone, as a pool without
+// the offerings change does.
 type PlanOfferings struct {
 	// On: the pool runs with offerings (workflows' offerings change);
 	// without it the fields below are ignored.
@@ -36,8 +37,9 @@ func (o PlanOfferings) rules() sizing.OfferingRules {
 }
 
 // MachineKey is how a pool counts a group's machines for pricing: by size
-// for a group bought on demand anywhere (as every group was before
-// offerings), by offering ("m6i.large/us-east-1a/spot") otherwise.
+// for a group bought on demand anywhere (so a pool that never buys by
+// offering keeps one price per size in its state), by offering
+// ("m6i.large/us-east-1a/spot") otherwise.
 func MachineKey(size string, ct types.CapacityType, zone string) string {
 	if ct.Or() == types.CapacityOnDemand && zone == "" {
 		return size

@@ -28,6 +28,9 @@ type PlanInput struct {
 	Promised       []types.PendingPod `json:"promised,omitempty"`
 	AllowedSizes   []string           `json:"allowedSizes,omitempty"`
 	PriceOverrides map[string]float64 `json:"priceOverrides,omitempty"`
+	// PriceAdjustments are the policy's (sizing.AdjustPrices), after the
+	// overrides.
+	PriceAdjustments []types.PriceAdjustment `json:"priceAdjustments,omitempty"`
 	// MinNewNodes forces at least this many (the floor, a manual target).
 	MinNewNodes int `json:"minNewNodes,omitempty"`
 	// MaxNewNodes is the ceiling's headroom.
@@ -57,6 +60,9 @@ type PlanInput struct {
 	FewerNodes bool `json:"fewerNodes,omitempty"`
 	// Objective is sizing.Request.Objective (the policy's sizingObjective).
 	Objective string `json:"objective,omitempty"`
+	// SkipGroups are groups of an older node template (drifted): the
+	// plan never grows them, it creates a group of the current template.
+	SkipGroups []string `json:"skipGroups,omitempty"`
 	// Offerings say how and where the pool buys (capacity types, zones,
 	// spot share, offerings marked sold out); Machines is then keyed by
 	// MachineKey.
@@ -99,6 +105,9 @@ type PlanResult struct {
 	// the pool can publish what it costs per hour; with offerings also each
 	// offering's, by MachineKey.
 	SizePrice map[string]float64 `json:"sizePrice,omitempty"`
+	// SizeGPUModel is each allowed GPU size's GPU model, so a GPU
+	// replacement buys only the old nodes' model (law.Rules.ReplaceGPU).
+	SizeGPUModel map[string]string `json:"sizeGPUModel,omitempty"`
 	// CapacityType and Zone are the offering the plan buys (empty: on
 	// demand, the provider's zone), NodePrice what one node of it costs
 	// an hour, and Offering says which and why, for the decision's reason.
@@ -132,6 +141,9 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 	if catalog, err = sizing.OverridePrices(catalog, in.PriceOverrides); err != nil {
 		return PlanResult{}, asTemporalError(errclass.New(errclass.Permanent, c.Provider.Name(), "plan", err))
 	}
+	if catalog, err = sizing.AdjustPrices(catalog, in.PriceAdjustments); err != nil {
+		return PlanResult{}, asTemporalError(errclass.New(errclass.Permanent, c.Provider.Name(), "plan", err))
+	}
 	if !slices.ContainsFunc(catalog, func(t types.InstanceType) bool { return !slices.Contains(in.ExcludeSizes, t.Name) }) {
 		return PlanResult{}, asTemporalError(errclass.New(errclass.InsufficientCapacity, c.Provider.Name(), "plan", fmt.Errorf("no allowed size left (excluded for capacity: %v)", in.ExcludeSizes)))
 	}
@@ -156,12 +168,9 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 	}
 	plan, req, excluded := op.plan, op.req, op.excluded
 	spend := spendOf(in.Machines, prices)
-	plan, budgetNote := withinBudget(plan, req, excluded, in.MaxHourlyCost, spend)
-	if in.OrgBudget && budgetNote == "" {
-		plan, budgetNote = withinRoom(plan, req, excluded, in.OrgBudgetRoom, "org cost budget")
-	}
+	plan, budgetNote := withinBudgets(plan, req, excluded, in.budgets(spend))
 	res := PlanResult{Size: plan.Size, NewNodes: plan.NewNodes, HourlyCost: plan.HourlyCost, Budget: budgetNote,
-		SizeRoom: roomBySize(catalog), SizeZones: zonesBySize(catalog), SizePrice: prices}
+		SizeRoom: roomBySize(catalog), SizeZones: zonesBySize(catalog), SizePrice: prices, SizeGPUModel: gpuModelBySize(catalog)}
 	for _, u := range plan.Unplaceable {
 		res.Unplaceable = append(res.Unplaceable, UnplaceablePod{Pod: u.Pod, Code: u.Code, Reason: u.Reason, Count: u.Count})
 	}
@@ -169,7 +178,7 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 		if res.Size == "" {
 			res.Size = cheapest(req.Catalog, excluded).Name
 		}
-		floor, note := floorWithinBudgets(in.MinNewNodes, res.Size, priceOf(req.Catalog, res.Size), in, spend)
+		floor, note := in.budgets(spend).HoldFloor(in.MinNewNodes, res.Size, priceOf(req.Catalog, res.Size))
 		res.NewNodes, res.Budget = max(res.NewNodes, floor), note
 	}
 	if res.NewNodes == 0 {
@@ -190,7 +199,7 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 	}
 	sort.Slice(groups, func(i, j int) bool { return groups[i].ID < groups[j].ID })
 	for _, g := range groups {
-		if g.Size == res.Size && g.CapacityType.Or() == res.CapacityType.Or() && g.Zone == res.Zone {
+		if g.Size == res.Size && g.CapacityType.Or() == res.CapacityType.Or() && g.Zone == res.Zone && !slices.Contains(in.SkipGroups, g.ID) {
 			res.GroupID, res.GroupTarget = g.ID, g.TargetSize
 			break
 		}
@@ -241,6 +250,10 @@ type ProvisionInput struct {
 	GroupID        string                    `json:"groupID,omitempty"`
 	Target         int                       `json:"target"`
 	IdempotencyKey connectors.IdempotencyKey `json:"idempotencyKey"`
+	// GroupSuffix ends the name of a group this creates, so a group of a
+	// new node template never takes the name of the drifted one it
+	// replaces.
+	GroupSuffix string `json:"groupSuffix,omitempty"`
 }
 
 // ProvisionResult reports the pool's total target afterwards.
@@ -282,7 +295,7 @@ func (a *Activities) Provision(ctx context.Context, in ProvisionInput) (Provisio
 	default:
 		var g connectors.NodeGroup
 		g, err = c.Provider.CreateNodeGroup(ctx, connectors.NodeGroupSpec{
-			Pool: in.Key, Name: OfferingGroupName(in.Key, in.Size, in.CapacityType, in.Zone), Size: in.Size, TargetSize: in.Target,
+			Pool: in.Key, Name: OfferingGroupName(in.Key, in.Size, in.CapacityType, in.Zone) + in.GroupSuffix, Size: in.Size, TargetSize: in.Target,
 			Labels: withOffering(withIdentity(in.NodeLabels, in.Key), in.CapacityType, in.Zone), Taints: in.NodeTaints,
 			CapacityType: in.CapacityType, Zone: in.Zone,
 		}, in.IdempotencyKey)
@@ -316,7 +329,8 @@ func withIdentity(labels map[string]string, key types.PoolKey) map[string]string
 // withOffering adds the labels a node bought as an offering carries, as
 // the node templates sizing matched promised: the zone label of a pinned
 // group and Karpenter's capacity-type label of a spot one. A default group
-// gets neither, as before offerings.
+// (on demand, any zone) gets neither: its nodes match the templates of a
+// pool that does not buy by offering.
 func withOffering(labels map[string]string, ct types.CapacityType, zone string) map[string]string {
 	if ct.Or() != types.CapacityOnDemand {
 		labels[types.CapacityTypeLabel] = string(ct)

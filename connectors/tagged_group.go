@@ -1,8 +1,6 @@
 package connectors
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 )
 
@@ -20,17 +18,6 @@ const (
 
 // KeyTag is the TagGroupKey value of the machines a call with key creates.
 func KeyTag(key IdempotencyKey) string { return NameHash(string(key))[:32] }
-
-// CheckTarget refuses a negative target or an empty idempotency key.
-func CheckTarget(target int, key IdempotencyKey) error {
-	switch {
-	case target < 0:
-		return fmt.Errorf("target %d is negative", target)
-	case key == "":
-		return errors.New("idempotency key is empty")
-	}
-	return nil
-}
 
 // PlanTarget is how a tagged group of live machines (oldest first) reaches
 // target: remove, the newest beyond it; or create, how many machines the

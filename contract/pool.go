@@ -153,31 +153,34 @@ func (d DecisionRecord) Newest() (int64, time.Time) {
 
 // PoolStatus is the `status` query's answer: the pool's full state.
 type PoolStatus struct {
-	Key               types.PoolKey          `json:"key"`
-	State             string                 `json:"state"`
-	Policy            types.Policy           `json:"policy"`
-	Paused            bool                   `json:"paused"`
-	PausedReason      string                 `json:"pausedReason,omitempty"`
-	Deregistering     bool                   `json:"deregistering"`
-	Nodes             int                    `json:"nodes"`
-	TargetNodes       int                    `json:"targetNodes"`
-	PendingPods       int                    `json:"pendingPods"`
-	Seq               int64                  `json:"seq"`
-	LastScaleUp       time.Time              `json:"lastScaleUp,omitempty"`
-	LastScaleDown     time.Time              `json:"lastScaleDown,omitempty"`
-	LastObservationAt time.Time              `json:"lastObservationAt,omitempty"`
-	IdleSince         map[string]time.Time   `json:"idleSince,omitempty"`
-	Unplaceable       map[string]string      `json:"unplaceable,omitempty"`
-	DrainBlocked      map[string]time.Time   `json:"drainBlocked,omitempty"`
-	Frozen            string                 `json:"frozen,omitempty"`
-	Blocked           []string               `json:"blocked,omitempty"`
-	NextWake          time.Time              `json:"nextWake,omitempty"`
-	NextWakeReason    string                 `json:"nextWakeReason,omitempty"`
-	Cluster           ClusterGate            `json:"cluster"`
-	Decisions         []DecisionRecord       `json:"decisions,omitempty"`
-	LastRejected      string                 `json:"lastRejected,omitempty"`
-	Observation       *types.PoolObservation `json:"observation,omitempty"`
-	MeteredThrough    time.Time              `json:"meteredThrough,omitempty"`
+	Key               types.PoolKey        `json:"key"`
+	State             string               `json:"state"`
+	Policy            types.Policy         `json:"policy"`
+	Paused            bool                 `json:"paused"`
+	PausedReason      string               `json:"pausedReason,omitempty"`
+	Deregistering     bool                 `json:"deregistering"`
+	Nodes             int                  `json:"nodes"`
+	TargetNodes       int                  `json:"targetNodes"`
+	PendingPods       int                  `json:"pendingPods"`
+	Seq               int64                `json:"seq"`
+	LastScaleUp       time.Time            `json:"lastScaleUp,omitempty"`
+	LastScaleDown     time.Time            `json:"lastScaleDown,omitempty"`
+	LastObservationAt time.Time            `json:"lastObservationAt,omitempty"`
+	IdleSince         map[string]time.Time `json:"idleSince,omitempty"`
+	Unplaceable       map[string]string    `json:"unplaceable,omitempty"`
+	// DrainBlocked: idle nodes something keeps, each with why (the pod
+	// and the rule: a drain blocker, a refused drain and when it is
+	// retried, the disruption budget or window, the floor).
+	DrainBlocked   map[string]string      `json:"drainBlocked,omitempty"`
+	Frozen         string                 `json:"frozen,omitempty"`
+	Blocked        []string               `json:"blocked,omitempty"`
+	NextWake       time.Time              `json:"nextWake,omitempty"`
+	NextWakeReason string                 `json:"nextWakeReason,omitempty"`
+	Cluster        ClusterGate            `json:"cluster"`
+	Decisions      []DecisionRecord       `json:"decisions,omitempty"`
+	LastRejected   string                 `json:"lastRejected,omitempty"`
+	Observation    *types.PoolObservation `json:"observation,omitempty"`
+	MeteredThrough time.Time              `json:"meteredThrough,omitempty"`
 	// Tier is the billing tier the pool meters under now, from its
 	// cluster; TierSince is when it took effect (zero: since the start).
 	Tier           BillingTier `json:"tier"`
@@ -210,6 +213,10 @@ type PoolStatus struct {
 	Rejected map[string]int `json:"rejected,omitempty"`
 	// SkippedNodes are idle nodes scale-down passed over, with why.
 	SkippedNodes []string `json:"skippedNodes,omitempty"`
+	// HeldIdle are idle nodes past their idle window the last decision
+	// kept, each with the rule that keeps it (disruption budget or
+	// window, cooldown, floor) and until when.
+	HeldIdle map[string]string `json:"heldIdle,omitempty"`
 	// Capacity sums up the capacity policies in force now (windows,
 	// headroom, budget, disruption); Budget says what the cost budget cut
 	// from the last scale-up, with the amounts.
@@ -220,4 +227,9 @@ type PoolStatus struct {
 	// HoldTarget holds as the floor until HoldUntil (a manual scale's --hold).
 	HoldTarget int       `json:"holdTarget,omitempty"`
 	HoldUntil  time.Time `json:"holdUntil,omitempty"`
+	// Drifted and Expired count the nodes due for replacement now (a node
+	// may be both); Due lists each with why (law.DueNodes).
+	Drifted int      `json:"drifted,omitempty"`
+	Expired int      `json:"expired,omitempty"`
+	Due     []string `json:"due,omitempty"`
 }

@@ -13,35 +13,6 @@ import (
 // that costs exactly the room left is within it.
 const costEpsilon = 1e-9
 
-// maxUnpricedNamed bounds the node names PoolSpend reports.
-const maxUnpricedNamed = 8
-
-// PoolSpend is what the pool's nodes cost per hour at the catalog's
-// prices (pass the catalog after the pool's price overrides): every node
-// not being deleted, booting ones included since they are billed. Nodes
-// whose size is not in the catalog are named in unpriced (at most a
-// few) and count as zero.
-func PoolSpend(nodes []types.NodeObservation, catalog []types.InstanceType) (perHour float64, unpriced []string) {
-	price := make(map[string]float64, len(catalog))
-	for _, t := range catalog {
-		price[t.Name] = t.HourlyPrice
-	}
-	for _, n := range nodes {
-		if n.State == types.NodeDeleting {
-			continue
-		}
-		v, ok := price[n.Size]
-		if !ok {
-			if len(unpriced) < maxUnpricedNamed {
-				unpriced = append(unpriced, n.Name)
-			}
-			continue
-		}
-		perHour += v
-	}
-	return perHour, unpriced
-}
-
 // BudgetVerdict is a plan checked against a budget.
 type BudgetVerdict struct {
 	// Unlimited: no budget (zero) is set; the other fields are zero.
@@ -64,21 +35,6 @@ func WithinBudget(planHourlyCost, budgetPerHour, spendPerHour float64) BudgetVer
 		return BudgetVerdict{Allowed: true, Room: room}
 	}
 	return BudgetVerdict{Room: room, Over: planHourlyCost - room}
-}
-
-// Tightest combines verdicts (the pool's and its org's): the one with the
-// least room among those that set a budget.
-func Tightest(verdicts ...BudgetVerdict) BudgetVerdict {
-	best := BudgetVerdict{Unlimited: true, Allowed: true}
-	for _, v := range verdicts {
-		if v.Unlimited {
-			continue
-		}
-		if best.Unlimited || v.Room < best.Room {
-			best = v
-		}
-	}
-	return best
 }
 
 // BudgetedPlan is what a budget leaves of a scale-up plan.
@@ -154,4 +110,58 @@ func BudgetRequest(req sizing.Request, b BudgetedPlan) sizing.Request {
 		req.MaxNewNodes = -1
 	}
 	return req
+}
+
+// Budgets are the cost ceilings a scale-up is held at: the pool's own
+// budget (PoolPerHour, 0: none) less what the pool spends, and the room
+// its org's budget leaves (OrgCapped; zero room is a room).
+type Budgets struct {
+	PoolPerHour float64
+	Spend       float64
+	OrgCapped   bool
+	OrgRoom     float64
+}
+
+// Cut says which budget cuts a plan of nodes costing planCost per hour,
+// and the room per hour it leaves (negative when over): the pool's own
+// first, else the org's. cut is false when the plan is within both. The
+// caller cuts the plan with FitPlanToBudget and plans again.
+func (b Budgets) Cut(nodes int, planCost float64) (which string, room float64, cut bool) {
+	if nodes == 0 {
+		return "", 0, false
+	}
+	if v := WithinBudget(planCost, b.PoolPerHour, b.Spend); !v.Allowed {
+		return "cost budget", v.Room, true
+	}
+	if b.OrgCapped && planCost > b.OrgRoom+costEpsilon {
+		return "org cost budget", b.OrgRoom, true
+	}
+	return "", 0, false
+}
+
+// HoldFloor holds growth the floor asks for (minNodes, a manual target:
+// want nodes of size at price each, no pod asking) at the cost ceilings.
+// A ceiling wins over the floor; a floor it cuts is said in the note, and
+// the pool holds at the ceiling until the budget leaves room.
+func (b Budgets) HoldFloor(want int, size string, price float64) (int, string) {
+	if price <= 0 {
+		return want, ""
+	}
+	n, note := want, ""
+	limit := func(which string, room float64) {
+		fit := int(math.Floor((max(room, 0) + costEpsilon) / price))
+		if fit >= n {
+			return
+		}
+		n = fit
+		note = fmt.Sprintf("%s holds the floor: %d more × %s would cost $%.4f/h but $%.4f/h is left; buying %d (a cost ceiling wins over minNodes)",
+			which, want, size, float64(want)*price, max(room, 0), n)
+	}
+	if b.PoolPerHour > 0 {
+		limit("cost budget", b.PoolPerHour-b.Spend)
+	}
+	if b.OrgCapped {
+		limit("org cost budget", b.OrgRoom)
+	}
+	return n, note
 }

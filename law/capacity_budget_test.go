@@ -33,28 +33,6 @@ func TestWithinBudget(t *testing.T) {
 		assert.InDelta(t, tc.want.Room, got.Room, 1e-12, tc.name)
 		assert.InDelta(t, tc.want.Over, got.Over, 1e-12, tc.name)
 	}
-	pool := WithinBudget(0, 2, 1)   // room 1
-	org := WithinBudget(0, 10, 9.5) // room 0.5
-	assert.InDelta(t, 0.5, Tightest(pool, org, WithinBudget(0, 0, 0)).Room, 1e-12)
-	assert.True(t, Tightest(WithinBudget(0, 0, 0)).Unlimited)
-}
-
-func TestPoolSpendCountsBilledNodes(t *testing.T) {
-	catalog := catalogs.Sim()
-	nodes := []types.NodeObservation{
-		{Name: "a", Size: "sim-4c8g", State: types.NodeReady},
-		{Name: "b", Size: "sim-8c16g", State: types.NodeProvisioning},
-		{Name: "c", Size: "sim-8c16g", State: types.NodeDeleting},
-		{Name: "d", Size: "mystery", State: types.NodeReady},
-	}
-	cost, unpriced := PoolSpend(nodes, catalog)
-	assert.InDelta(t, 0.04+0.08, cost, 1e-12)
-	assert.Equal(t, []string{"d"}, unpriced)
-
-	overridden, err := sizing.OverridePrices(catalog, map[string]float64{"sim-4c8g": 1})
-	require.NoError(t, err)
-	cost, _ = PoolSpend(nodes, overridden)
-	assert.InDelta(t, 1+0.08, cost, 1e-12, "the pool's price overrides count")
 }
 
 func tenPods() []types.PendingPod {
@@ -97,4 +75,55 @@ func TestFitPlanToBudgetBuysFewerOrSmallerNodes(t *testing.T) {
 	nothing := sizing.PlanScaleUp(BudgetRequest(req, none))
 	assert.Zero(t, nothing.NewNodes, "a zero budgeted plan buys nothing")
 	assert.False(t, math.IsNaN(nothing.HourlyCost))
+}
+
+func TestBudgetsCutNamesTheBudgetThatBinds(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		b         Budgets
+		nodes     int
+		cost      float64
+		which     string
+		room      float64
+		wantToCut bool
+	}{
+		{"no budgets", Budgets{Spend: 5}, 3, 9, "", 0, false},
+		{"nothing planned", Budgets{PoolPerHour: 1, Spend: 1, OrgCapped: true, OrgRoom: -1}, 0, 0, "", 0, false},
+		{"within the pool's", Budgets{PoolPerHour: 1, Spend: 0.5}, 2, 0.5, "", 0, false},
+		{"over the pool's", Budgets{PoolPerHour: 1, Spend: 0.7}, 2, 0.5, "cost budget", 0.3, true},
+		{"the pool's first, over both", Budgets{PoolPerHour: 1, Spend: 0.7, OrgCapped: true, OrgRoom: 0.1}, 2, 0.5, "cost budget", 0.3, true},
+		{"within the pool's, over the org's", Budgets{PoolPerHour: 1, Spend: 0, OrgCapped: true, OrgRoom: 0.25}, 2, 0.5, "org cost budget", 0.25, true},
+		{"exactly the org's room", Budgets{OrgCapped: true, OrgRoom: 0.1 + 0.2}, 3, 0.3, "", 0, false},
+		{"an org over its budget", Budgets{OrgCapped: true, OrgRoom: -1}, 1, 0.1, "org cost budget", -1, true},
+	} {
+		which, room, cut := tc.b.Cut(tc.nodes, tc.cost)
+		assert.Equal(t, tc.wantToCut, cut, tc.name)
+		assert.Equal(t, tc.which, which, tc.name)
+		assert.InDelta(t, tc.room, room, 1e-12, tc.name)
+	}
+}
+
+func TestBudgetsHoldFloorAtTheTighterCeiling(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		b     Budgets
+		want  int
+		price float64
+		n     int
+		note  string
+	}{
+		{"no budgets", Budgets{}, 5, 0.1, 5, ""},
+		{"unpriced size", Budgets{PoolPerHour: 0.1}, 5, 0, 5, ""},
+		{"the pool's leaves room", Budgets{PoolPerHour: 1, Spend: 0.4}, 5, 0.1, 5, ""},
+		{"the pool's holds it", Budgets{PoolPerHour: 1, Spend: 0.8}, 5, 0.1, 2,
+			"cost budget holds the floor: 5 more × s would cost $0.5000/h but $0.2000/h is left; buying 2 (a cost ceiling wins over minNodes)"},
+		{"the org's holds it tighter", Budgets{PoolPerHour: 1, Spend: 0.8, OrgCapped: true, OrgRoom: 0.1}, 5, 0.1, 1,
+			"org cost budget holds the floor: 5 more × s would cost $0.5000/h but $0.1000/h is left; buying 1 (a cost ceiling wins over minNodes)"},
+		{"an org over its budget buys none", Budgets{OrgCapped: true, OrgRoom: -0.3}, 2, 0.1, 0,
+			"org cost budget holds the floor: 2 more × s would cost $0.2000/h but $0.0000/h is left; buying 0 (a cost ceiling wins over minNodes)"},
+	} {
+		n, note := tc.b.HoldFloor(tc.want, "s", tc.price)
+		assert.Equal(t, tc.n, n, tc.name)
+		assert.Equal(t, tc.note, note, tc.name)
+	}
 }

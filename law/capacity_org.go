@@ -2,97 +2,83 @@ package law
 
 import (
 	"fmt"
-	"maps"
-	"slices"
+	"math"
 
 	"github.com/hanzoai/visor-fleet/types"
 )
 
-// OrgUsage is what one org's pools hold across the fabric, as the
-// cluster (or org) workflow adds it up from its pools' reports.
+// OrgUsage is what one org's pools hold, as their published memos add up
+// (one visibility listing, never a query to each pool).
 type OrgUsage struct {
-	// NodesByCluster counts the org's nodes (booting included) per cluster.
-	NodesByCluster map[string]int `json:"nodesByCluster,omitempty"`
-	// HourlyCost is what they cost per hour.
-	HourlyCost float64 `json:"hourlyCost,omitempty"`
+	// Fabric counts the org's nodes on every cluster, Cluster those on
+	// the pool's own cluster.
+	Fabric  int
+	Cluster int
+	// HourlyCost is what the org's pools cost per hour on the whole fabric.
+	HourlyCost float64
 }
 
-// Nodes is the org's total across clusters.
-func (u OrgUsage) Nodes() int {
-	n := 0
-	for _, v := range u.NodesByCluster {
-		n += v
-	}
-	return n
-}
-
-// OrgRoom is what an org's ceilings leave for more capacity on one cluster.
+// OrgRoom is what an org's ceilings leave one of its pools.
 type OrgRoom struct {
-	// NodesCapped: a node ceiling applies and Nodes more may be added.
-	NodesCapped bool `json:"nodesCapped,omitempty"`
-	Nodes       int  `json:"nodes,omitempty"`
-	// Cost is the org's budget checked with nothing more bought: its Room
-	// is what more the org may spend per hour.
-	Cost BudgetVerdict `json:"cost"`
-	// Reason names the ceiling that binds, with the numbers.
-	Reason string `json:"reason,omitempty"`
+	// Nodes is how many more nodes the node ceilings leave (math.MaxInt:
+	// none set); Note names the ceiling that leaves none, with the numbers.
+	Nodes int
+	Note  string
+	// CostCapped: the org has a cost budget, which leaves CostRoom per
+	// hour (negative when the org is over it). The plan checks it, since
+	// it knows prices.
+	CostCapped bool
+	CostRoom   float64
 }
 
-// OrgRoomOn is the room an org's limits leave on cluster, given its
-// usage: the smaller of maxNodesPerCluster less its nodes there and
-// maxNodes less its nodes everywhere, never negative, and its hourly
-// budget less its spend.
-func OrgRoomOn(org types.OrgPolicy, usage OrgUsage, cluster string) OrgRoom {
-	room := OrgRoom{Cost: WithinBudget(0, org.MaxHourlyCost, usage.HourlyCost)}
-	if org.MaxNodesPerCluster > 0 {
-		on := usage.NodesByCluster[cluster]
-		room.NodesCapped, room.Nodes = true, max(org.MaxNodesPerCluster-on, 0)
-		room.Reason = fmt.Sprintf("org %s has %d of its %d nodes per cluster on %s", org.Org, on, org.MaxNodesPerCluster, cluster)
+// StricterOrgLimits is, field by field, the tighter of the pool policy's
+// org limits and the platform's (0 is no limit; nil sets none): a spec
+// may tighten the platform's limits, never loosen them.
+func StricterOrgLimits(policy, platform *types.OrgPolicy) types.OrgPolicy {
+	var out types.OrgPolicy
+	tighter := func(a, b int) int {
+		if a == 0 || (b > 0 && b < a) {
+			return b
+		}
+		return a
 	}
-	if org.MaxNodes > 0 {
-		total := usage.Nodes()
-		if left := max(org.MaxNodes-total, 0); !room.NodesCapped || left < room.Nodes {
-			room.NodesCapped, room.Nodes = true, left
-			room.Reason = fmt.Sprintf("org %s has %d of its %d nodes on the fabric", org.Org, total, org.MaxNodes)
+	for _, l := range []*types.OrgPolicy{policy, platform} {
+		if l == nil {
+			continue
+		}
+		out.Org = l.Org
+		out.MaxNodes = tighter(out.MaxNodes, l.MaxNodes)
+		out.MaxNodesPerCluster = tighter(out.MaxNodesPerCluster, l.MaxNodesPerCluster)
+		if out.MaxHourlyCost == 0 || (l.MaxHourlyCost > 0 && l.MaxHourlyCost < out.MaxHourlyCost) {
+			out.MaxHourlyCost = l.MaxHourlyCost
 		}
 	}
-	if !room.Cost.Unlimited && room.Cost.Room <= costEpsilon {
-		room.Reason = fmt.Sprintf("org %s spends $%.4f/h of its $%.4f/h budget", org.Org, usage.HourlyCost, org.MaxHourlyCost)
+	return out
+}
+
+// OrgRoomOn is the room org's limits lim leave a pool on cluster, given
+// the org's usage: the smaller of maxNodes less its nodes on the fabric
+// and maxNodesPerCluster less its nodes there (the fabric's on a tie),
+// and its cost budget less its spend. Pools that scale at the same moment
+// can each take the last room: the ceiling holds to within one decision
+// per pool, and no pool grows past it after that.
+func OrgRoomOn(lim types.OrgPolicy, u OrgUsage, org, cluster string) OrgRoom {
+	room := OrgRoom{Nodes: math.MaxInt}
+	if lim.MaxHourlyCost > 0 {
+		room.CostCapped, room.CostRoom = true, lim.MaxHourlyCost-u.HourlyCost
+	}
+	if lim.MaxNodes > 0 {
+		if r := lim.MaxNodes - u.Fabric; r < room.Nodes {
+			room.Nodes, room.Note = r, fmt.Sprintf("org ceiling: org %s has %d of its %d nodes on the fabric", org, u.Fabric, lim.MaxNodes)
+		}
+	}
+	if lim.MaxNodesPerCluster > 0 {
+		if r := lim.MaxNodesPerCluster - u.Cluster; r < room.Nodes {
+			room.Nodes, room.Note = r, fmt.Sprintf("org ceiling: org %s has %d of its %d nodes on cluster %s", org, u.Cluster, lim.MaxNodesPerCluster, cluster)
+		}
+	}
+	if room.Nodes > 0 {
+		room.Note = ""
 	}
 	return room
-}
-
-// ShareNodes splits an org's room of nodes among the pools asking for
-// more (pool ID → nodes wanted), max-min fair and deterministic: every
-// pool gets what it asks up to an equal share, what is left goes on to
-// those that want more, in pool-ID order for the last odd nodes. The
-// shares never add up to more than room, so two pools of one org cannot
-// together overshoot the org's ceiling.
-func ShareNodes(room int, asks map[string]int) map[string]int {
-	out := make(map[string]int, len(asks))
-	ids := slices.Sorted(maps.Keys(asks))
-	left := max(room, 0)
-	for {
-		var hungry []string
-		for _, id := range ids {
-			if asks[id] > out[id] {
-				hungry = append(hungry, id)
-			}
-		}
-		if left == 0 || len(hungry) == 0 {
-			return out
-		}
-		each := left / len(hungry)
-		if each == 0 {
-			for _, id := range hungry[:left] {
-				out[id]++
-			}
-			return out
-		}
-		for _, id := range hungry {
-			give := min(each, asks[id]-out[id])
-			out[id] += give
-			left -= give
-		}
-	}
 }

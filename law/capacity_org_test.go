@@ -1,65 +1,46 @@
 package law
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/hanzoai/visor-fleet/types"
 )
 
-func TestOrgRoomOnTakesTheTighterCeiling(t *testing.T) {
-	acme := types.OrgPolicy{Org: "acme", MaxNodes: 20, MaxNodesPerCluster: 12, MaxHourlyCost: 3}
-	for _, tc := range []struct {
-		name   string
-		usage  OrgUsage
-		nodes  int
-		reason string
-	}{
-		{"cluster cap binds", OrgUsage{NodesByCluster: map[string]int{"east": 10, "west": 2}}, 2, "org acme has 10 of its 12 nodes per cluster on east"},
-		{"fabric cap binds", OrgUsage{NodesByCluster: map[string]int{"east": 5, "west": 14}}, 1, "org acme has 19 of its 20 nodes on the fabric"},
-		{"over both: none", OrgUsage{NodesByCluster: map[string]int{"east": 13, "west": 9}}, 0, "org acme has 13 of its 12 nodes per cluster on east"}, // a tie keeps the cluster cap
-		{"new cluster", OrgUsage{NodesByCluster: map[string]int{"west": 2}}, 12, "org acme has 0 of its 12 nodes per cluster on east"},
-	} {
-		room := OrgRoomOn(acme, tc.usage, "east")
-		assert.True(t, room.NodesCapped, tc.name)
-		assert.Equal(t, tc.nodes, room.Nodes, tc.name)
-		assert.Equal(t, tc.reason, room.Reason, tc.name)
-	}
-	spent := OrgRoomOn(acme, OrgUsage{HourlyCost: 3.2}, "east")
-	assert.Zero(t, spent.Cost.Room)
-	assert.Equal(t, "org acme spends $3.2000/h of its $3.0000/h budget", spent.Reason)
-	assert.InDelta(t, 1.0, OrgRoomOn(acme, OrgUsage{HourlyCost: 2}, "east").Cost.Room, 1e-12)
-
-	free := OrgRoomOn(types.OrgPolicy{Org: "globex", MaxHourlyCost: 1}, OrgUsage{}, "east")
-	assert.False(t, free.NodesCapped)
-	assert.InDelta(t, 1.0, free.Cost.Room, 1e-12)
+func TestStricterOrgLimitsTakesTheTighterOfEachField(t *testing.T) {
+	policy := &types.OrgPolicy{Org: "acme", MaxNodes: 50, MaxHourlyCost: 20}
+	platform := &types.OrgPolicy{Org: "acme", MaxNodes: 100, MaxNodesPerCluster: 10, MaxHourlyCost: 5}
+	require.Equal(t, types.OrgPolicy{Org: "acme", MaxNodes: 50, MaxNodesPerCluster: 10, MaxHourlyCost: 5}, StricterOrgLimits(policy, platform))
+	require.Equal(t, *platform, StricterOrgLimits(nil, platform))
+	require.Equal(t, *policy, StricterOrgLimits(policy, nil))
+	require.Equal(t, types.OrgPolicy{}, StricterOrgLimits(nil, nil))
 }
 
-// Two pools of one org asking for more than the org's room together never
-// get more than the room.
-func TestShareNodesNeverOvershootsTheRoom(t *testing.T) {
+func TestOrgRoomOnTakesTheTighterCeiling(t *testing.T) {
+	acme := types.OrgPolicy{Org: "acme", MaxNodes: 20, MaxNodesPerCluster: 12}
 	for _, tc := range []struct {
-		room int
-		asks map[string]int
-		want map[string]int
+		name  string
+		lim   types.OrgPolicy
+		usage OrgUsage
+		want  OrgRoom
 	}{
-		{5, map[string]int{"a": 4, "b": 4}, map[string]int{"a": 3, "b": 2}},
-		{5, map[string]int{"a": 1, "b": 10}, map[string]int{"a": 1, "b": 4}},
-		{10, map[string]int{"a": 3, "b": 4}, map[string]int{"a": 3, "b": 4}},
-		{0, map[string]int{"a": 3}, map[string]int{}},
-		{-2, map[string]int{"a": 3}, map[string]int{}},
-		{7, map[string]int{"a": 2, "b": 5, "c": 5}, map[string]int{"a": 2, "b": 3, "c": 2}},
+		{"no limits", types.OrgPolicy{}, OrgUsage{Fabric: 99, Cluster: 99, HourlyCost: 9}, OrgRoom{Nodes: math.MaxInt}},
+		{"cluster cap binds, room left: no note", acme, OrgUsage{Fabric: 12, Cluster: 10}, OrgRoom{Nodes: 2}},
+		{"fabric cap binds, room left", acme, OrgUsage{Fabric: 19, Cluster: 5}, OrgRoom{Nodes: 1}},
+		{"fabric cap full", acme, OrgUsage{Fabric: 20, Cluster: 5}, OrgRoom{Nodes: 0, Note: "org ceiling: org acme has 20 of its 20 nodes on the fabric"}},
+		{"cluster cap full", acme, OrgUsage{Fabric: 13, Cluster: 12}, OrgRoom{Nodes: 0, Note: "org ceiling: org acme has 12 of its 12 nodes on cluster east"}},
+		{"over both, the cluster's is tighter", acme, OrgUsage{Fabric: 21, Cluster: 15}, OrgRoom{Nodes: -3, Note: "org ceiling: org acme has 15 of its 12 nodes on cluster east"}},
+		{"a tie keeps the fabric's", acme, OrgUsage{Fabric: 22, Cluster: 14}, OrgRoom{Nodes: -2, Note: "org ceiling: org acme has 22 of its 20 nodes on the fabric"}},
+		{"cost budget only", types.OrgPolicy{MaxHourlyCost: 3}, OrgUsage{HourlyCost: 2}, OrgRoom{Nodes: math.MaxInt, CostCapped: true, CostRoom: 1}},
+		{"cost budget overspent", types.OrgPolicy{MaxHourlyCost: 3}, OrgUsage{HourlyCost: 3.5}, OrgRoom{Nodes: math.MaxInt, CostCapped: true, CostRoom: -0.5}},
 	} {
-		got := ShareNodes(tc.room, tc.asks)
-		sum := 0
-		for id, n := range got {
-			sum += n
-			assert.LessOrEqual(t, n, tc.asks[id])
-		}
-		assert.LessOrEqual(t, sum, max(tc.room, 0))
-		for id, n := range tc.want {
-			assert.Equal(t, n, got[id], "room %d asks %v: %s", tc.room, tc.asks, id)
-		}
+		got := OrgRoomOn(tc.lim, tc.usage, "acme", "east")
+		assert.Equal(t, tc.want.Nodes, got.Nodes, tc.name)
+		assert.Equal(t, tc.want.Note, got.Note, tc.name)
+		assert.Equal(t, tc.want.CostCapped, got.CostCapped, tc.name)
+		assert.InDelta(t, tc.want.CostRoom, got.CostRoom, 1e-12, tc.name)
 	}
 }

@@ -28,7 +28,7 @@ type Status struct {
 }
 
 // Describe gathers Status for a pool of poolNodes nodes spending
-// spendPerHour (see PoolSpend) at now.
+// spendPerHour (its billed nodes at their prices) at now.
 func Describe(p types.Policy, now time.Time, poolNodes int, spendPerHour float64) Status {
 	headroom := 0
 	for _, h := range p.Headroom {

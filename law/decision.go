@@ -43,6 +43,9 @@ type DecisionInput struct {
 	Unplaceable map[string]string
 	// DrainBlocked nodes failed a drain; they are not retried before the time.
 	DrainBlocked map[string]time.Time
+	// Removed nodes were drained and deleted at the provider by the pool;
+	// their Node objects may linger a while (Rules.BudgetPaces).
+	Removed map[string]time.Time
 	// InFlightNodes were asked for at the provider but are not yet observed.
 	InFlightNodes int
 	// Gate says what the cluster phase and reachability allow.
@@ -91,6 +94,19 @@ type DecisionInput struct {
 	// hourly price, as the last plan gave them: what a replacement may buy.
 	SizeRoom  map[string]types.Resources
 	SizePrice map[string]float64
+	// SizeGPUModel is each GPU size's GPU model, from the catalog: a GPU
+	// replacement (Rules.ReplaceGPU) buys only a size of the old nodes'
+	// model. Nil: no GPU node is replaced.
+	SizeGPUModel map[string]string
+	// Prewarm are the stand-in pods a pre-warm buys for (PrewarmPods,
+	// Rules.Prewarm): demand the pool's model expects within a
+	// provisioning delay that its Ready nodes lack. Like headroom they
+	// never wait for the threshold; PrewarmWhy says what was forecast.
+	Prewarm    []types.PendingPod
+	PrewarmWhy string
+	// Lifecycle judges drift and expiry (decision_lifecycle.go); nil
+	// leaves both off.
+	Lifecycle *Lifecycle
 }
 
 // Machine is one provider machine as the law sees it.
@@ -157,6 +173,14 @@ type Decision struct {
 	// Replacing (ActionReplace): the replacement to start, whose new node
 	// the workflow buys and whose old nodes a later decision drains.
 	Replacing *Replacement `json:"replacing,omitempty"`
+	// Prewarm is how many of Pods stand for demand bought on forecast.
+	Prewarm int `json:"prewarm,omitempty"`
+	// Forced (ActionDisrupt): nodes past terminationGracePeriod, drained
+	// as far as they go and deleted whatever blocks the drain.
+	Forced []string `json:"forced,omitempty"`
+	// Held: idle nodes past their idle window that this decision keeps,
+	// each with the rule that keeps it and until when (Rules.BudgetPaces).
+	Held map[string]string `json:"held,omitempty"`
 }
 
 // IsIdle reports whether a node is idle on every resource it offers: below
@@ -233,6 +257,7 @@ func Decide(in DecisionInput) Decision {
 	// Scale up: pods unschedulable longer than the threshold, and the
 	// headroom the pool keeps, which never waits for the threshold.
 	pods := append(overdue(in, wake), in.HeadroomShort...)
+	pods = append(pods, in.Prewarm...)
 	consolidating := in.Rules.Consolidation
 	if len(pods) > 0 {
 		upCooldownEnd := in.LastScaleUp.Add(p.ScaleUpCooldown.D())
@@ -255,6 +280,10 @@ func Decide(in DecisionInput) Decision {
 			d.Reason = fmt.Sprintf("%s unschedulable longer than %s", Plural(podCount(pods), "pod"), p.PendingThreshold)
 			if in.Rules.Batch {
 				d.Reason = fmt.Sprintf("%s unschedulable, their batch closed (%s after the newest, at most %s, or the threshold %s)", Plural(podCount(pods), "pod"), BatchIdle, BatchMax, p.PendingThreshold)
+			}
+			if len(in.Prewarm) > 0 {
+				d.Prewarm = len(in.Prewarm)
+				d.Reason += fmt.Sprintf("; bought on forecast: room for %s (%s)", Plural(len(in.Prewarm), "expected pod"), in.PrewarmWhy)
 			}
 			return d
 		}
@@ -282,6 +311,10 @@ func Decide(in DecisionInput) Decision {
 	wake(sd.Until, "disruption window")
 	if !sd.Allowed {
 		d.Blocked = append(d.Blocked, "scale-down not allowed now: "+sd.Reason)
+		holdIdle(in, p, &d, "the disruption window ("+sd.Reason+")", sd.Until)
+		return d
+	}
+	if in.Rules.Lifecycle && lifecycle(in, p, current, &d, wake) {
 		return d
 	}
 	if in.Rules.Replace && ReplacementLive(in.Policy, in.Replacing, obs, in.Now) && replacementDrain(in, p, current, &d) {
@@ -310,12 +343,13 @@ func Decide(in DecisionInput) Decision {
 			continue
 		}
 		empty[n.Name] = n.Requested.MilliCPU == 0 && n.Requested.Memory == 0
-		if until, blocked := in.DrainBlocked[n.Name]; blocked && in.Now.Before(until) {
+		until, blocked := in.DrainBlocked[n.Name]
+		if blocked && in.Now.Before(until) {
 			wake(until, "retry drain of "+n.Name)
 			continue
 		}
 		end := since.Add(p.IdleWindow.D())
-		if in.Now.Before(end) {
+		if in.Now.Before(end) && !(blocked && in.Rules.RetryBlocked) {
 			wake(end, "idle window "+n.Name)
 			continue
 		}
@@ -344,29 +378,39 @@ func Decide(in DecisionInput) Decision {
 	switch {
 	case room <= 0:
 		d.Blocked = append(d.Blocked, fmt.Sprintf("%d idle nodes but the pool is at its floor of %d", len(idle), p.MinNodes))
+		holdIdle(in, p, &d, fmt.Sprintf("the floor of %d", p.MinNodes), time.Time{})
 		return d
 	case in.InFlightNodes > 0:
 		d.Blocked = append(d.Blocked, fmt.Sprintf("%s idle but %s still provisioning", Plural(len(idle), "node"), Plural(in.InFlightNodes, "machine")))
+		holdIdle(in, p, &d, Plural(in.InFlightNodes, "machine")+" still provisioning", time.Time{})
 		return d
 	case in.Now.Before(downCooldownEnd):
 		d.Blocked = append(d.Blocked, fmt.Sprintf("%d idle nodes; cooldown until %s", len(idle), downCooldownEnd.UTC().Format(time.RFC3339)))
 		wake(downCooldownEnd, "cooldown after scale-down")
+		holdIdle(in, p, &d, "the cooldown after scale-down", downCooldownEnd)
 		return d
 	}
 	limit := min(room, len(idle))
 	if p.MaxScaleDownPerDecision > 0 {
 		limit = min(limit, p.MaxScaleDownPerDecision)
 	}
-	if slots := DrainSlots(in.Policy, current, draining(obs)); slots < limit {
+	budgetHeld := false
+	if slots := DrainSlots(in.Policy, current, draining(in)); slots < limit {
 		if slots <= 0 {
 			d.Blocked = append(d.Blocked, fmt.Sprintf("%s idle; the disruption budget allows no more nodes draining at once", Plural(len(idle), "node")))
+			holdIdle(in, p, &d, budgetRule(in.Policy, current), time.Time{})
 			return d
 		}
-		limit = slots
+		limit, budgetHeld = slots, true
 	}
 	remove := fitsElsewhere(obs, idle, limit, &d)
 	if in.KeepsHeadroom != nil {
 		remove = keepHeadroom(remove, in.KeepsHeadroom, &d)
+	}
+	if budgetHeld && len(remove) > 0 {
+		// The rest wait for the drains this decision starts.
+		d.RemoveNodes = remove
+		holdIdle(in, p, &d, budgetRule(in.Policy, current), time.Time{})
 	}
 	if len(remove) == 0 {
 		if consolidating {
@@ -415,11 +459,16 @@ func overdue(in DecisionInput, wake func(time.Time, string)) []types.PendingPod 
 
 // scaleDownCooldownEnd is when scale-down may act again: after the
 // cooldowns after scale-down and after scale-up. With the consolidation
-// rules a scale-up no longer holds scale-down back: new nodes are not idle
+// rules a scale-up does not hold scale-down back: new nodes are not idle
 // or underused for a window anyway, and a pool that keeps growing for new
 // demand would otherwise never shrink.
 func scaleDownCooldownEnd(in DecisionInput, p types.Policy) time.Time {
 	end := in.LastScaleDown.Add(p.ScaleDownCooldown.D())
+	if in.Rules.BudgetPaces && budgeted(in.Policy) {
+		// The budget paces scale-down: a node goes once a drain slot is
+		// free, not a cooldown after the last one.
+		end = time.Time{}
+	}
 	if in.Rules.Consolidation {
 		return end
 	}
@@ -485,4 +534,49 @@ func without[V any](m map[string]V, key string) map[string]V {
 		}
 	}
 	return out
+}
+
+// budgeted says whether the policy caps the nodes draining at once.
+func budgeted(p types.Policy) bool {
+	return p.Disruption != nil && (p.Disruption.MaxDrainingNodes > 0 || p.Disruption.MaxDrainingPercent > 0)
+}
+
+// budgetRule names the disruption budget as a rule holding idle nodes.
+func budgetRule(p types.Policy, poolNodes int) string {
+	return fmt.Sprintf("the disruption budget (%d draining at once); until a drain ends", MaxDraining(p, poolNodes))
+}
+
+// holdIdle records, with Rules.BudgetPaces, the rule that keeps the idle
+// nodes past their idle window this decision does not remove, and until
+// when (zero: until the rule's input changes); one Blocked line sums them
+// up when no line names them yet.
+func holdIdle(in DecisionInput, p types.Policy, d *Decision, rule string, until time.Time) {
+	if !in.Rules.BudgetPaces {
+		return
+	}
+	removing := map[string]bool{}
+	for _, name := range d.RemoveNodes {
+		removing[name] = true
+	}
+	why := rule
+	if !until.IsZero() {
+		why += " until " + until.UTC().Format(time.RFC3339)
+	}
+	var held []string
+	for _, n := range in.Observation.Nodes {
+		since, ok := in.IdleSince[n.Name]
+		if !ok || !IsIdle(p, n) || removing[n.Name] || len(n.DrainBlockers) > 0 || in.Now.Before(since.Add(p.IdleWindow.D())) {
+			continue
+		}
+		if d.Held == nil {
+			d.Held = map[string]string{}
+		}
+		if _, set := d.Held[n.Name]; !set {
+			d.Held[n.Name] = why
+			held = append(held, n.Name)
+		}
+	}
+	if len(held) > 0 {
+		d.Blocked = append(d.Blocked, fmt.Sprintf("%s idle past the idle window of %s, kept by %s", Plural(len(held), "node"), p.IdleWindow, why))
+	}
 }

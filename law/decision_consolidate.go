@@ -2,6 +2,7 @@ package law
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -96,17 +97,18 @@ func consolidate(in DecisionInput, p types.Policy, current int, d *Decision, wak
 		if !ok || len(n.DrainBlockers) > 0 {
 			continue
 		}
-		if until, blocked := in.DrainBlocked[n.Name]; blocked && in.Now.Before(until) {
+		until, blocked := in.DrainBlocked[n.Name]
+		if blocked && in.Now.Before(until) {
 			wake(until, "retry drain of "+n.Name)
 			continue
 		}
-		if end := since.Add(after); in.Now.Before(end) {
+		if end := since.Add(after); in.Now.Before(end) && !(blocked && in.Rules.RetryBlocked) {
 			wake(end, "consolidation window "+n.Name)
 			continue
 		}
 		cands = append(cands, n)
 	}
-	if len(cands) == 0 {
+	if len(cands) == 0 && !(in.Rules.Replace && in.Rules.ReplaceGPU) {
 		return
 	}
 	sort.SliceStable(cands, func(i, j int) bool {
@@ -126,33 +128,54 @@ func consolidate(in DecisionInput, p types.Policy, current int, d *Decision, wak
 	room := current - p.MinNodes
 	switch {
 	case room <= 0 || in.InFlightNodes > 0:
+		if in.Rules.BudgetPaces {
+			why := fmt.Sprintf("the pool is at its floor of %d", p.MinNodes)
+			if room > 0 {
+				why = Plural(in.InFlightNodes, "machine") + " still provisioning"
+			}
+			d.Blocked = append(d.Blocked, fmt.Sprintf("%s to consolidate but %s", Plural(len(cands), "node"), why))
+		}
 		return
 	case in.Now.Before(cooldownEnd):
-		d.Blocked = append(d.Blocked, fmt.Sprintf("%s to consolidate; cooldown until %s", Plural(len(cands), "node"), cooldownEnd.UTC().Format(time.RFC3339)))
-		wake(cooldownEnd, "cooldown after scale-down")
+		if len(cands) > 0 {
+			d.Blocked = append(d.Blocked, fmt.Sprintf("%s to consolidate; cooldown until %s", Plural(len(cands), "node"), cooldownEnd.UTC().Format(time.RFC3339)))
+			wake(cooldownEnd, "cooldown after scale-down")
+		}
 		return
 	}
-	limit := min(room, DrainSlots(in.Policy, current, draining(obs)))
+	limit := min(room, DrainSlots(in.Policy, current, draining(in)))
 	if p.MaxScaleDownPerDecision > 0 {
 		limit = min(limit, p.MaxScaleDownPerDecision)
 	}
-	if limit <= 0 {
+	if limit <= 0 && len(cands) > 0 {
 		d.Blocked = append(d.Blocked, fmt.Sprintf("%s to consolidate; the disruption budget allows no more nodes draining at once", Plural(len(cands), "node")))
 		return
+	}
+	if p.ConsolidationDisruption == types.DisruptIdleOnly {
+		cands = slices.DeleteFunc(cands, func(n types.NodeObservation) bool { return !emptyNode(n) })
 	}
 	remove := packElsewhere(obs, cands, limit, in.Rules.AcrossSizes, in.Rules.KeepReplacement, d)
 	if in.KeepsHeadroom != nil {
 		remove = keepHeadroom(remove, in.KeepsHeadroom, d)
 	}
+	if len(remove) > 0 && p.ConsolidationDisruption == types.DisruptBalanced {
+		remove = balancedPrefix(in, remove, d)
+	}
 	if len(remove) == 0 {
-		if in.Rules.Replace {
+		if in.Rules.Replace && p.ConsolidationDisruption != types.DisruptIdleOnly {
 			// k nodes replaced by one leave current-k+1: one more than
 			// removal may go, within the same drain budget.
-			limit := min(room+1, DrainSlots(in.Policy, current, draining(obs)))
+			limit := min(room+1, DrainSlots(in.Policy, current, draining(in)))
 			if p.MaxScaleDownPerDecision > 0 {
 				limit = min(limit, p.MaxScaleDownPerDecision)
 			}
-			replace(in, p, current, cands, limit, d)
+			found := replace(in, p, current, cands, limit, d)
+			if !found && in.Rules.ReplaceGPU {
+				found = replaceGPU(in, p, current, limit, d)
+			}
+			if found && p.ConsolidationDisruption == types.DisruptBalanced {
+				balancedReplacement(in, d)
+			}
 		}
 		return
 	}

@@ -156,9 +156,14 @@ func Plural(n int, noun string) string {
 }
 
 // draining counts the nodes being emptied or removed now.
-func draining(obs *types.PoolObservation) int {
+func draining(in DecisionInput) int {
 	n := 0
-	for _, node := range obs.Nodes {
+	for _, node := range in.Observation.Nodes {
+		if _, done := in.Removed[node.Name]; done && in.Rules.BudgetPaces {
+			// Drained and deleted at the provider: its drain is over,
+			// whatever its Node object still says.
+			continue
+		}
 		if node.State == types.NodeCordoned || node.State == types.NodeDeleting {
 			n++
 		}

@@ -32,6 +32,10 @@ type Replacement struct {
 	// Node is the new node once it was first seen (Rules.KeepReplacement,
 	// NewReplacementNode); empty before.
 	Node string `json:"node,omitempty"`
+	// Lifecycle says why the old node is drifted or expired when the
+	// replacement is drift's or expiry's (decision_lifecycle.go), not
+	// consolidation's; empty for consolidation.
+	Lifecycle string `json:"lifecycle,omitempty"`
 }
 
 // ReplacementLive says whether a replacement is still worth waiting for
@@ -148,7 +152,7 @@ func replacementDrain(in DecisionInput, p types.Policy, current int, d *Decision
 	var load types.Resources
 	for _, name := range r.Old {
 		n, _ := nodeNamed(obs, name)
-		if n.State != types.NodeReady || len(n.DrainBlockers) > 0 || !sameTemplate(n, nn, in.Rules.KeepReplacement) {
+		if n.State != types.NodeReady || len(n.DrainBlockers) > 0 || !replacementAdmits(in, n, nn) {
 			d.Skipped = append(d.Skipped, fmt.Sprintf("%s: not replaced, it is no longer Ready, evictable or of %s's template", name, nn.Name))
 			return false
 		}
@@ -164,7 +168,7 @@ func replacementDrain(in DecisionInput, p types.Policy, current int, d *Decision
 		d.Skipped = append(d.Skipped, fmt.Sprintf("replacing %s: their pods (%s) no longer fit the free room of %s", Plural(len(r.Old), "node"), load, nn.Name))
 		return false
 	}
-	if current-len(r.Old) < p.MinNodes || DrainSlots(in.Policy, current, draining(obs)) < len(r.Old) {
+	if current-len(r.Old) < p.MinNodes || DrainSlots(in.Policy, current, draining(in)) < len(r.Old) {
 		d.Blocked = append(d.Blocked, fmt.Sprintf("replacing %s: the floor or the disruption budget does not allow draining them now", Plural(len(r.Old), "node")))
 		return false
 	}
@@ -258,4 +262,164 @@ func replace(in DecisionInput, p types.Policy, current int, cands []types.NodeOb
 		}
 	}
 	return false
+}
+
+// replacementAdmits says whether the replacement's new node to surely
+// admits the pods of the old node from: sameTemplate, or for GPU nodes
+// sameGPUTemplate when Rules.ReplaceGPU is on.
+func replacementAdmits(in DecisionInput, from, to types.NodeObservation) bool {
+	if from.Allocatable.GPUs == 0 && to.Allocatable.GPUs == 0 && from.Requested.GPUs == 0 {
+		return sameTemplate(from, to, in.Rules.KeepReplacement)
+	}
+	return in.Rules.ReplaceGPU && sameGPUTemplate(in.SizeGPUModel, from, to, in.Rules.KeepReplacement)
+}
+
+// replaceGPU is replacement consolidation for GPU nodes (Rules.ReplaceGPU),
+// tried when nothing else consolidates. Candidates are the Ready GPU nodes
+// of a known model, evictable, at least ConsolidateAfter old, full or not
+// (a GPU node is full on its devices first, and the waste is in paying
+// for small sizes' CPUs per device); the dearest per device come first.
+// Per model, the longest prefix (up to limit and maxReplaceCandidates) of
+// one template whose pods' requests, with the daemons' reserve, fit one
+// size of that model strictly cheaper than they cost together is replaced
+// by it, as replace does: bought first, drained once it is Ready and holds
+// their pods (replacementDrain).
+func replaceGPU(in DecisionInput, p types.Policy, current int, limit int, d *Decision) bool {
+	if ReplacementLive(in.Policy, in.Replacing, in.Observation, in.Now) || len(in.SizePrice) == 0 || len(in.SizeGPUModel) == 0 || current >= p.MaxNodes || limit <= 0 {
+		return false
+	}
+	_, _, after := p.EffectiveConsolidation()
+	var cands []types.NodeObservation
+	for _, n := range in.Observation.Nodes {
+		if n.State == types.NodeProvisioning {
+			return false // the room booting nodes bring is not placed yet
+		}
+		_, priced := in.SizePrice[n.Size]
+		if n.State != types.NodeReady || n.Allocatable.GPUs == 0 || !priced || in.SizeGPUModel[n.Size] == "" || len(n.DrainBlockers) > 0 {
+			continue
+		}
+		if until, blocked := in.DrainBlocked[n.Name]; blocked && in.Now.Before(until) {
+			continue
+		}
+		if in.Now.Before(n.CreatedAt.Add(after)) {
+			continue
+		}
+		cands = append(cands, n)
+	}
+	perDevice := func(n types.NodeObservation) float64 { return in.SizePrice[n.Size] / float64(n.Allocatable.GPUs) }
+	sort.SliceStable(cands, func(i, j int) bool {
+		a, b := cands[i], cands[j]
+		if pa, pb := perDevice(a), perDevice(b); pa != pb {
+			return pa > pb
+		}
+		if ua, ub := utilization(a), utilization(b); ua != ub {
+			return ua < ub
+		}
+		return a.Name < b.Name
+	})
+	tried := map[string]bool{}
+	for _, first := range cands {
+		model := in.SizeGPUModel[first.Size]
+		if tried[model] {
+			continue
+		}
+		tried[model] = true
+		var set []types.NodeObservation
+		for _, c := range cands {
+			if in.SizeGPUModel[c.Size] == model && sameLabelsAndTaints(c, first, in.Rules.KeepReplacement) && sameLabelsAndTaints(first, c, in.Rules.KeepReplacement) {
+				set = append(set, c)
+			}
+		}
+		var sizes []string
+		for name, m := range in.SizeGPUModel {
+			if _, priced := in.SizePrice[name]; m == model && priced {
+				if room, ok := in.SizeRoom[name]; ok && room.GPUs > 0 {
+					sizes = append(sizes, name)
+				}
+			}
+		}
+		sort.Slice(sizes, func(i, j int) bool {
+			if a, b := in.SizePrice[sizes[i]], in.SizePrice[sizes[j]]; a != b {
+				return a < b
+			}
+			return sizes[i] < sizes[j]
+		})
+		if packSet(in, set, sizes, min(limit, maxReplaceCandidates), d) {
+			return true
+		}
+	}
+	return false
+}
+
+// packSet looks, for each size in turn, at the nodes of set (in order)
+// whose pods that size holds together, first fit, up to limit nodes, and
+// buys the size saving the most per hour over the nodes it replaces, if
+// any saves. A prefix would stop at the first node too large to join;
+// skipping it finds the nodes that do fit.
+func packSet(in DecisionInput, set []types.NodeObservation, sizes []string, limit int, d *Decision) bool {
+	best, bestSave := "", 0.0
+	var bestOld []string
+	var bestLoad types.Resources
+	for _, size := range sizes {
+		room, price := in.SizeRoom[size], in.SizePrice[size]
+		// Nodes dearer per device first, then the smallest share
+		// of the size's room (most nodes join), then by name.
+		order := slices.Clone(set)
+		share := func(n types.NodeObservation) float64 {
+			r := n.Requested
+			return max(frac(r.MilliCPU, room.MilliCPU), frac(r.Memory, room.Memory), frac(r.GPUs, room.GPUs))
+		}
+		sort.SliceStable(order, func(i, j int) bool {
+			a, b := order[i], order[j]
+			if pa, pb := in.SizePrice[a.Size]/float64(a.Allocatable.GPUs), in.SizePrice[b.Size]/float64(b.Allocatable.GPUs); pa != pb {
+				return pa > pb
+			}
+			if sa, sb := share(a), share(b); sa != sb {
+				return sa < sb
+			}
+			return a.Name < b.Name
+		})
+		var load, reserve types.Resources
+		cost := 0.0
+		var old []string
+		for _, n := range order {
+			if len(old) == limit {
+				break
+			}
+			if n.Requested.Pods <= 0 && n.Requested.GPUs == 0 && n.Requested.MilliCPU == 0 {
+				continue // empty nodes are the idle rule's
+			}
+			l := load.Add(n.Requested)
+			r := types.Resources{MilliCPU: max(reserve.MilliCPU, n.Reserved.MilliCPU), Memory: max(reserve.Memory, n.Reserved.Memory),
+				EphemeralStorage: max(reserve.EphemeralStorage, n.Reserved.EphemeralStorage), Pods: max(reserve.Pods, n.Reserved.Pods)}
+			want := l.Add(r)
+			if room.Pods == 0 {
+				want.Pods = 0
+			}
+			if !want.Fits(room) {
+				continue
+			}
+			load, reserve, cost = l, r, cost+in.SizePrice[n.Size]
+			old = append(old, n.Name)
+		}
+		if save := cost - price; len(old) > 0 && save > bestSave+1e-9 {
+			best, bestSave, bestOld, bestLoad = size, save, old, load
+		}
+	}
+	if best == "" {
+		return false
+	}
+	d.Action = ActionReplace
+	d.Replacing = &Replacement{Old: bestOld, Size: best, Since: in.Now, Saves: bestSave}
+	d.Reason = fmt.Sprintf("consolidation: %s ($%.3f/h) replaced by one %s ($%.3f/h, same GPU model) that holds all their pods (%s)",
+		Plural(len(bestOld), "GPU node"), bestSave+in.SizePrice[best], best, in.SizePrice[best], bestLoad)
+	return true
+}
+
+// frac is a / b, 0 when b is.
+func frac(a, b int64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
 }

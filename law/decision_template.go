@@ -39,6 +39,25 @@ func sameTemplate(from, to types.NodeObservation, machineLabels bool) bool {
 	if from.Allocatable.GPUs > 0 || to.Allocatable.GPUs > 0 || from.Requested.GPUs > 0 {
 		return false
 	}
+	return sameLabelsAndTaints(from, to, machineLabels)
+}
+
+// sameGPUTemplate is sameTemplate for GPU nodes (Rules.ReplaceGPU): both
+// have GPUs of one known model (models: each size's, from the catalog),
+// to has as many GPUs as the pods on from request, and the labels and
+// taints agree as sameTemplate asks. A GPU pod asks for its model through
+// the size it was bought on; another size of the same model admits it.
+func sameGPUTemplate(models map[string]string, from, to types.NodeObservation, machineLabels bool) bool {
+	m := models[from.Size]
+	if m == "" || models[to.Size] != m || from.Allocatable.GPUs == 0 || to.Allocatable.GPUs < from.Requested.GPUs {
+		return false
+	}
+	return sameLabelsAndTaints(from, to, machineLabels)
+}
+
+// sameLabelsAndTaints: to carries every label of from but the size's own
+// with the same value, and no taint from lacks.
+func sameLabelsAndTaints(from, to types.NodeObservation, machineLabels bool) bool {
 	for k, v := range from.Labels {
 		if slices.Contains(sizeLabels, k) || machineLabels && slices.Contains(MachineLabels, k) {
 			continue

@@ -1,11 +1,14 @@
 package law
 
-// Rules are the law's switchable rules. A pool run decides with
-// AllRules; the scorer turns single rules off to measure what each one
-// is worth (score.NewLawWith, cmd/benchreport).
+// Rules are the law's switchable rules, only those Decide reads. A pool
+// run decides with AllRules (workflows.readRules starts from it); the
+// scorer turns single rules off to measure what each one is worth
+// (score.NewLawWith, cmd/benchreport). Rules the pool reads when it
+// sizes, buys or judges a purchase live with their reader
+// (workflows.runRules, score.Rules).
 type Rules struct {
 	// Consolidation: the scale-up cooldown holds back only pods booting
-	// nodes have room for, a scale-up no longer holds scale-down back, and
+	// nodes have room for, a scale-up does not hold scale-down back, and
 	// underused nodes whose pods fit on the others are removed
 	// (decision_consolidate.go), timed by UpdateUnderusedSince's clocks.
 	Consolidation bool
@@ -13,31 +16,46 @@ type Rules struct {
 	// Ready nodes of any size whose placement they surely admit
 	// (sameTemplate), not only its own size. Only with Consolidation.
 	AcrossSizes bool
-	// FewerNodes: the planner buys, among sizes priced at the cheapest
-	// plan's rate, the one needing fewest nodes (sizing.Request.FewerNodes).
-	// Decide does not plan; whoever sizes its scale-up reads it.
-	FewerNodes bool
-	// RebuyRepelled: a pod with hostname-scoped pod-to-pod rules (required
-	// anti-affinity by hostname, host ports), still pending beside the
-	// roomy node bought for it, may buy again instead of being judged not
-	// helped. The node's room was never what refused it: a pod of its own
-	// group took the node first (the scheduler binds in its own order),
-	// and any new node, a new hostname, admits it. The pool reads it; the
-	// law does not.
-	RebuyRepelled bool
 	// Replace: when no underused node can simply go, the first ones whose
 	// pods one strictly cheaper node holds are replaced by it, bought
 	// first and drained once it is Ready (decision_replace.go). Only with
 	// Consolidation.
 	Replace bool
+	// ReplaceGPU: replacement consolidation also replaces GPU nodes,
+	// several smaller ones by one larger size of the same GPU model that
+	// costs strictly less than they do together (cheaper per device), or
+	// one by a smaller; full nodes count too, since a GPU node is full on
+	// its devices long before its CPU (decision_replace.go replaceGPU).
+	// Only with Replace.
+	ReplaceGPU bool
+	// Prewarm: the pool learns its demand by time of day and week
+	// (DemandModel) and, once it has a day of history, buys a
+	// provisioning delay ahead of the rise it expects (PrewarmPods); it
+	// never removes a node on a forecast, only keeps what the forecast
+	// needs (ForecastKeeps). The caller feeds the model and the stand-in
+	// pods; Decide reads DecisionInput.Prewarm. Not in AllRules until the
+	// workflow carries the model.
+	Prewarm bool
 	// Batch: pending pods are bought for in Karpenter's batches, 1 s
 	// after the newest or 10 s after the first, the pending threshold only
 	// an upper bound (decision_batch.go).
 	Batch bool
-	// Offerings: a scale-up buys by offering (capacity type, zone) and an
-	// insufficient-capacity answer marks only that offering unavailable
-	// for a while. Decide does not plan; whoever sizes reads it.
-	Offerings bool
+	// Lifecycle: drifted and expired nodes are replaced within the
+	// disruption budget (decision_lifecycle.go), when DecisionInput
+	// carries a Lifecycle.
+	Lifecycle bool
+	// BudgetPaces: under a disruption budget that caps the nodes draining
+	// at once, the budget paces scale-down, not the cooldown after it: a
+	// node goes as soon as a drain slot is free, and a node the pool has
+	// already drained and deleted holds no slot while its Node object
+	// lingers. Idle nodes kept past their idle window say which rule
+	// keeps them and until when (HeldIdle).
+	BudgetPaces bool
+	// RetryBlocked: an idle node whose drain failed is drained again once
+	// its retry time passes without waiting a fresh idle window (the
+	// failed drain's cordon broke its idle clock, not its idleness). The
+	// pool sets the retry time with a backoff.
+	RetryBlocked bool
 	// KeepReplacement: a replacement's new node, once seen, is named in
 	// it (Replacement.Node) and is neither idle nor underused while the
 	// replacement is under way, so no other rule removes the node the
@@ -49,5 +67,5 @@ type Rules struct {
 
 // AllRules is what a new pool run decides with.
 func AllRules() Rules {
-	return Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Replace: true, Batch: true, RebuyRepelled: true, Offerings: true, KeepReplacement: true}
+	return Rules{Consolidation: true, AcrossSizes: true, Replace: true, ReplaceGPU: true, Batch: true, Lifecycle: true, BudgetPaces: true, RetryBlocked: true, KeepReplacement: true}
 }

@@ -20,7 +20,8 @@ const (
 const offeringSep = "@"
 
 // OfferingSize is the size the meter counts a machine under: the plain
-// size for on demand anywhere (as before offerings, so keys stay the same),
+// size for on demand anywhere (so an on-demand pool's events and keys are
+// those it has always sent),
 // else "m6i.large@spot@us-east-1a", so spot and on-demand hours of one size
 // have their own events and idempotency keys.
 func OfferingSize(size string, ct types.CapacityType, zone string) string {

@@ -23,8 +23,8 @@ type Law struct {
 	policy  types.Policy
 	catalog []types.InstanceType
 	plan    func(sizing.Request) sizing.Plan
-	// rules: the law's rules it decides and plans with.
-	rules law.Rules
+	// rules: the rules it decides and plans with.
+	rules Rules
 
 	// The pool's durable state, as PoolState holds it.
 	obs         *types.PoolObservation
@@ -42,20 +42,38 @@ type Law struct {
 	replacing     *law.Replacement
 	sizeRoom      map[string]types.Resources
 	sizePrice     map[string]float64
+	sizeGPUModel  map[string]string
 	lastSample    time.Time
 	wakeAt        time.Time
 	decisionCount int
+	// model is the pool's demand model (Rules.Prewarm, prewarm.go).
+	model        *law.DemandModel
+	prewarmStats PrewarmStats
 }
 
 // NewLaw is the pool's control law with the real planner, as a run
 // recorded with every rule decides.
 func NewLaw(name string, policy types.Policy, catalog []types.InstanceType) *Law {
-	return NewLawWith(name, policy, catalog, law.AllRules())
+	return NewLawWith(name, policy, catalog, AllRules())
+}
+
+// Rules are what the scored law decides and plans with: the law's rules
+// and the planner's that a pool run reads (workflows' runRules).
+type Rules struct {
+	law.Rules
+	// FewerNodes: the planner buys, among sizes priced at the cheapest
+	// plan's rate, the one needing fewest nodes (sizing.Request.FewerNodes).
+	FewerNodes bool
+}
+
+// AllRules is what a new pool run decides and plans with.
+func AllRules() Rules {
+	return Rules{Rules: law.AllRules(), FewerNodes: true}
 }
 
 // NewLawWith is the pool's control law with only the given rules, to
 // measure what each is worth.
-func NewLawWith(name string, policy types.Policy, catalog []types.InstanceType, rules law.Rules) *Law {
+func NewLawWith(name string, policy types.Policy, catalog []types.InstanceType, rules Rules) *Law {
 	l := newLaw(name, policy, catalog, sizing.PlanScaleUp)
 	l.rules = rules
 	return l
@@ -101,6 +119,7 @@ func (l *Law) Step(c *Cluster) error {
 	switch d.Action {
 	case law.ActionScaleUp:
 		err = l.grow(c, d)
+		l.prewarmed(now, d)
 	case law.ActionScaleDown:
 		err = l.shrink(c, d)
 	case law.ActionReplace:
@@ -117,7 +136,7 @@ func (l *Law) Step(c *Cluster) error {
 
 func (l *Law) decide(now time.Time) law.Decision {
 	l.decisionCount++
-	return law.Decide(law.DecisionInput{
+	in := law.DecisionInput{
 		Policy:         l.policy,
 		Observation:    l.obs,
 		Now:            now,
@@ -129,15 +148,19 @@ func (l *Law) decide(now time.Time) law.Decision {
 		InFlightNodes:  max(0, l.targetNodes-l.observedNodes()),
 		Gate:           law.OpenGate(),
 		UnderusedSince: l.underused,
-		Rules:          l.rules,
+		Rules:          l.rules.Rules,
 		Replacing:      l.replacing,
 		SizeRoom:       l.sizeRoom,
 		SizePrice:      l.sizePrice,
-	})
+		SizeGPUModel:   l.sizeGPUModel,
+	}
+	l.withPrewarm(&in)
+	return law.Decide(in)
 }
 
 func (l *Law) applyObservation(obs types.PoolObservation) {
 	l.obs = &obs
+	l.observeDemand(obs)
 	l.idleSince = law.UpdateIdleSince(l.policy, l.idleSince, obs)
 	l.underused = law.UpdateUnderusedSince(l.policy, l.underused, obs)
 	present := make(map[string]bool, len(obs.PendingPods))
@@ -216,6 +239,7 @@ func (l *Law) grow(c *Cluster, d law.Decision) error {
 	l.lastUp = c.Now()
 	l.targetNodes = max(l.targetNodes, l.observedNodes()) + added
 	l.sizeRoom, l.sizePrice = roomAndPrice(l.catalog)
+	l.sizeGPUModel = gpuModels(l.catalog)
 	return nil
 }
 
@@ -239,6 +263,17 @@ func roomAndPrice(catalog []types.InstanceType) (map[string]types.Resources, map
 		room[t.Name], price[t.Name] = t.Allocatable(), t.HourlyPrice
 	}
 	return room, price
+}
+
+// gpuModels is each GPU size's model, as the plan activity reports it.
+func gpuModels(catalog []types.InstanceType) map[string]string {
+	out := map[string]string{}
+	for _, t := range catalog {
+		if t.GPUs > 0 && t.GPUModel != "" {
+			out[t.Name] = t.GPUModel
+		}
+	}
+	return out
 }
 
 // shrink drains and deletes the chosen nodes and forgets them.

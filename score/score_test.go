@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/hanzoai/visor-fleet/catalogs"
-	lawpkg "github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -122,7 +121,7 @@ func TestLawWaitsForThresholdAndDelay(t *testing.T) {
 	policy := types.DefaultPolicy()
 	pod := Pod{Name: "big", Requests: types.Resources{MilliCPU: 6000, Memory: 8 * types.GiB, Pods: 1}, Arrive: time.Minute, Depart: 3 * time.Hour}
 	tr := Trace{Name: "one", Pods: []Pod{pod}}
-	rules := lawpkg.AllRules()
+	rules := AllRules()
 	rules.Batch = false
 	law := NewLawWith("visor law", policy, catalog, rules)
 	r, err := Simulate(tr, catalog, policy, law, Options{})

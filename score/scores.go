@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -31,6 +30,8 @@ type Score struct {
 	// WaitP50 and WaitP99 are quantiles of each schedulable pod's total
 	// pending time; MaxPending the longest.
 	WaitP50, WaitP99, MaxPending time.Duration
+	// WaitP90 is the 90th percentile (the pre-warm target's).
+	WaitP90 time.Duration
 	// Pending time beyond the pending threshold over schedulable pods.
 	BeyondP50, BeyondP99, BeyondMax time.Duration
 	PodMinutesPending               float64
@@ -168,7 +169,7 @@ func (c Comparison) scoreOf(r Run) Score {
 		beyond[i] = max(0, w-threshold)
 		s.PodMinutesPending += w.Minutes()
 	}
-	s.WaitP50, s.WaitP99 = quantile(waits, 0.50), quantile(waits, 0.99)
+	s.WaitP50, s.WaitP90, s.WaitP99 = quantile(waits, 0.50), quantile(waits, 0.90), quantile(waits, 0.99)
 	s.BeyondP50, s.BeyondP99 = quantile(beyond, 0.50), quantile(beyond, 0.99)
 	if len(waits) > 0 {
 		s.MaxPending, s.BeyondMax = waits[len(waits)-1], beyond[len(beyond)-1]
@@ -239,11 +240,11 @@ func (c Comparison) Law() Score {
 // ScoreLaw runs only the pool's law with policy, scored against the bounds
 // and peers of a comparison on the same trace: for sweeping policy variants.
 func ScoreLaw(tr Trace, catalog []types.InstanceType, policy types.Policy, against Comparison, opt Options) (Score, error) {
-	return ScoreLawWith(tr, catalog, policy, law.AllRules(), against, opt)
+	return ScoreLawWith(tr, catalog, policy, AllRules(), against, opt)
 }
 
 // ScoreLawWith is ScoreLaw with only the given version rules.
-func ScoreLawWith(tr Trace, catalog []types.InstanceType, policy types.Policy, rules law.Rules, against Comparison, opt Options) (Score, error) {
+func ScoreLawWith(tr Trace, catalog []types.InstanceType, policy types.Policy, rules Rules, against Comparison, opt Options) (Score, error) {
 	if err := policy.Validate(); err != nil {
 		return Score{}, err
 	}

@@ -44,6 +44,9 @@ func PoolFromSpec(path, pool string) (contract.PoolSpec, []types.InstanceType, e
 	if catalog, err = sizing.OverridePrices(catalog, spec.PriceOverrides); err != nil {
 		return contract.PoolSpec{}, nil, fmt.Errorf("%s: pool %s: priceOverrides: %w", path, spec.Key.WorkflowID(), err)
 	}
+	if catalog, err = sizing.AdjustPrices(catalog, spec.Policy.PriceAdjustments); err != nil {
+		return contract.PoolSpec{}, nil, fmt.Errorf("%s: pool %s: policy.%w", path, spec.Key.WorkflowID(), err)
+	}
 	return *spec, catalog, nil
 }
 

@@ -11,6 +11,17 @@ GO="${1:-go}"
 BIN="${2:-bin/visor}"
 PKG=./cmd/visor
 
+# The release and commit `visor version` prints (internal/release): the
+# commit always, the release only when HEAD carries a release tag; without
+# one (a clone without tags) the binary finds its commit in
+# internal/release/releases.txt, or calls itself the latest release +dev.
+commit=$(git rev-parse HEAD 2>/dev/null || true)
+tag=$(git describe --tags --exact-match --match 'v[0-9]*' HEAD 2>/dev/null || true)
+dirty=""
+if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null || true)" ]; then tag="" dirty=true; fi
+rel=github.com/hanzoai/visor-fleet/internal/release
+LDFLAGS="-X $rel.commit=$commit${tag:+ -X $rel.version=$tag}${dirty:+ -X $rel.modified=true}"
+
 start=$(date +%s)
 # One listing gives both counts (each `go list -deps` hashes every package).
 listing=$("$GO" list -deps -f '{{.Stale}}' "$PKG")
@@ -22,7 +33,7 @@ else
 	echo "building $BIN: $stale of $total packages to compile (build cache warm: seconds to a few minutes, then about a minute to link)"
 fi
 if [ -t 1 ]; then tty=1; else tty=0; fi
-"$GO" build -v -o "$BIN" "$PKG" 2>&1 | awk -v stale="$stale" -v tty="$tty" -v main="github.com/hanzoai/visor-fleet/cmd/visor" '
+"$GO" build -v -ldflags "$LDFLAGS" -o "$BIN" "$PKG" 2>&1 | awk -v stale="$stale" -v tty="$tty" -v main="github.com/hanzoai/visor-fleet/cmd/visor" '
 	/^#|: |^go: / { print; fflush(); next }
 	{
 		n++

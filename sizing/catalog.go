@@ -106,6 +106,45 @@ func Restrict(catalog []types.InstanceType, allowed []string) ([]types.InstanceT
 	return out, nil
 }
 
+// adjustedPriceDate marks a list price a price adjustment changed.
+const adjustedPriceDate = "adjusted"
+
+// AdjustPrices returns a copy of catalog with the price adjustments
+// applied (types.AdjustedPrice: the most specific entry per size) to the
+// sizes OverridePrices left at their list price, on demand only: spot
+// follows the market, not a contract. A size or family an entry names
+// that the catalog (restricted to the pool's allowed sizes) lacks matches
+// nothing: an org's entries name the sizes of all its pools.
+func AdjustPrices(catalog []types.InstanceType, adjs []types.PriceAdjustment) ([]types.InstanceType, error) {
+	if len(adjs) == 0 {
+		return catalog, nil
+	}
+	if err := types.ValidatePriceAdjustments("priceAdjustments", adjs, true); err != nil {
+		return nil, err
+	}
+	out := slices.Clone(catalog)
+	for i := range out {
+		if out[i].PriceDate == overridePriceDate {
+			continue
+		}
+		p, ok := types.AdjustedPrice(adjs, out[i].Name, out[i].Family, out[i].HourlyPrice)
+		if !ok {
+			continue
+		}
+		out[i].HourlyPrice = p
+		out[i].PriceDate = adjustedPriceDate
+		if len(out[i].Offerings) > 0 {
+			out[i].Offerings = slices.Clone(out[i].Offerings)
+			for j := range out[i].Offerings {
+				if o := &out[i].Offerings[j]; o.CapacityType.Or() == types.CapacityOnDemand {
+					o.HourlyPrice, _ = types.AdjustedPrice(adjs, out[i].Name, out[i].Family, o.HourlyPrice)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
 // OverridePrices returns a copy of catalog with the user's prices (US
 // dollars per node-hour) in place of list prices. Every name must be in the
 // catalog and every price finite and not negative; on error nothing is

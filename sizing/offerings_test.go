@@ -1,6 +1,7 @@
 package sizing
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -77,5 +78,43 @@ func TestOverridePricesOnDemandOfferingsOnly(t *testing.T) {
 	}
 	if offeringCatalog()[0].Offerings[0].HourlyPrice != 0.10 {
 		t.Error("the input catalog was changed")
+	}
+}
+
+func TestAdjustPrices(t *testing.T) {
+	cat := append(offeringCatalog(), types.InstanceType{Name: "n", Family: "fam", HourlyPrice: 0.20}, types.InstanceType{Name: "o", Family: "other", HourlyPrice: 0.30})
+	cat, err := OverridePrices(cat, map[string]float64{"o": 0.25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := AdjustPrices(cat, []types.PriceAdjustment{
+		{Sizes: []string{"m"}, Adjustment: "-50%"},
+		{Families: []string{"fam"}, Adjustment: "-0.05"},
+		{Adjustment: "+100%"},                                    // every size: o is overridden, untouched
+		{Sizes: []string{"not-allowed-here"}, Adjustment: "-1%"}, // another pool's size: matches nothing
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out[0].HourlyPrice != 0.05 || out[0].PriceDate != adjustedPriceDate {
+		t.Errorf("m: %+v", out[0])
+	}
+	for _, o := range out[0].Offerings {
+		want := map[types.CapacityType]float64{types.CapacityOnDemand: 0.05}[o.CapacityType]
+		if o.CapacityType == types.CapacitySpot {
+			want = map[string]float64{"a": 0.04, "b": 0.03}[o.Zone]
+		}
+		if math.Abs(o.HourlyPrice-want) > 1e-9 {
+			t.Errorf("m offering %+v, want $%v (spot keeps the market's)", o, want)
+		}
+	}
+	if math.Abs(out[1].HourlyPrice-0.15) > 1e-9 || out[2].HourlyPrice != 0.25 {
+		t.Errorf("n %v (want 0.15), o %v (want its override 0.25)", out[1].HourlyPrice, out[2].HourlyPrice)
+	}
+	if cat[0].HourlyPrice != 0.10 {
+		t.Error("the input catalog was changed")
+	}
+	if _, err := AdjustPrices(cat, []types.PriceAdjustment{{Adjustment: "5%"}}); err == nil || !strings.Contains(err.Error(), "priceAdjustments[0].adjustment") {
+		t.Errorf("bad adjustment: %v", err)
 	}
 }

@@ -30,6 +30,10 @@ type SpecFile struct {
 	// per cluster and on the fabric, an hourly cost budget); see
 	// docs/capacity-policies.md. Orgs not listed have no org limits.
 	Orgs []types.OrgPolicy `json:"orgs,omitempty"`
+	// PriceAdjustments apply to the pools of the org each names (every
+	// pool when it names none), after each pool's own
+	// policy.priceAdjustments: the org's commitments and discounts, once.
+	PriceAdjustments []types.PriceAdjustment `json:"priceAdjustments,omitempty"`
 }
 
 // SimFaults are the faults one simulated cluster injects (see
@@ -119,6 +123,9 @@ func ParseSpecFile(path string, raw []byte) (SpecFile, error) {
 		}
 	}
 	errs = append(errs, orgProblems(path, f.Orgs)...)
+	if err := types.ValidatePriceAdjustments("priceAdjustments", f.PriceAdjustments, true); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", path, err))
+	}
 	for _, id := range slices.Sorted(maps.Keys(f.Faults)) {
 		errs = append(errs, faultProblems(path, id, f.Faults[id], f.Clusters)...)
 	}
@@ -134,6 +141,14 @@ func ParseSpecFile(path string, raw []byte) (SpecFile, error) {
 		e.Policy = e.Policy.WithDefaultsExcept(explicit)
 		if e.Policy.OrgLimits != nil {
 			errs = append(errs, fmt.Errorf("%s: pools[%d] (%s): policy.orgLimits: set the org's limits in the orgs section, not per pool", path, i, e.Key.WorkflowID()))
+		}
+		// The org's price adjustments follow the pool's own, which win
+		// among equally specific ones.
+		for _, a := range f.PriceAdjustments {
+			if a.Org == "" || a.Org == e.Key.Org {
+				a.Org = ""
+				e.Policy.PriceAdjustments = append(e.Policy.PriceAdjustments, a)
+			}
 		}
 		// The org's limits travel with each of its pools' policies.
 		for _, o := range f.Orgs {

@@ -20,6 +20,12 @@ type PendingPod struct {
 	// UnschedulableSince is the PodScheduled=False condition's transition
 	// time: pending time counts from here, not from when we first saw it.
 	UnschedulableSince time.Time `json:"unschedulableSince"`
+	// TriedAt is when kube-scheduler last recorded a try of the pod (its
+	// latest write of the scheduling condition), zero when unknown: a pod
+	// beside a new node with room was refused by that node only if it was
+	// tried after the node became Ready. A pod still waiting for its
+	// first try (PoolObservation.Queued) carries its creation time.
+	TriedAt time.Time `json:"triedAt,omitzero"`
 	// Count > 1 makes the entry stand for that many identical pods (a
 	// shape's unlisted pods, see PendingShape.UnlistedPod); 0 is one pod.
 	// Observed pods never set it.
@@ -67,11 +73,21 @@ type NodeObservation struct {
 	// request: not demand, so not in Requested or utilization, but room no
 	// other pod can have.
 	Reserved Resources `json:"reserved,omitempty"`
+	// DisruptionCost weighs what draining the node disrupts, for the
+	// balanced consolidation policy (Policy.ConsolidationDisruption): the
+	// sum over its evictable pods of a weight that grows with the pod's
+	// priority and controller.kubernetes.io/pod-deletion-cost. Zero: each
+	// pod weighs one.
+	DisruptionCost float64 `json:"disruptionCost,omitempty"`
 	// Labels and Taints are the node's own, once it has registered; a
 	// node the provider is still booting has none, and sizing then
 	// assumes its size's template.
 	Labels map[string]string `json:"labels,omitempty"`
 	Taints []Taint           `json:"taints,omitempty"`
+	// ReadyChangedAt is when the node's Ready condition last changed (its
+	// lastTransitionTime; zero when the observer did not say): a node
+	// NotReady is so since then, however late the pool first saw it.
+	ReadyChangedAt time.Time `json:"readyChangedAt,omitzero"`
 }
 
 // IdleBelow reports whether the node is idle on every resource it offers:
@@ -135,6 +151,13 @@ type PoolObservation struct {
 	// Truncated counts pending pods and nodes left out to keep the
 	// observation within the pool's bounds.
 	Truncated int `json:"truncated,omitempty"`
+	// Queued counts the pending pods kube-scheduler has not tried yet
+	// though they waited QueuedFor in its queue, beside pods of the pool
+	// it tried and refused: a burst's backlog. They are pending (counted
+	// in the shapes and listed as any other, UnschedulableSince their
+	// creation), and every Ready node's free room is room the scheduler
+	// will offer them first.
+	Queued int `json:"queued,omitempty"`
 	// Auth is the watcher's system signature over the rest (package auth).
 	Auth *SystemSignature `json:"auth,omitempty"`
 }

@@ -31,6 +31,9 @@ type PendingShape struct {
 	// the oldest among the pods not listed (zero when all are).
 	OldestSince   time.Time `json:"oldestSince"`
 	UnlistedSince time.Time `json:"unlistedSince,omitzero"`
+	// UnlistedTriedAt is the earliest TriedAt among the unlisted pods:
+	// every one of them was tried since then (zero when one never was).
+	UnlistedTriedAt time.Time `json:"unlistedTriedAt,omitzero"`
 }
 
 // Unlisted is how many of the shape's pods are not listed individually.
@@ -47,6 +50,7 @@ func (s PendingShape) UnlistedPod() (PendingPod, bool) {
 	p.Name = UnlistedName(s.Key)
 	p.Count = s.Unlisted()
 	p.UnschedulableSince = s.UnlistedSince
+	p.TriedAt = s.UnlistedTriedAt
 	return p, true
 }
 
@@ -124,6 +128,7 @@ func (o PoolObservation) SummarizePending(maxListed, maxShapes int) PoolObservat
 		s := PendingShape{Key: g.key, Pod: g.pods[0], Count: len(g.pods), Listed: n, OldestSince: g.pods[0].UnschedulableSince}
 		if n < len(g.pods) {
 			s.UnlistedSince = g.pods[n].UnschedulableSince
+			s.UnlistedTriedAt = earliestTry(g.pods[n:])
 		}
 		o.PendingShapes[i] = s
 		listed = append(listed, g.pods[:n]...)
@@ -134,6 +139,20 @@ func (o PoolObservation) SummarizePending(maxListed, maxShapes int) PoolObservat
 	}
 	o.PendingPods = listed
 	return o
+}
+
+// earliestTry is the earliest TriedAt of pods, zero if one has none.
+func earliestTry(pods []PendingPod) time.Time {
+	var at time.Time
+	for i, p := range pods {
+		if p.TriedAt.IsZero() {
+			return time.Time{}
+		}
+		if i == 0 || p.TriedAt.Before(at) {
+			at = p.TriedAt
+		}
+	}
+	return at
 }
 
 type shapeGroup struct {

@@ -102,6 +102,16 @@ type Policy struct {
 	ConsolidateAfter Duration `json:"consolidateAfter,omitempty"`
 	// DisableConsolidation turns consolidation off: only idle nodes go.
 	DisableConsolidation bool `json:"disableConsolidation,omitempty"`
+	// ConsolidationDisruption is how much running work consolidation
+	// may disrupt for a saving, as Karpenter's consolidation policies
+	// range: DisruptIdleOnly never drains a node running pods (only
+	// empty nodes go, nothing is replaced); DisruptBalanced drains nodes
+	// or replaces them only when the move's share of the pool's hourly
+	// cost saved is at least its share of the pool's pods disrupted
+	// (Karpenter's Balanced); DisruptAlways (the default, empty) takes
+	// every saving whose pods surely find room, as Karpenter's
+	// WhenEmptyOrUnderutilized. No setting strands a pod.
+	ConsolidationDisruption string `json:"consolidationDisruption,omitempty"`
 
 	// SizingObjective is what a scale-up minimizes once every pod it can
 	// hold is placed: SizingCost (the default) buys the cheapest plan,
@@ -124,7 +134,32 @@ type Policy struct {
 	// MaxSpotShare caps the share of the pool's nodes that may be spot
 	// (0.5 or "50%"); zero is no cap.
 	MaxSpotShare Share `json:"maxSpotShare,omitempty"`
+
+	// Node lifecycle (policy_lifecycle.go). Zero turns each off.
+
+	// ExpireAfter: a node older than this is expired and replaced (buy
+	// first, drain once the new node holds its pods), within the
+	// disruption budget. A written policy gets DefaultExpireAfter (720h);
+	// a zero recorded before means never.
+	ExpireAfter Duration `json:"expireAfter,omitempty"`
+	// TerminationGracePeriod bounds how long a drifted or expired node
+	// may be held by what blocks its drain (a PodDisruptionBudget, a
+	// do-not-disrupt pod): this long after it was first due, it is
+	// drained as far as it goes and deleted regardless. Zero: no bound.
+	TerminationGracePeriod Duration `json:"terminationGracePeriod,omitempty"`
+
+	// PriceAdjustments change what the pool's sizes cost (commitments,
+	// negotiated discounts; price_adjust.go), after the spec's
+	// priceOverrides, which win for the sizes they name.
+	PriceAdjustments []PriceAdjustment `json:"priceAdjustments,omitempty"`
 }
+
+// The consolidation disruption settings (Policy.ConsolidationDisruption).
+const (
+	DisruptIdleOnly = "idle-only"
+	DisruptBalanced = "balanced"
+	DisruptAlways   = "always"
+)
 
 // The sizing objectives (Policy.SizingObjective).
 const (
@@ -158,6 +193,7 @@ func DefaultPolicy() Policy {
 	p.ScaleUpCooldown = 0
 	p.ConsolidationThreshold = WrittenConsolidationThreshold
 	p.ConsolidateAfter = Duration(WrittenConsolidateAfter)
+	p.ExpireAfter = Duration(DefaultExpireAfter)
 	return p
 }
 
@@ -309,6 +345,11 @@ func (p Policy) Validate() error {
 	if math.IsNaN(p.ConsolidationThreshold) || p.ConsolidationThreshold < 0 || p.ConsolidationThreshold > 1 {
 		bad("consolidationThreshold", "must be within (0, 1] (0: the default %v), got %v", DefaultConsolidationThreshold, p.ConsolidationThreshold)
 	}
+	switch p.ConsolidationDisruption {
+	case "", DisruptIdleOnly, DisruptBalanced, DisruptAlways:
+	default:
+		bad("consolidationDisruption", "must be %q, %q or %q (empty: %q), got %q", DisruptIdleOnly, DisruptBalanced, DisruptAlways, DisruptAlways, p.ConsolidationDisruption)
+	}
 	if p.SizingObjective != "" && p.SizingObjective != SizingCost && p.SizingObjective != SizingNodes {
 		bad("sizingObjective", "must be %q or %q (empty: %q), got %q", SizingCost, SizingNodes, SizingCost, p.SizingObjective)
 	}
@@ -326,6 +367,10 @@ func (p Policy) Validate() error {
 	}
 	errs = append(errs, p.validateCapacity()...)
 	errs = append(errs, p.validateOfferings()...)
+	errs = append(errs, p.validateLifecycle()...)
+	if err := ValidatePriceAdjustments("policy.priceAdjustments", p.PriceAdjustments, false); err != nil {
+		errs = append(errs, err)
+	}
 	if p.IdleCPUThreshold < 0 || p.IdleCPUThreshold > 1 {
 		bad("idleCPUThreshold", "must be within [0, 1], got %v", p.IdleCPUThreshold)
 	}
@@ -397,6 +442,7 @@ func (p Policy) WithDefaultsExcept(explicit map[string]bool) Policy {
 		p.ConsolidationThreshold = d.ConsolidationThreshold
 	}
 	setD("consolidateAfter", &p.ConsolidateAfter, d.ConsolidateAfter)
+	setD("expireAfter", &p.ExpireAfter, d.ExpireAfter)
 	if p.MaxScaleDownPerDecision == 0 && unset("maxScaleDownPerDecision") {
 		p.MaxScaleDownPerDecision = d.MaxScaleDownPerDecision
 	}

@@ -23,6 +23,7 @@ func TestPolicyBoundsRefuseOverflowAndRunaways(t *testing.T) {
 		"negative consolidation":  {func(p *Policy) { p.ConsolidationThreshold = -0.1 }, "policy.consolidationThreshold"},
 		"long consolidate window": {func(p *Policy) { p.ConsolidateAfter = Duration(8 * 24 * time.Hour) }, "policy.consolidateAfter: must be at most"},
 		"unknown objective":       {func(p *Policy) { p.SizingObjective = "speed" }, `policy.sizingObjective: must be "cost" or "nodes" (empty: "cost"), got "speed"`},
+		"unknown disruption":      {func(p *Policy) { p.ConsolidationDisruption = "sometimes" }, `policy.consolidationDisruption: must be "idle-only", "balanced" or "always" (empty: "always"), got "sometimes"`},
 		"bad taint effect":        {func(p *Policy) { p.NodeTaints = []Taint{{Key: "gpu", Effect: "Sometimes"}} }, `policy.nodeTaints[0].effect "Sometimes"`},
 	} {
 		p := DefaultPolicy()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -24,11 +25,25 @@ func New(c client.Client, taskQueue string, acts *activities.Activities, opts wo
 	if taskQueue == "" {
 		taskQueue = contract.DefaultTaskQueue
 	}
+	if opts.DeadlockDetectionTimeout == 0 {
+		opts.DeadlockDetectionTimeout = DeadlockDetectionTimeout
+	}
 	opts.Interceptors = append(opts.Interceptors, &providerErrorCounter{})
+	if opts.Identity == "" {
+		opts.Identity = Identity()
+	}
 	w := worker.New(c, taskQueue, opts)
 	Register(w, acts)
 	return w
 }
+
+// DeadlockDetectionTimeout is how long workflow code may run between
+// yields before the SDK fails the task (its default is 1 s of wall time).
+// A pool of a thousand nodes in a burst folds an observation of hundreds
+// of kilobytes per signal, several per task; on a loaded worker that
+// crossed a second of wall time, and each retry of the failed task did
+// the same work again, so the pool stopped deciding.
+const DeadlockDetectionTimeout = 10 * time.Second
 
 // Register puts the workflows and activities on any registry (a worker or
 // a test environment).

@@ -26,8 +26,8 @@ import (
 //     too, so it verifies with the trust the run read through the Trust
 //     activity, recorded in history.
 //
-// A worker configured without trust leaves the workflows open, as before
-// authentication existed.
+// A worker configured without trust leaves the workflows open: a
+// development stack or a test worker has no keys to check against.
 
 var workerTrust atomic.Pointer[auth.Trust]
 

@@ -90,18 +90,17 @@ func (p *pool) scaleUp(ctx workflow.Context, d law.Decision) {
 // grow provisions for the pods (at least minNew nodes, at most maxNew) and
 // records the decision with its outcome.
 func (p *pool) grow(ctx workflow.Context, rec contract.DecisionRecord, pods []types.PendingPod, minNew, maxNew int) {
-	p.orgBudget = orgBudget{}
-	room, note := p.orgRoom(ctx)
-	p.state.OrgNote = note
-	if room <= 0 {
-		rec.Outcome = outcomeNothingBought + note
+	org := p.orgRoom(ctx)
+	p.state.OrgNote = org.Note
+	if org.Nodes <= 0 {
+		rec.Outcome = outcomeNothingBought + org.Note
 		p.state.LastScaleUp = workflow.Now(ctx) // wait a cooldown, not a wake-up
 		p.state.record(rec)
 		return
 	}
-	maxNew = min(maxNew, room)
-	minNew = min(minNew, room)
-	added, size, err := p.provision(ctx, rec.Seq, pods, minNew, maxNew)
+	maxNew = min(maxNew, org.Nodes)
+	minNew = min(minNew, org.Nodes)
+	added, size, offering, err := p.provision(ctx, rec.Seq, pods, minNew, maxNew, org)
 	rec.Added, rec.Size = added, size
 	switch {
 	case err != nil:
@@ -116,21 +115,22 @@ func (p *pool) grow(ctx workflow.Context, rec contract.DecisionRecord, pods []ty
 		rec.Outcome = fmt.Sprintf("asked for %d × %s", added, size)
 		p.state.LastScaleUp = workflow.Now(ctx)
 	}
-	if p.offeringNote != "" {
-		rec.Reason += "; buys " + p.offeringNote
+	if offering != "" {
+		rec.Reason += "; buys " + offering
 	}
 	p.state.record(rec)
 }
 
-// provision plans and provisions, falling back to the next size when the
-// provider is out of capacity. It returns how many nodes were asked for.
-func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPod, minNew, maxNew int) (int, string, error) {
+// provision plans and provisions within the org's room, falling back to
+// the next size when the provider is out of capacity. It returns how many
+// nodes of which size were asked for, and which offering was bought and
+// why (empty without offerings).
+func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPod, minNew, maxNew int, org law.OrgRoom) (int, string, string, error) {
 	excluded := p.backedOffSizes(workflow.Now(ctx))
 	fallbacks, machines := maxSizeFallbacks, p.state.machinesBySize()
 	if p.rules.Offerings {
 		fallbacks, machines = maxOfferingFallbacks, p.state.offeringMachines()
 	}
-	p.offeringNote = ""
 	var tried []string // offerings that ran out in this decision
 	for attempt := 0; attempt <= fallbacks; attempt++ {
 		var plan activities.PlanResult
@@ -140,12 +140,12 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 			NodeLabels: p.state.Policy.NodeLabels, NodeTaints: p.state.Policy.NodeTaints, Region: p.state.Gate.Region,
 			DaemonOverhead: p.state.daemonOverhead(),
 			MaxHourlyCost:  p.state.Policy.MaxHourlyCost, Machines: machines, Offerings: p.planOfferings(workflow.Now(ctx)),
-			OrgBudget: p.orgBudget.set, OrgBudgetRoom: p.orgBudget.room,
+			OrgBudget: org.CostCapped, OrgBudgetRoom: org.CostRoom,
 			FewerNodes: p.rules.FewerNodes, Objective: p.state.Policy.SizingObjective,
-			Promised: p.state.awaitingPods(),
+			Promised: p.state.awaitingPods(), SkipGroups: p.driftedGroups(), PriceAdjustments: p.state.Policy.PriceAdjustments,
 		}
 		if err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "plan scale-up"), a.PlanScaleUp, in), &plan); err != nil {
-			return 0, "", err
+			return 0, "", "", err
 		}
 		p.tellUnplaceable(ctx, p.park(plan.Unplaceable))
 		p.state.Budget = plan.Budget
@@ -156,8 +156,11 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 		if len(plan.SizePrice) > 0 {
 			p.state.SizePrice = plan.SizePrice
 		}
+		if len(plan.SizeGPUModel) > 0 {
+			p.state.SizeGPUModel = plan.SizeGPUModel
+		}
 		if plan.NewNodes == 0 {
-			return 0, "", nil
+			return 0, "", "", nil
 		}
 		var res activities.ProvisionResult
 		pin := activities.ProvisionInput{
@@ -165,6 +168,9 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 			IdempotencyKey: p.idempotencyKey(seq, fmt.Sprintf("provision-%d", attempt)),
 			NodeLabels:     p.state.Policy.NodeLabels, NodeTaints: p.state.Policy.NodeTaints,
 			CapacityType: plan.CapacityType, Zone: plan.Zone,
+		}
+		if plan.GroupID == "" {
+			pin.GroupSuffix = p.groupSuffix(plan.Size, plan.CapacityType, plan.Zone)
 		}
 		summary := fmt.Sprintf("provision %d × %s", plan.NewNodes, plan.Size)
 		err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, summary), a.Provision, pin), &res)
@@ -178,18 +184,18 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 			continue
 		}
 		if err != nil {
-			return 0, plan.Size, err
+			return 0, plan.Size, "", err
 		}
-		p.offeringNote = plan.Offering
+		p.stampGroup(res.GroupID, plan.GroupID == "", pin.NodeLabels, pin.NodeTaints)
 		p.bought(ctx, seq, plan, pods)
 		p.tellBought(ctx, seq, plan, pods)
 		p.adoptResult(ctx, res.View, res.TotalTarget)
-		return plan.NewNodes, plan.Size, nil
+		return plan.NewNodes, plan.Size, plan.Offering, nil
 	}
 	if p.rules.Offerings {
-		return 0, "", fmt.Errorf("no capacity in offerings %s (each not bought again for %s)", strings.Join(tried, ", "), offeringUnavailableFor)
+		return 0, "", "", fmt.Errorf("no capacity in offerings %s (each not bought again for %s)", strings.Join(tried, ", "), offeringUnavailableFor)
 	}
-	return 0, "", fmt.Errorf("no capacity in sizes %s", strings.Join(excluded, ", "))
+	return 0, "", "", fmt.Errorf("no capacity in sizes %s", strings.Join(excluded, ", "))
 }
 
 // scaleDown drains and deletes the named nodes one at a time. A node that
@@ -208,12 +214,20 @@ func (p *pool) scaleDown(ctx workflow.Context, reason string, nodes []string, re
 		}
 		if err := p.removeNode(ctx, seq, node); err != nil {
 			failures = append(failures, fmt.Sprintf("%s: %v", node, err))
-			until := workflow.Now(ctx).Add(p.state.Policy.IdleWindow.D())
+			until := workflow.Now(ctx).Add(p.drainRetryAfter(node))
 			p.state.DrainBlocked[node] = until
+			if p.rules.RetryBlocked {
+				p.state.DrainRefused[node] = truncate(err.Error(), maxRefusalText)
+				// Told once per reason with the other blockers (tellBlocked).
+				continue
+			}
 			p.tellDrainBlocked(ctx, node, err, until)
 			continue
 		}
 		rec.Removed = append(rec.Removed, node)
+		delete(p.state.DrainBlocked, node)
+		delete(p.state.DrainRefused, node)
+		delete(p.state.DrainTries, node)
 		delete(p.state.IdleSince, node)
 		delete(p.state.UnderusedSince, node)
 		p.forgetNode(node)

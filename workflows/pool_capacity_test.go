@@ -194,15 +194,6 @@ func TestThePlatformsOrgCeilingBindsAPoolWhoseSpecNamesNone(t *testing.T) {
 	}
 }
 
-func TestStricterOrgLimitsTakesTheTighterOfEachField(t *testing.T) {
-	policy := &types.OrgPolicy{Org: "acme", MaxNodes: 50, MaxHourlyCost: 20}
-	platform := &types.OrgPolicy{Org: "acme", MaxNodes: 100, MaxNodesPerCluster: 10, MaxHourlyCost: 5}
-	require.Equal(t, types.OrgPolicy{Org: "acme", MaxNodes: 50, MaxNodesPerCluster: 10, MaxHourlyCost: 5}, stricterOrgLimits(policy, platform))
-	require.Equal(t, *platform, stricterOrgLimits(nil, platform))
-	require.Equal(t, *policy, stricterOrgLimits(policy, nil))
-	require.Equal(t, types.OrgPolicy{}, stricterOrgLimits(nil, nil))
-}
-
 // With no org limits anywhere (neither the pool's policy nor the
 // platform's), a scale-up asks the platform once, locally, and lists
 // nothing: the org's pools are not listed on every scale-up.

@@ -210,20 +210,21 @@ func (p *pool) status() contract.PoolStatus {
 		Key: p.spec.Key, State: p.stateName(), Policy: s.Policy, Paused: s.Paused, PausedReason: s.PausedReason,
 		Deregistering: s.Deregistering, Nodes: s.observedNodes(), TargetNodes: s.nodeCount(), PendingPods: s.pendingPods(),
 		Seq: s.Seq, LastScaleUp: s.LastScaleUp, LastScaleDown: s.LastScaleDown, IdleSince: s.IdleSince,
-		Unplaceable: s.Unplaceable, DrainBlocked: s.DrainBlocked, Frozen: p.last.Frozen, Blocked: p.last.Blocked,
+		Unplaceable: s.Unplaceable, DrainBlocked: p.drainBlockedStatus(), Frozen: p.last.Frozen, Blocked: p.last.Blocked,
 		NextWake: p.timerAt, NextWakeReason: p.last.WakeReason, Cluster: s.Gate, Decisions: s.Decisions,
 		LastRejected: s.LastRejected, Observation: s.Observation, MeteredThrough: s.MeterCursor,
 		ContinuedAsNew: s.ContinuedAsNew,
 		InFlight:       s.inFlight(), NoHelp: s.NoHelp, Deferred: len(s.Deferred), SizeBackoff: s.SizeBackoff,
 		UnavailableOffering: s.UnavailableOffering,
-		NotReadySince:       s.NotReadySince, Repairs: s.Repairs, Rejected: s.Rejected, SkippedNodes: p.last.Skipped,
+		NotReadySince:       s.NotReadySince, Repairs: s.Repairs, Rejected: s.Rejected, SkippedNodes: p.last.Skipped, HeldIdle: p.last.Held,
 		AddedWithoutProgress: p.addedWithoutProgress,
 		Capacity:             p.capacitySummary, Budget: s.Budget, OrgCeiling: s.OrgNote,
 	}
 	if p.now.Before(s.HoldUntil) {
 		st.HoldTarget, st.HoldUntil = s.HoldTarget, s.HoldUntil
 	}
-	p.tierStatus(&st) // pool_tier.go
+	p.tierStatus(&st)      // pool_tier.go
+	p.lifecycleStatus(&st) // pool_lifecycle.go
 	if s.Provider != nil {
 		st.ProviderTarget, st.ProviderReadAt = s.Provider.Target(), s.Provider.ReadAt
 	}

@@ -21,7 +21,8 @@ import (
 // only while the provider's view shows it spot machines: the safety resync
 // comes every five minutes, too late for a two-minute warning, and the
 // watcher's observe signals carry the cluster's nodes, not the provider's
-// notice queue. An on-demand pool never reads, so its history is as before.
+// notice queue. An on-demand pool never reads, so its history has no
+// interruption commands to replay.
 
 // actionInterruption records a spot interruption the pool acted on.
 const actionInterruption = "interruption"

@@ -62,6 +62,7 @@ func (q *noticeQueue) send(n connectors.Interruption) {
 
 func TestSpotInterruptionBuysTheReplacementDrainsAndDeletesThenAcknowledges(t *testing.T) {
 	p := types.DefaultPolicy()
+	p.CapacityTypes = []types.CapacityType{types.CapacitySpot, types.CapacityOnDemand} // its nodes are spot
 	env, w := newTestPool(t, p, busyNodes())
 	w.capacity = types.CapacitySpot
 	q := withNotices(t, w)
@@ -121,6 +122,7 @@ func TestOnDemandPoolReadsNoNotices(t *testing.T) {
 
 func TestInterruptedNodeThatWillNotDrainGoesAtTheDeadline(t *testing.T) {
 	p := types.DefaultPolicy()
+	p.CapacityTypes = []types.CapacityType{types.CapacitySpot, types.CapacityOnDemand} // its nodes are spot
 	env, w := newTestPool(t, p, busyNodes())
 	w.capacity = types.CapacitySpot
 	q := withNotices(t, w)

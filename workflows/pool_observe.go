@@ -53,15 +53,18 @@ func (p *pool) applyObservation(ctx workflow.Context, obs types.PoolObservation,
 // the one place an observation changes what the pool knows (the node
 // clocks, idleness, purchases judged, what is forgotten); the meter's
 // machines come from provider reads (pool_meter.go).
-func (s *PoolState) fold(obs types.PoolObservation, now time.Time, rules law.Rules) {
+func (s *PoolState) fold(obs types.PoolObservation, now time.Time, rules runRules) {
 	obs = s.withoutRemoved(boundObservation(obs))
 	s.Observation = &obs
 	s.ReceivedAt = now
 	s.IdleSince = law.UpdateIdleSince(s.Policy, s.IdleSince, obs)
 	s.UnderusedSince = law.UpdateUnderusedSince(s.Policy, s.UnderusedSince, obs)
 	s.trackNodes(obs)
+	if rules.NotReadyClock {
+		s.notReadyFromCondition(obs) // pool_unready.go
+	}
 	s.trackPurchases(obs, now, rules)
-	s.noteReplacementNode(s.Observation, rules)
+	s.noteReplacementNode(s.Observation, rules.Rules)
 	s.forgetGone(obs)
 }
 
@@ -79,6 +82,9 @@ func (s *PoolState) forgetGone(obs types.PoolObservation) {
 		nodes[n.Name] = true
 	}
 	keepOnly(s.DrainBlocked, nodes)
+	keepOnly(s.DrainRefused, nodes)
+	keepOnly(s.DrainTries, nodes)
+	keepOnly(s.BlockedTold, nodes)
 }
 
 func validateObservation(key types.PoolKey, obs types.PoolObservation) error {
@@ -106,6 +112,9 @@ func validateObservation(key types.PoolKey, obs types.PoolObservation) error {
 		if pod.Count != 0 {
 			return fmt.Errorf("pending pod %s has a count: only a shape's unlisted pods are counted", pod.Key())
 		}
+	}
+	if n := obs.PendingCount(); obs.Queued < 0 || obs.Queued > n {
+		return fmt.Errorf("observation's queued is %d, must be 0 to its %d pending pods", obs.Queued, n)
 	}
 	return nil
 }
@@ -158,13 +167,25 @@ func (s *PoolState) withoutRemoved(obs types.PoolObservation) types.PoolObservat
 // trackPurchases judges the pods the pool bought nodes for: one scheduled
 // is progress; one still pending, unchanged, beside a node of the bought
 // size that has been Ready a while, was not helped by the purchase.
-func (s *PoolState) trackPurchases(obs types.PoolObservation, now time.Time, rules law.Rules) {
+func (s *PoolState) trackPurchases(obs types.PoolObservation, now time.Time, rules runRules) {
 	entries := obs.PendingEntries()
 	pending := make(map[string]types.PendingPod, len(entries))
 	for _, pod := range entries {
 		pending[pod.Key()] = pod
 	}
 	grace := s.noHelpGrace()
+	// A burst's purchases are few and its pods few shapes: the nodes are
+	// looked at once per purchase and pod size, not once per pod.
+	type look struct {
+		at       time.Time
+		size     string
+		requests types.Resources
+	}
+	type seen struct {
+		roomy       string
+		empty, full bool
+	}
+	looked := map[look]seen{}
 	for _, key := range workflow.DeterministicKeys(s.BoughtFor) {
 		buy := s.BoughtFor[key]
 		pod, still := pending[key]
@@ -175,8 +196,18 @@ func (s *PoolState) trackPurchases(obs types.PoolObservation, now time.Time, rul
 		case !pod.UnschedulableSince.Equal(buy.Since):
 			delete(s.BoughtFor, key)
 		default:
-			roomy, empty, full := readyNodesBoughtAfter(obs, s.SeenReady, buy, pod, now, grace)
+			l := look{buy.At, buy.Size, pod.Requests}
+			r, ok := looked[l]
+			if !ok {
+				r.roomy, r.empty, r.full = readyNodesBoughtAfter(obs, s.SeenReady, buy, pod, now, grace)
+				looked[l] = r
+			}
+			roomy, empty, full := r.roomy, r.empty, r.full
 			switch {
+			case roomy != "" && rules.TriedSinceReady && !triedSince(pod, s.SeenReady[roomy]):
+				// kube-scheduler has not tried the pod since the node
+				// became Ready (a backlog of thousands takes minutes to
+				// go through): not refused by it, only not tried yet.
 			case roomy != "" && !empty && rules.RebuyRepelled && repelledByHostname(pod):
 				// Every roomy node bought for it runs pods, and its rules
 				// are hostname-scoped: a pod of its own group took the
@@ -198,6 +229,9 @@ func (s *PoolState) trackPurchases(obs types.PoolObservation, now time.Time, rul
 			}
 		}
 	}
+	if rules.TriedSinceReady && newNodeRunsPods(obs, s.LastProgress) {
+		s.LastProgress = now
+	}
 	for key := range s.NoHelp {
 		if pod, ok := pending[key]; !ok || pod.UnschedulableSince.After(now) {
 			delete(s.NoHelp, key)
@@ -212,6 +246,27 @@ func (s *PoolState) trackPurchases(obs types.PoolObservation, now time.Time, rul
 		}
 	}
 	s.Additions = kept
+}
+
+// newNodeRunsPods says whether a node registered after since runs pods:
+// the scheduler is placing pods on capacity bought since, which is the
+// progress the runaway guard waits for, whichever pods it placed. In a
+// burst the scheduler fills new nodes from a backlog of thousands in its
+// own order, and the pods a purchase was for may bind minutes later.
+func newNodeRunsPods(obs types.PoolObservation, since time.Time) bool {
+	for _, n := range obs.Nodes {
+		if n.CreatedAt.After(since) && n.State == types.NodeReady && n.Requested != (types.Resources{}) {
+			return true
+		}
+	}
+	return false
+}
+
+// triedSince says whether kube-scheduler tried the pod after ready. An
+// observer that does not report tries (TriedAt zero) leaves the grace
+// alone to judge, as before tries were read.
+func triedSince(pod types.PendingPod, ready time.Time) bool {
+	return pod.TriedAt.IsZero() || pod.TriedAt.After(ready)
 }
 
 // readyNodesBoughtAfter looks at the nodes of the purchased size created

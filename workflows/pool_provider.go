@@ -187,15 +187,41 @@ func (p *pool) planRoom(now time.Time) []types.NodeObservation {
 		return out
 	}
 	grace, timeout := s.noHelpGrace(), s.Policy.EffectiveProvisionTimeout()
+	var untried time.Time // the oldest try among pending pods, if the rule reads tries
+	if p.rules.TriedSinceReady {
+		untried = oldestTry(s.Observation.PendingEntries())
+	}
+	backlog := p.rules.TriedSinceReady && s.Observation.Queued > 0
 	for _, n := range s.Observation.Nodes {
+		if backlog && n.State == types.NodeReady {
+			// Pods the scheduler has not tried yet: every Ready node's
+			// free room is offered to them before a new node is.
+			out = append(out, n)
+			continue
+		}
 		// Seen Ready lately and registered lately: a node that was Ready
-		// long before the pool first looked is no new node.
+		// long before the pool first looked is no new node. Past the
+		// grace, it is still room while some pending pod was last tried
+		// before it became Ready: the scheduler has not offered it the
+		// node yet.
 		ready, seen := s.SeenReady[n.Name]
-		if n.State == types.NodeReady && seen && now.Before(ready.Add(grace)) && now.Before(n.CreatedAt.Add(timeout)) {
+		lately := now.Before(ready.Add(grace)) || (!untried.IsZero() && untried.Before(ready))
+		if n.State == types.NodeReady && seen && lately && now.Before(n.CreatedAt.Add(timeout)) {
 			out = append(out, n)
 		}
 	}
 	return out
+}
+
+// oldestTry is the earliest TriedAt among pending entries that report one.
+func oldestTry(pods []types.PendingPod) time.Time {
+	var at time.Time
+	for _, pod := range pods {
+		if !pod.TriedAt.IsZero() && (at.IsZero() || pod.TriedAt.Before(at)) {
+			at = pod.TriedAt
+		}
+	}
+	return at
 }
 
 // noHelpGrace is how long a new node is Ready before a pod still pending

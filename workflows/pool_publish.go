@@ -129,6 +129,11 @@ func (p *pool) reasonLine() string {
 	if len(p.last.Blocked) > 0 {
 		return truncate(p.last.Blocked[0], 120)
 	}
+	if p.rules.RetryBlocked {
+		if line := p.keptIdleLine(); line != "" {
+			return truncate(line, 120)
+		}
+	}
 	if len(s.Unplaceable) > 0 {
 		return truncate(p.unplaceableSummary(), 120)
 	}
@@ -177,6 +182,16 @@ func (p *pool) details() string {
 	}
 	for _, sk := range p.last.Skipped {
 		fmt.Fprintf(&b, "not removed: %s\n\n", sk)
+	}
+	if p.rules.RetryBlocked {
+		kept := p.keptIdleNodes()
+		for _, name := range workflow.DeterministicKeys(kept) {
+			fmt.Fprintf(&b, "kept idle: %s: %s\n\n", name, kept[name])
+		}
+	} else {
+		for _, name := range workflow.DeterministicKeys(p.last.Held) {
+			fmt.Fprintf(&b, "kept idle: %s: %s\n\n", name, p.last.Held[name])
+		}
 	}
 	if p.capacitySummary != "" {
 		fmt.Fprintf(&b, "capacity: %s\n\n", p.capacitySummary)

@@ -51,7 +51,7 @@ func TestReasonLineNamesEveryBlockingKind(t *testing.T) {
 			if tc.policy != nil {
 				tc.policy(&policy)
 			}
-			p := &pool{state: newPoolState(spec(policy)), rules: law.AllRules()}
+			p := &pool{state: newPoolState(spec(policy)), rules: allRunRules()}
 			p.state.Gate = contract.ClusterGate{Phase: contract.PhaseActive, Reachable: true}
 			p.state.Observation = obs(now, threeNodes(), overdue)
 			if tc.setup != nil {
@@ -81,7 +81,7 @@ func withCooldownPolicy(pl *types.Policy) { *pl = withUpCooldown(*pl) }
 // A pool with nothing to say has an empty REASON: the list shows "-".
 func TestReasonLineIsEmptyWhenNothingHolds(t *testing.T) {
 	now := t0.Add(time.Hour)
-	p := &pool{state: newPoolState(spec(types.DefaultPolicy())), rules: law.AllRules()}
+	p := &pool{state: newPoolState(spec(types.DefaultPolicy())), rules: allRunRules()}
 	p.state.Gate = contract.ClusterGate{Phase: contract.PhaseActive, Reachable: true}
 	p.state.Observation = obs(now, threeNodes())
 	p.state.record(contract.DecisionRecord{Seq: 1, At: now.Add(-time.Hour), Action: string(law.ActionScaleUp), Outcome: outcomeNothingBought + "cost budget"})

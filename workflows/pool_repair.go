@@ -102,10 +102,12 @@ func (p *pool) replaceWith(ctx workflow.Context, seq int64, m law.MachineAction)
 	}
 	in := activities.ProvisionInput{Key: p.spec.Key, Size: m.Size, GroupID: groupID, Target: target,
 		IdempotencyKey: p.idempotencyKey(seq, "replace-"+m.Name)}
+	creates := p.intoCurrentGroup(&in) // pool_lifecycle.go
 	var res activities.ProvisionResult
 	if err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, fmt.Sprintf("replace %s with 1 × %s", m.Name, m.Size)), a.Provision, in), &res); err != nil {
 		return err
 	}
+	p.stampGroup(res.GroupID, creates, in.NodeLabels, in.NodeTaints)
 	p.adoptResult(ctx, res.View, res.TotalTarget)
 	return nil
 }

@@ -22,6 +22,7 @@ import (
 func TestPoolReplacesTwoUnderusedNodesByOneCheaper(t *testing.T) {
 	p := types.DefaultPolicy()
 	p.MinNodes = 1
+	p.ExpireAfter = 0 // its nodes date from 1970: not expired, only underused
 	old := func(name string) types.NodeObservation {
 		return types.NodeObservation{Name: name, Size: "sim-small", State: types.NodeReady, CreatedAt: time.Unix(0, 0),
 			Allocatable: types.Resources{MilliCPU: 4000, Memory: 10 * types.GiB, Pods: 110},
@@ -82,7 +83,7 @@ func replaceWorld(t *testing.T) (*testsuite.TestWorkflowEnvironment, *world, typ
 	p.MinNodes = 1
 	p.IdleWindow = types.Duration(30 * time.Second)
 	old := func(name string) types.NodeObservation {
-		return types.NodeObservation{Name: name, Size: "sim-small", State: types.NodeReady, CreatedAt: time.Unix(0, 0),
+		return types.NodeObservation{Name: name, Size: "sim-small", State: types.NodeReady, CreatedAt: time.Date(2026, 12, 4, 11, 0, 0, 0, time.UTC),
 			Allocatable: types.Resources{MilliCPU: 4000, Memory: 10 * types.GiB, Pods: 110},
 			Requested:   types.Resources{MilliCPU: 2400, Memory: 4 * types.GiB, Pods: 1},
 			LargestPod:  types.Resources{MilliCPU: 2400, Memory: 4 * types.GiB, Pods: 1}}
@@ -219,11 +220,13 @@ func TestPoolReplacementAbandonedAtTheProvisionTimeout(t *testing.T) {
 func TestPoolReplacementBuysInTheOldNodesZone(t *testing.T) {
 	env, w, p, _ := replaceWorld(t)
 	w.zone, w.capacity = "sim-b", types.CapacitySpot
+	p.CapacityTypes = []types.CapacityType{types.CapacitySpot, types.CapacityOnDemand} // spot allowed: not drifted
 	env.RegisterDelayedCallback(func() {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		require.Len(t, w.provisions, 1, "no replacement bought")
 		in := w.provisions[0]
+		require.Contains(t, string(in.IdempotencyKey), "/replacement", "%+v", in)
 		require.Equal(t, "sim-b", in.Zone)
 		require.Equal(t, types.CapacitySpot, in.CapacityType)
 		require.Equal(t, "g1", in.GroupID, "the group of that size and offering grown")

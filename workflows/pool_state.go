@@ -40,6 +40,13 @@ type PoolState struct {
 	Unplaceable map[string]string `json:"unplaceable,omitempty"`
 	// DrainBlocked nodes failed to drain; retried after the time.
 	DrainBlocked map[string]time.Time `json:"drainBlocked,omitempty"`
+	// DrainRefused says why each DrainBlocked node's last drain failed,
+	// and DrainTries how many drains of it failed in a row (the backoff).
+	DrainRefused map[string]string `json:"drainRefused,omitempty"`
+	DrainTries   map[string]int    `json:"drainTries,omitempty"`
+	// BlockedTold: the reason last told on each node kept idle, so the
+	// DisruptionBlocked Event is told once per reason, not once per pass.
+	BlockedTold map[string]string `json:"blockedTold,omitempty"`
 	// TargetNodes is the provider-side target summed over the pool's groups.
 	TargetNodes int `json:"targetNodes"`
 	// ManualTarget is an accepted `scale`/`force-scale` not yet carried out.
@@ -98,6 +105,9 @@ type PoolState struct {
 	SizeZones map[string][]string `json:"sizeZones,omitempty"`
 	// SizePrice is each allowed size's hourly price, from the last plan.
 	SizePrice map[string]float64 `json:"sizePrice,omitempty"`
+	// SizeGPUModel is each GPU size's model, from the last plan: what a
+	// GPU replacement may buy (law.Rules.ReplaceGPU).
+	SizeGPUModel map[string]string `json:"sizeGPUModel,omitempty"`
 	// Replacing is the replacement consolidation under way: its new node
 	// bought, its old nodes not yet drained (pool_replace.go).
 	Replacing *law.Replacement `json:"replacing,omitempty"`
@@ -115,6 +125,11 @@ type PoolState struct {
 	// kept until the time (an hour past its deadline), so a notice read
 	// again is acknowledged, not acted on twice.
 	Notices map[string]time.Time `json:"notices,omitempty"`
+	// GroupTemplates is the node template hash each group was created
+	// under, by group ID; DueSince when each drifted or expired node was
+	// first found due (pool_lifecycle.go).
+	GroupTemplates map[string]string    `json:"groupTemplates,omitempty"`
+	DueSince       map[string]time.Time `json:"dueSince,omitempty"`
 }
 
 // Purchase is a scale-up that bought nodes for a pod.
@@ -167,6 +182,14 @@ func (s *PoolState) ensureMaps() {
 	}
 	if s.DrainBlocked == nil {
 		s.DrainBlocked = map[string]time.Time{}
+	}
+	for _, m := range []*map[string]string{&s.DrainRefused, &s.BlockedTold} {
+		if *m == nil {
+			*m = map[string]string{}
+		}
+	}
+	if s.DrainTries == nil {
+		s.DrainTries = map[string]int{}
 	}
 	for _, m := range []*map[string]time.Time{&s.NotReadySince, &s.SeenReady, &s.SizeBackoff, &s.Removed, &s.Nonces, &s.Notices} {
 		if *m == nil {

@@ -41,8 +41,8 @@ type pool struct {
 	lastMemo    memoSnapshot
 	last        law.Decision
 	metrics     poolMetrics
-	// rules are the law's rules this run decides with (readRules).
-	rules law.Rules
+	// rules are the rules this run decides and buys with (readRules).
+	rules runRules
 	// addedWithoutProgress is the runaway guard's count at the last decision;
 	// capacitySummary the capacity policies in force then.
 	addedWithoutProgress int
@@ -54,8 +54,6 @@ type pool struct {
 	// not taken from it.
 	auth      authority
 	gateDirty bool
-	// orgBudget is what the org's cost budget leaves this scale-up.
-	orgBudget orgBudget
 	// incarnation names this life of the pool in its idempotency keys.
 	incarnation string
 	// meterRetryAt: a provider read the meter needed failed; the next
@@ -63,9 +61,8 @@ type pool struct {
 	meterRetryAt time.Time
 	// notices reads interruption notices (pool_interruptions.go).
 	notices noticeReader
-	// offeringNote says which offering the last scale-up bought and why,
-	// for its decision's reason.
-	offeringNote string
+	// due are the nodes drifted or expired at the last decision.
+	due []law.Due
 }
 
 // maxActionsPerWake bounds how many decisions one wake-up carries out in a
@@ -164,6 +161,7 @@ func (p *pool) run(ctx workflow.Context) error {
 			}
 		}
 		p.last = d
+		p.tellBlocked(ctx) // pool_blocked.go
 		p.publish(ctx)
 		if p.shouldContinueAsNew(ctx) {
 			return p.continueAsNew(ctx)
@@ -186,6 +184,7 @@ func (p *pool) decide(now time.Time) law.Decision {
 		IdleSince:     s.IdleSince,
 		Unplaceable:   s.Unplaceable,
 		DrainBlocked:  s.DrainBlocked,
+		Removed:       s.Removed,
 		InFlightNodes: s.inFlight(),
 		Gate:          s.gate(),
 
@@ -196,11 +195,13 @@ func (p *pool) decide(now time.Time) law.Decision {
 		NoHelp:               s.NoHelp,
 		Awaiting:             s.awaiting(),
 		AddedWithoutProgress: p.addedWithoutProgress,
-		Rules:                p.rules,
+		Rules:                p.rules.Rules,
 		UnderusedSince:       s.UnderusedSince,
 		Replacing:            s.Replacing,
 		SizeRoom:             s.SizeRoom,
 		SizePrice:            s.SizePrice,
+		SizeGPUModel:         s.SizeGPUModel,
+		Lifecycle:            p.lifecycleInput(now),
 	}
 	if len(s.Policy.Headroom) > 0 {
 		p.withHeadroom(&in, now)
@@ -241,6 +242,8 @@ func (p *pool) act(ctx workflow.Context, d law.Decision) bool {
 		p.repair(ctx, d)
 	case law.ActionReplace:
 		p.replace(ctx, d)
+	case law.ActionDisrupt:
+		p.disrupt(ctx, d)
 	default:
 		return resynced
 	}
@@ -288,6 +291,11 @@ func (p *pool) nextWake(now time.Time) (time.Time, string) {
 	why := "safety resync"
 	if p.last.WakeAt.After(now) && p.last.WakeAt.Before(at) && !p.state.Paused {
 		at, why = p.last.WakeAt, p.last.WakeReason
+	}
+	if p.rules.BudgetPaces && p.last.Action != law.ActionNone && !p.state.Paused {
+		// The wake's actions ran out (maxActionsPerWake) with one still
+		// due: carry it out next, not at the safety resync.
+		at, why = now, "carry out "+string(p.last.Action)
 	}
 	if noticeAt, ok := p.noticeWake(); ok && noticeAt.Before(at) {
 		at, why = noticeAt, "read interruption notices"

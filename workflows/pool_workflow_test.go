@@ -82,6 +82,20 @@ type world struct {
 	// deletedAt: when each node was deleted.
 	drainErr  func(activities.DrainInput) error
 	deletedAt map[string]time.Time
+	// groupOf, when set, splits the nodes into groups by ID (absent: g1),
+	// machines still booting going to bootGroup, and a Provision that
+	// names no group creates newGroup (pool_lifecycle_test.go).
+	groupOf             map[string]string
+	bootGroup, newGroup string
+	// drainTakes is how long, on the workflow's clock, a drain runs; the
+	// node is observed cordoned meanwhile. lingerFor is how long a
+	// deleted node's Node object is still observed, as deleting (a
+	// cloud's node lifecycle controller removes it later).
+	drainTakes, lingerFor time.Duration
+	lingering             []types.NodeObservation
+	// draining and maxDraining: nodes cordoned or deleting now, and the
+	// most observed at once.
+	maxDraining int
 }
 
 // gone is the error the observe and read activities answer while down.
@@ -130,6 +144,9 @@ func (w *world) view() activities.ProviderView {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.reads++
+	if w.groupOf != nil {
+		return w.groupedViewLocked()
+	}
 	g := activities.GroupView{ID: "g1", Size: "sim-4c8g", Target: w.target, CapacityType: w.capacity, Zone: w.zone}
 	for _, n := range w.nodes {
 		g.Instances = append(g.Instances, activities.MachineState{ID: "i-" + n.Name, Name: n.Name, State: connectors.InstanceRunning, CreatedAt: w.createdLocked(n)})
@@ -147,7 +164,16 @@ func (w *world) observation() types.PoolObservation {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.observed++
-	return types.PoolObservation{Pool: key(), ObservedAt: w.env.Now(), Nodes: append([]types.NodeObservation(nil), w.nodes...), PendingPods: append([]types.PendingPod(nil), w.pods...)}
+	nodes := append([]types.NodeObservation(nil), w.nodes...)
+	kept := w.lingering[:0]
+	for _, n := range w.lingering {
+		if w.env.Now().Before(w.deletedAt[n.Name].Add(w.lingerFor)) {
+			kept = append(kept, n)
+			nodes = append(nodes, n)
+		}
+	}
+	w.lingering = kept
+	return types.PoolObservation{Pool: key(), ObservedAt: w.env.Now(), Nodes: nodes, PendingPods: append([]types.PendingPod(nil), w.pods...)}
 }
 
 // plan stands in for the planner: one or two nodes for the pods, less the
@@ -271,6 +297,9 @@ func newTestPool(t *testing.T, policy types.Policy, nodes []types.NodeObservatio
 		if in.Target > w.target {
 			w.launchedAt = w.env.Now()
 		}
+		if w.groupOf != nil {
+			return w.provisionGroupedLocked(in), nil
+		}
 		w.target = in.Target
 		w.mu.Unlock()
 		v := w.view()
@@ -285,12 +314,28 @@ func newTestPool(t *testing.T, policy types.Policy, nodes []types.NodeObservatio
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.drained = append(w.drained, in.Node)
+		if w.drainTakes > 0 {
+			busy := 0
+			for i := range w.nodes {
+				if w.nodes[i].Name == in.Node {
+					w.nodes[i].State = types.NodeCordoned
+				}
+				if w.nodes[i].State == types.NodeCordoned {
+					busy++
+				}
+			}
+			w.maxDraining = max(w.maxDraining, busy)
+		}
 		if w.drainErr != nil {
 			if err := w.drainErr(in); err != nil {
 				return connectors.DrainResult{}, err
 			}
 		}
 		return connectors.DrainResult{Node: in.Node}, nil
+	}).AfterFn(func() time.Duration {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.drainTakes
 	})
 	env.OnActivity(a.DeleteNode, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.DeleteInput) (activities.DeleteResult, error) {
 		w.mu.Lock()
@@ -304,6 +349,9 @@ func newTestPool(t *testing.T, policy types.Policy, nodes []types.NodeObservatio
 		for _, n := range w.nodes {
 			if n.Name != in.Node {
 				kept = append(kept, n)
+			} else if w.lingerFor > 0 {
+				n.State = types.NodeDeleting
+				w.lingering = append(w.lingering, n)
 			}
 		}
 		if len(kept) < len(w.nodes) || w.target > len(w.nodes) {
@@ -675,6 +723,6 @@ func TestNewRunsAskThePlannerForFewerNodes(t *testing.T) {
 	env, w := newTestPool(t, p, busyNodes())
 	runWithOneOverduePod(t, env, w, spec(p), time.Minute)
 	require.NotEmpty(t, w.plans)
-	require.True(t, w.plans[0].FewerNodes, "a run plans with law.Rules.FewerNodes")
+	require.True(t, w.plans[0].FewerNodes, "a run plans with runRules.FewerNodes")
 	require.Equal(t, types.SizingNodes, w.plans[0].Objective, "the policy's sizingObjective reaches the planner")
 }

@@ -23,7 +23,7 @@ const (
 	versionBatch = "law-batch"
 	// versionRebuyRepelled: a pod with hostname-scoped pod-to-pod rules
 	// still pending beside the roomy node bought for it buys again
-	// instead of being judged not helped (law.Rules.RebuyRepelled;
+	// instead of being judged not helped (runRules.RebuyRepelled;
 	// trackPurchases). Added 2026-12-02, ships in v0.2.0.
 	versionRebuyRepelled = "rebuy-repelled"
 	// changeInterruptions: a pool with spot machines reads its provider's
@@ -36,35 +36,151 @@ const (
 	// zone, the policy's capacityTypes, zones and maxSpotShare), and an
 	// insufficient-capacity answer marks that offering unavailable for
 	// offeringUnavailableFor and retries the next cheapest in the same
-	// decision, where it used to strike the whole size off. Added
+	// decision; a run begun before it strikes the whole size off. Added
 	// 2026-12-02, release v0.2.0.
 	changeOfferings = "offerings"
 	// changeGateActivity: a cluster of more than gateFanoutBatch pools
-	// tells a gate change through one FanOutGate activity, where it sent
-	// two history events' worth of signals per pool in batches and, at
-	// 10,000 pools, continued as new five times per change, each new run
-	// restarting its watcher (cluster_fanout.go). Added 2026-12-02,
+	// tells a gate change through one FanOutGate activity; a run begun
+	// before it sends two history events' worth of signals per pool in
+	// batches, which at 10,000 pools continued as new five times per
+	// change (cluster_fanout.go). Added 2026-12-02,
 	// release v0.2.0.
 	changeGateActivity = "gate-fanout-activity"
-	// changeKeepReplacement: a replacement's new node is named once seen
-	// and no idle or consolidation rule removes it while the replacement
-	// is under way; a replacement whose new node is gone, or that has not
-	// completed within the provision timeout, is abandoned at once with a
-	// decision saying why (law.Rules.KeepReplacement, pool_replace.go).
-	// Added 2026-12-04, release v0.2.0.
+	// changeTriedSinceReady: a pod pending beside a roomy new node is
+	// judged not helped only once kube-scheduler tried it after the node
+	// became Ready, and the node's free room stays planned room while
+	// pending pods wait for a try since (runRules.TriedSinceReady). A
+	// burst of 10,000 pods stalled at 1,906 bound: pods not yet retried
+	// were judged refused and bought for no more. Added 2026-12-04,
+	// release v0.3.0.
+	changeTriedSinceReady = "tried-since-ready"
+	// versionReplaceGPU: replacement consolidation also replaces GPU
+	// nodes by one size of the same GPU model that costs less than they
+	// do together (law.Rules.ReplaceGPU). Added 2026-12-04, release v0.3.0.
+	versionReplaceGPU = "law-replace-gpu"
+	// changeLifecycle: drift and expiry (law.Rules.Lifecycle,
+	// pool_lifecycle.go): each node group's template hash is recorded, a
+	// scale-up no longer grows a group of an older template, and drifted
+	// or expired nodes are replaced within the disruption budget. Added
+	// 2026-12-04, release v0.3.0.
+	changeLifecycle = "lifecycle"
+	// changeNotReadyClock: a node's NotReady clock starts when its Ready
+	// condition changed, not when the pool first saw it NotReady
+	// (runRules.NotReadyClock, pool_unready.go), so the unready repair
+	// comes unreadyTimeout after the node failed, however late the pool
+	// learnt of it. Added 2026-12-04, release v0.3.0.
+	changeNotReadyClock = "notready-clock"
+	// changeBudgetPaces: under a disruption budget capping the nodes
+	// draining at once, the budget paces scale-down instead of the
+	// cooldown after it, a node the pool already removed holds no drain
+	// slot while its Node object lingers, and idle nodes kept past their
+	// idle window say which rule keeps them (law.Rules.BudgetPaces).
+	// Added 2026-12-04, release v0.3.0.
+	changeBudgetPaces = "budget-paces"
+	// changeDrainBlocked: an idle node kept by a blocker says so (a
+	// DisruptionBlocked Event once per reason, REASON, the Web UI), a
+	// failed drain is retried with a backoff from 30s up to the idle
+	// window instead of after a whole idle window, and the retry does not
+	// wait a fresh idle window (law.Rules.RetryBlocked). Added
+	// 2026-12-04, release v0.3.0.
+	changeDrainBlocked = "drain-blocked"
+	// changeKeepReplacement: a replacement's new node is bought in the old
+	// nodes' zone, named once seen and kept from the idle and
+	// consolidation rules while the replacement is under way; a
+	// replacement whose new node is gone, or that has not completed within
+	// the provision timeout, is abandoned at once with a decision saying
+	// why (law.Rules.KeepReplacement, pool_replace.go). Added 2026-12-04,
+	// release v0.3.0.
 	changeKeepReplacement = "keep-replacement"
 )
 
-// readRules reads, once per run, the law's rules the run decides with.
-// A change ID that alters the law is asked here and sets its field, so a
-// run's rules are one value, never loose booleans on pool. At the
-// baseline there was none to ask.
-func readRules(ctx workflow.Context) law.Rules {
-	r := law.Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true}
-	r.Replace = workflow.GetVersion(ctx, versionReplace, workflow.DefaultVersion, 1) >= 1
-	r.Batch = workflow.GetVersion(ctx, versionBatch, workflow.DefaultVersion, 1) >= 1
-	r.RebuyRepelled = workflow.GetVersion(ctx, versionRebuyRepelled, workflow.DefaultVersion, 1) >= 1
-	r.Offerings = workflow.GetVersion(ctx, changeOfferings, workflow.DefaultVersion, 1) == 1
-	r.KeepReplacement = workflow.GetVersion(ctx, changeKeepReplacement, workflow.DefaultVersion, 1) == 1
+// Change is one change ID this code knows: the highest version it records
+// (GetVersion's maxSupported) and the release it first shipped in.
+type Change struct {
+	ID      string `json:"id"`
+	Max     int    `json:"max"`
+	Release string `json:"release"`
+}
+
+// Changes lists every change ID the workflows ask workflow.GetVersion
+// about, with the maxSupported they pass; TestChangesMatchGetVersionCalls
+// checks it against the calls in this package's source. `visor version`
+// prints it, and a worker refuses to start on histories that recorded a
+// change ID not in it or a version above its Max (downgrade.go).
+var Changes = []Change{
+	{ID: versionReplace, Max: 1, Release: "v0.2.0"},
+	{ID: versionBatch, Max: 1, Release: "v0.2.0"},
+	{ID: versionRebuyRepelled, Max: 1, Release: "v0.2.0"},
+	{ID: changeInterruptions, Max: 1, Release: "v0.2.0"},
+	{ID: changeOfferings, Max: 1, Release: "v0.2.0"},
+	{ID: changeGateActivity, Max: 1, Release: "v0.2.0"},
+	{ID: changeTriedSinceReady, Max: 1, Release: "v0.3.0"},
+	{ID: versionReplaceGPU, Max: 1, Release: "v0.3.0"},
+	{ID: changeLifecycle, Max: 1, Release: "v0.3.0"},
+	{ID: changeNotReadyClock, Max: 1, Release: "v0.3.0"},
+	{ID: changeBudgetPaces, Max: 1, Release: "v0.3.0"},
+	{ID: changeDrainBlocked, Max: 1, Release: "v0.3.0"},
+	{ID: changeKeepReplacement, Max: 1, Release: "v0.3.0"},
+}
+
+// runRules are the rules a pool run decides and buys with: the law's,
+// and those only the pool reads.
+type runRules struct {
+	law.Rules
+	// FewerNodes: the planner buys, among sizes priced at the cheapest
+	// plan's rate, the one needing fewest nodes (sizing.Request.FewerNodes).
+	FewerNodes bool
+	// RebuyRepelled: a pod with hostname-scoped pod-to-pod rules (required
+	// anti-affinity by hostname, host ports), still pending beside the
+	// roomy node bought for it, may buy again instead of being judged not
+	// helped. The node's room was never what refused it: a pod of its own
+	// group took the node first (the scheduler binds in its own order),
+	// and any new node, a new hostname, admits it (trackPurchases).
+	RebuyRepelled bool
+	// Offerings: a scale-up buys by offering (capacity type, zone) and an
+	// insufficient-capacity answer marks only that offering unavailable
+	// for a while (pool_offerings.go).
+	Offerings bool
+	// TriedSinceReady: a pod pending beside a roomy new node is judged not
+	// helped only once kube-scheduler tried it after the node became Ready
+	// (PendingPod.TriedAt); until the backlog's pods were tried since, a
+	// new node's free room, and while pods wait for their first try every
+	// Ready node's, stays room the next scale-up plans onto; and a new
+	// node running pods is the runaway guard's progress. In a burst of
+	// thousands the scheduler takes minutes to retry every pod: a fixed
+	// grace judged pods refused that were only not tried yet, and bought
+	// nothing more for them (trackPurchases, planRoom).
+	TriedSinceReady bool
+	// NotReadyClock: a node's NotReady time counts from when its Ready
+	// condition changed (NodeObservation.ReadyChangedAt), not since the
+	// pool first saw it so, as Karpenter's node repair counts.
+	NotReadyClock bool
+}
+
+// allRunRules is what a new pool run decides and buys with: every rule of
+// law.AllRules and every pool rule.
+func allRunRules() runRules {
+	return runRules{Rules: law.AllRules(), FewerNodes: true, RebuyRepelled: true, Offerings: true, TriedSinceReady: true, NotReadyClock: true}
+}
+
+// readRules reads, once per run, the rules the run decides with. It
+// starts from allRunRules, so a rule added to law.AllRules reaches every
+// new run; a change ID that alters the law is asked here and turns its
+// rule off in a run begun before it, so a run's rules are one value,
+// never loose booleans on pool. Each GetVersion is called whatever the
+// rule's default, in this order, as the histories recorded it.
+func readRules(ctx workflow.Context) runRules {
+	r := allRunRules()
+	r.Replace = workflow.GetVersion(ctx, versionReplace, workflow.DefaultVersion, 1) >= 1 && r.Replace
+	r.Batch = workflow.GetVersion(ctx, versionBatch, workflow.DefaultVersion, 1) >= 1 && r.Batch
+	r.RebuyRepelled = workflow.GetVersion(ctx, versionRebuyRepelled, workflow.DefaultVersion, 1) >= 1 && r.RebuyRepelled
+	r.Offerings = workflow.GetVersion(ctx, changeOfferings, workflow.DefaultVersion, 1) == 1 && r.Offerings
+	r.TriedSinceReady = workflow.GetVersion(ctx, changeTriedSinceReady, workflow.DefaultVersion, 1) == 1 && r.TriedSinceReady
+	r.ReplaceGPU = workflow.GetVersion(ctx, versionReplaceGPU, workflow.DefaultVersion, 1) >= 1 && r.ReplaceGPU && r.Replace
+	r.Lifecycle = workflow.GetVersion(ctx, changeLifecycle, workflow.DefaultVersion, 1) == 1 && r.Lifecycle
+	r.NotReadyClock = workflow.GetVersion(ctx, changeNotReadyClock, workflow.DefaultVersion, 1) == 1 && r.NotReadyClock
+	r.BudgetPaces = workflow.GetVersion(ctx, changeBudgetPaces, workflow.DefaultVersion, 1) == 1 && r.BudgetPaces
+	r.RetryBlocked = workflow.GetVersion(ctx, changeDrainBlocked, workflow.DefaultVersion, 1) == 1 && r.RetryBlocked
+	r.KeepReplacement = workflow.GetVersion(ctx, changeKeepReplacement, workflow.DefaultVersion, 1) == 1 && r.KeepReplacement
 	return r
 }

@@ -36,6 +36,7 @@ var areas = []struct {
 	{"Registration rate (`pool apply` of new pools: check once per cluster, bounded concurrency)", []string{"BenchmarkApplyPools"}},
 	{"Metering", []string{"BenchmarkNodeHours"}},
 	{"Observing a cluster", []string{"BenchmarkObserve"}},
+	{"A pool's workflow task in a burst (an observation folded, purchases judged, the law's decision; under the SDK's deadlock check)", []string{"BenchmarkBurstObserveAndDecide"}},
 	{"Scoring simulator (one policy over the compressed openb day)", []string{"BenchmarkSimulate"}},
 }
 
@@ -178,7 +179,7 @@ went (booting, on Ready nodes under 50 % used, kept by the floor, by size).
 		writeSpend(b, c)
 		fmt.Fprintf(b, "![nodes, hourly cost and demand over time](%s/%s-nodes.svg)\n![pending time distribution](%s/%s-pending.svg)\n\n", r.plotDir, c.Trace, r.plotDir, c.Trace)
 	}
-	b.WriteString("### Policy variants of the law\n\nThe law alone with one policy field changed from the pool's policy, on the same traces and bounds; each trace's rows end with the peer rules as they ran. The HIP's numbers were a 10m cooldown after scale-down and one idle node per decision; the defaults now are 2m and every idle node, and a written policy consolidates every node whose pods fit elsewhere after 2m (consolidationThreshold 1; a zero recorded before reads as 0.7 and 5m). The node-hours rows score the law without its two node-hours rules (`law.Rules` AcrossSizes and FewerNodes), and with each alone; the Replace and Batch rows without replacement consolidation, without batching, and without both (a run recorded before `versionReplace` and `versionBatch`). The allowedSizes rows let the law buy only some of the catalog's sizes, against the same bounds (every size's).\n\n")
+	b.WriteString("### Policy variants of the law\n\nThe law alone with one policy field changed from the pool's policy, on the same traces and bounds; each trace's rows end with the peer rules as they ran. The HIP's numbers were a 10m cooldown after scale-down and one idle node per decision; the defaults now are 2m and every idle node, and a written policy consolidates every node whose pods fit elsewhere after 2m (consolidationThreshold 1; a zero recorded before reads as 0.7 and 5m). The node-hours rows score the law without its two node-hours rules (`law.Rules` AcrossSizes and FewerNodes), and with each alone; the Replace and Batch rows without replacement consolidation, without batching, and without both (a run recorded before `versionReplace` and `versionBatch`); the ReplaceGPU row without GPU replacement (`law-replace-gpu`); on the synthetic traces the pre-warm row adds predictive pre-warm (below). The allowedSizes rows let the law buy only some of the catalog's sizes, against the same bounds (every size's).\n\n")
 	b.WriteString("| trace | variant | cost $ | cost × LP bound | cost × karpenter-like | node-hours × fractional | wait p99 | max pending | scale ops | busy removals | stranded | replacements | interruptions (pods disrupted) |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, v := range r.suite.variants {
 		fmt.Fprintf(b, "| %s | %s | %.2f | %.3f | %.2f | %.2f | %s | %s | %d | %d | %d | %d | %d (%d) |\n", v.trace, v.variant, v.s.Cost, v.s.LPCostRatio, v.s.KarpenterCostRatio,
@@ -187,6 +188,32 @@ went (booting, on Ready nodes under 50 % used, kept by the floor, by size).
 	}
 	b.WriteString("\n")
 	writeSpotSaving(b, r.suite.spot)
+	writePrewarm(b, r.suite.prewarm)
+}
+
+// writePrewarm is each synthetic trace's law with predictive pre-warm
+// against the law without it, with the forecast's error and the cost.
+func writePrewarm(b *bytes.Buffer, rows []prewarmRow) {
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("### Predictive pre-warm\n\nThe law with `law.Rules.Prewarm` against the law as it ran in the comparison. Its demand model (`law.DemandModel`: the peak requests of each 10-minute slot of the day and of the week, blended over the days seen) first learns two earlier days of the same trace generator (other seeds), then each observation of the run; a pre-warm buys, a provisioning delay and a sample interval ahead, room for the demand it expects beyond the Ready nodes' (stand-in pods of the pool's typical shape, discounted by the model's own error), and holds back a removal that would leave less than the forecast; it never removes a node on a forecast. *Forecast error* is the model's CPU error over the run's slots (|forecast − peak| / peak, summed); a pre-warm *came true* when the peak reached 80 % of its forecast within two slots. The openb traces have no second day to learn from and are not pre-warmed.\n\n")
+	b.WriteString("| trace | cost $ without / with | extra cost | wait p90 without / with | wait p99 without / with | max pending without / with | p90 below the provisioning delay | forecast error | pre-warm scale-ups (stand-in pods) | came true / not |\n|---|---:|---:|---:|---:|---:|---|---:|---:|---:|\n")
+	for _, r := range rows {
+		extra := 0.0
+		if r.law.Cost > 0 {
+			extra = r.with.Cost/r.law.Cost - 1
+		}
+		below := "no"
+		if r.with.WaitP90 < r.delay {
+			below = "yes"
+		}
+		fmt.Fprintf(b, "| %s | %.2f / %.2f | %+.1f %% | %s / %s | %s / %s | %s / %s | %s (%s) | %.1f %% | %d (%d) | %d / %d |\n", r.trace, r.law.Cost, r.with.Cost, 100*extra,
+			r.law.WaitP90.Round(time.Second), r.with.WaitP90.Round(time.Second), r.law.WaitP99.Round(time.Second), r.with.WaitP99.Round(time.Second),
+			r.law.MaxPending.Round(time.Second), r.with.MaxPending.Round(time.Second), below, r.delay, 100*r.stats.ForecastError,
+			r.stats.ScaleUps, r.stats.Pods, r.stats.Hits, r.stats.Misses)
+	}
+	b.WriteString("\n")
 }
 
 // writeSpotSaving is each trace's [spot, on-demand] pool against the same

@@ -16,6 +16,17 @@ type suite struct {
 	variants    []variantRow
 	// spot is each trace's [spot, on-demand] run beside the law on demand.
 	spot []spotRow
+	// prewarm is each synthetic trace's law with pre-warm beside the law.
+	prewarm []prewarmRow
+}
+
+// prewarmRow compares the law with predictive pre-warm (a history of two
+// earlier days) with the law as it ran in the comparison.
+type prewarmRow struct {
+	trace     string
+	delay     time.Duration
+	law, with score.Score
+	stats     score.PrewarmStats
 }
 
 // spotRow compares the law bought on demand with the same law buying
@@ -42,24 +53,27 @@ type variantRow struct {
 }
 
 // variants are the policy changes the sweep tries, each from the pool's
-// policy; rules, when set, are the law's rules instead of all (law.AllRules).
+// policy; rules, when set, are the law's rules instead of all (score.AllRules).
 var variants = []struct {
 	name  string
 	apply func(*types.Policy)
-	rules *law.Rules
+	rules *score.Rules
 	// allow, when set, is the sizes the variant allows of the trace's
 	// catalog; nil skips the trace (its catalog has no such sizes).
 	allow func([]types.InstanceType) []string
 }{
 	{"pool policy as given", func(*types.Policy) {}, nil, nil},
-	{"without the node-hours rules (AcrossSizes, FewerNodes)", func(*types.Policy) {}, &law.Rules{Consolidation: true, Replace: true, Batch: true}, nil},
-	{"node-hours rules: FewerNodes only", func(*types.Policy) {}, &law.Rules{Consolidation: true, FewerNodes: true, Replace: true, Batch: true}, nil},
-	{"node-hours rules: AcrossSizes only", func(*types.Policy) {}, &law.Rules{Consolidation: true, AcrossSizes: true, Replace: true, Batch: true}, nil},
-	{"without replacement consolidation (Replace)", func(*types.Policy) {}, &law.Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Batch: true}, nil},
-	{"without batching (Batch)", func(*types.Policy) {}, &law.Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true, Replace: true}, nil},
-	{"without Replace and Batch (before versionReplace, versionBatch)", func(*types.Policy) {}, &law.Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true}, nil},
+	{"without the node-hours rules (AcrossSizes, FewerNodes)", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, Replace: true, ReplaceGPU: true, Batch: true}}, nil},
+	{"node-hours rules: FewerNodes only", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, Replace: true, ReplaceGPU: true, Batch: true}, FewerNodes: true}, nil},
+	{"node-hours rules: AcrossSizes only", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, AcrossSizes: true, Replace: true, ReplaceGPU: true, Batch: true}}, nil},
+	{"without replacement consolidation (Replace)", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, AcrossSizes: true, Batch: true}, FewerNodes: true}, nil},
+	{"without GPU replacement (ReplaceGPU)", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, AcrossSizes: true, Replace: true, Batch: true}, FewerNodes: true}, nil},
+	{"without batching (Batch)", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, AcrossSizes: true, Replace: true, ReplaceGPU: true}, FewerNodes: true}, nil},
+	{"without Replace and Batch (before versionReplace, versionBatch)", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, AcrossSizes: true}, FewerNodes: true}, nil},
 	{"sampleInterval: 10s", func(p *types.Policy) { p.SampleInterval = types.Duration(10 * time.Second) }, nil, nil},
 	{"disableConsolidation: true", func(p *types.Policy) { p.DisableConsolidation = true }, nil, nil},
+	{"consolidationDisruption: idle-only (never disrupt busy nodes)", func(p *types.Policy) { p.ConsolidationDisruption = types.DisruptIdleOnly }, nil, nil},
+	{"consolidationDisruption: balanced (savings share ≥ disruption share)", func(p *types.Policy) { p.ConsolidationDisruption = types.DisruptBalanced }, nil, nil},
 	{"sizingObjective: nodes", func(p *types.Policy) { p.SizingObjective = types.SizingNodes }, nil, nil},
 	{"consolidationThreshold: 0.5", func(p *types.Policy) { p.ConsolidationThreshold = 0.5 }, nil, nil},
 	{"consolidation's old defaults (threshold 0.7, consolidateAfter 5m)", func(p *types.Policy) {
@@ -67,7 +81,7 @@ var variants = []struct {
 	}, nil, nil},
 	{"old consolidation defaults, without Replace and Batch (v0.1.0's law)", func(p *types.Policy) {
 		p.ConsolidationThreshold, p.ConsolidateAfter = 0, 0
-	}, &law.Rules{Consolidation: true, AcrossSizes: true, FewerNodes: true}, nil},
+	}, &score.Rules{Rules: law.Rules{Consolidation: true, AcrossSizes: true}, FewerNodes: true}, nil},
 	{"consolidateAfter: 10m", func(p *types.Policy) { p.ConsolidateAfter = types.Duration(10 * time.Minute) }, nil, nil},
 	{"HIP scale-down: 10m cooldown, 1 node per decision", func(p *types.Policy) {
 		p.ScaleDownCooldown = types.Duration(10 * time.Minute)
@@ -140,8 +154,10 @@ func scoreSuite(openbPath, specPath string) (suite, error) {
 		catalog []types.InstanceType
 	}
 	jobs := []job{{day, openbPool.Policy, openbCatalog}, {day.CPUOnly(), openbPool.Policy, openbCatalog}}
-	for _, tr := range score.SyntheticTraces(1) {
+	history := map[string]score.Trace{}
+	for i, tr := range score.SyntheticTraces(1) {
 		jobs = append(jobs, job{tr, webPool.Policy, webCatalog})
+		history[tr.Name] = score.PrewarmHistory(1)[i]
 	}
 	for _, j := range jobs {
 		cmp, err := score.Compare(j.tr, j.catalog, j.policy, score.Options{})
@@ -157,7 +173,7 @@ func scoreSuite(openbPath, specPath string) (suite, error) {
 					continue
 				}
 			}
-			rules := law.AllRules()
+			rules := score.AllRules()
 			if v.rules != nil {
 				rules = *v.rules
 			}
@@ -168,12 +184,25 @@ func scoreSuite(openbPath, specPath string) (suite, error) {
 			out.variants = append(out.variants, variantRow{trace: j.tr.Name, variant: v.name, s: s, limit: cmp.PendingLimit()})
 		}
 		spot := spotVariant
-		s, err := score.ScoreLawWith(j.tr, j.catalog, j.policy, law.AllRules(), cmp, score.Options{Spot: &spot})
+		s, err := score.ScoreLawWith(j.tr, j.catalog, j.policy, score.AllRules(), cmp, score.Options{Spot: &spot})
 		if err != nil {
 			return out, err
 		}
 		out.variants = append(out.variants, variantRow{trace: j.tr.Name, variant: spotVariantName, s: s, limit: cmp.PendingLimit()})
 		out.spot = append(out.spot, spotRow{trace: j.tr.Name, onDemand: cmp.Law(), spot: s, factor: spot.PriceFactor, interval: spot.InterruptionsPerNodeHour})
+		if h, ok := history[j.tr.Name]; ok {
+			// The pool's own provisioning delay is the simulator's: a
+			// pre-warm buys that (and a sample interval) ahead.
+			p := j.policy
+			p.ProvisioningDelay = types.Duration(cmp.Options.ProvisioningDelay)
+			ctl := score.NewLawPrewarm("visor law", p, j.catalog, score.AllRules(), h)
+			s, err := score.ScoreRule(j.tr, j.catalog, j.policy, ctl, cmp, score.Options{})
+			if err != nil {
+				return out, err
+			}
+			out.variants = append(out.variants, variantRow{trace: j.tr.Name, variant: "with predictive pre-warm (Prewarm; two days of history)", s: s, limit: cmp.PendingLimit()})
+			out.prewarm = append(out.prewarm, prewarmRow{trace: j.tr.Name, delay: cmp.Options.ProvisioningDelay, law: cmp.Law(), with: s, stats: ctl.PrewarmStats()})
+		}
 		// The peers, as they ran in the comparison, close each trace's rows.
 		for _, peer := range []string{score.KarpenterLike, score.ClusterAutoscalerLike} {
 			for _, s := range cmp.Scores {

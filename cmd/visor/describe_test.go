@@ -67,6 +67,11 @@ func TestDescribeSummaryWording(t *testing.T) {
 	require.NotContains(t, out, "\x1b")
 	require.NotContains(t, out, "\x07")
 	require.Contains(t, render(0), "Decisions (newest last; all 23):")
+	require.NotContains(t, out, "Lifecycle:")
+	st.Drifted, st.Expired, st.Due = 2, 1, []string{"n1: drifted: size x is no longer allowed"}
+	out = render(1)
+	require.Contains(t, out, "Lifecycle:         2 drifted, 1 expired")
+	require.Contains(t, out, "Due:               n1: drifted: size x is no longer allowed")
 
 	require.Equal(t, "yes", pausedLine(""))
 	require.Equal(t, "yes (by visor-cli)", pausedLine("(by visor-cli)"))

@@ -156,6 +156,12 @@ func describePool(tw *tabwriter.Writer, d poolDescription, decisions int, now ti
 	for _, b := range st.Blocked {
 		row("Blocked", "%s", safe(b))
 	}
+	if st.Drifted > 0 || st.Expired > 0 {
+		row("Lifecycle", "%d drifted, %d expired (replaced within the disruption budget)", st.Drifted, st.Expired)
+		for _, due := range st.Due {
+			row("Due", "%s", safe(due))
+		}
+	}
 	row("Policy", "pending %s, idle %s below %.0f%% CPU / %.0f%% memory, cooldown up %s / down %s",
 		pol.PendingThreshold, pol.IdleWindow, pol.IdleCPUThreshold*100, pol.IdleMemoryThreshold*100, pol.ScaleUpCooldown, pol.ScaleDownCooldown)
 	row("Last scale-up", "%s", ago(st.LastScaleUp, now))

@@ -39,7 +39,7 @@ func newRootCommand() *cobra.Command {
 	f.StringVar(&g.connect.Credential, "credential", "", "caller credential reference, file:PATH or env:NAME (env VISOR_CREDENTIAL; default .visor/dev-admin.json when present)")
 	f.StringVar(&g.connect.CodecKeys, "codec-keys", "", "payload codec key file reference (env VISOR_CODEC_KEYS; default .visor/codec-keys.json when present)")
 	root.AddCommand(newDevCommand(g), newWorkerCommand(g), newPoolCommand(g), newClusterCommand(g), offline(newMeterCommand()),
-		newAuthCommand(g), offline(newCodecCommand()), offline(newCodecServerCommand()), offline(newScoreCommand()), offline(newDemoCommand()))
+		newAuthCommand(g), offline(newCodecCommand()), offline(newCodecServerCommand()), offline(newScoreCommand()), offline(newDemoCommand()), offline(newVersionCommand()))
 	return root
 }
 

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	lawpkg "github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/score"
 )
 
@@ -63,7 +62,7 @@ prints the score table and the law's targets, and writes plots.`,
 			fmt.Fprintf(out, "\nvisor law: %.3f× the LP bound's cost, %.2f× the karpenter-like rule's; %.2f× the lower bound's node-hours, %.2f× the offline packing's; longest wait %s (target %s); the nodes-first packing uses %.2f× the lower bound's\n",
 				law.LPCostRatio, law.KarpenterCostRatio, law.NodeHoursRatio, law.PackingNodeHoursRatio, law.MaxPending.Round(time.Second), cmp.PendingLimit(), cmp.Fewest.NodeHours/max(cmp.Bound.NodeHours, 1e-9))
 			if withSpot {
-				s, err := score.ScoreLawWith(tr, catalog, spec.Policy, lawpkg.AllRules(), cmp, score.Options{Tick: opt.Tick, ProvisioningDelay: opt.ProvisioningDelay, Spot: &spot})
+				s, err := score.ScoreLawWith(tr, catalog, spec.Policy, score.AllRules(), cmp, score.Options{Tick: opt.Tick, ProvisioningDelay: opt.ProvisioningDelay, Spot: &spot})
 				if err != nil {
 					return err
 				}

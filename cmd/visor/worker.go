@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/hanzoai/visor-fleet/types"
 	"github.com/hanzoai/visor-fleet/workers"
 	"github.com/hanzoai/visor-fleet/workers/clusterconfig"
+	"github.com/hanzoai/visor-fleet/workflows"
 )
 
 type workerFlags struct {
@@ -124,6 +126,11 @@ tenant's task queue (--task-queue), so its credentials never leave it.`,
 					return err
 				}
 				acts.Payloads = codec.NewDataConverter(keys) // the pools' memos, as the client encrypted them
+			}
+			if err := workers.CheckDowngrade(ctx, c, g.connectOptions().Namespace, workflows.Changes); errors.Is(err, workers.ErrDowngradeUnchecked) {
+				fmt.Fprintf(os.Stderr, "visor worker: %v\n", err)
+			} else if err != nil {
+				return err
 			}
 			w := workers.New(c, f.taskQueue, acts, worker.Options{MaxConcurrentActivityExecutionSize: f.maxConcurrentAct})
 			fmt.Printf("visor worker polling %q on %s (namespace %s)\n", f.taskQueue, g.connectOptions().Address, g.connectOptions().Namespace)

@@ -100,9 +100,6 @@ func groupSize(i instance) (string, bool) {
 // SetTargetSize.
 func (p *Provider) NodeGroups(ctx context.Context, pool types.PoolKey) ([]connectors.NodeGroup, error) {
 	const op = connectors.OpNodeGroups
-	if err := pool.Validate(); err != nil {
-		return nil, invalid(op, err)
-	}
 	label := pool.NodePoolLabel()
 	all, err := p.listInstances(ctx, op, map[string]string{TagPool: label})
 	if err != nil {

@@ -16,9 +16,6 @@ import (
 // already reports the instance.
 func (p *Provider) LeakedInstances(ctx context.Context, pool types.PoolKey) ([]connectors.Instance, error) {
 	const op = connectors.OpLeakedInstances
-	if err := pool.Validate(); err != nil {
-		return nil, invalid(op, err)
-	}
 	leaked, _, err := p.leaks(ctx, op, pool)
 	if err != nil {
 		return nil, err
@@ -34,9 +31,6 @@ func (p *Provider) LeakedInstances(ctx context.Context, pool types.PoolKey) ([]c
 // member is refused before anything is released.
 func (p *Provider) DeleteInstances(ctx context.Context, pool types.PoolKey, ids []string, _ connectors.IdempotencyKey) error {
 	const op = connectors.OpDeleteInstances
-	if err := pool.Validate(); err != nil {
-		return invalid(op, err)
-	}
 	if len(ids) == 0 {
 		return nil
 	}

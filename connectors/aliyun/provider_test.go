@@ -123,7 +123,7 @@ func TestErrorsAreTyped(t *testing.T) {
 	})
 	t.Run("bad arguments reach nothing", func(t *testing.T) {
 		srv := newFake(t)
-		p := newProvider(t, srv)
+		p := connectors.Checked(newProvider(t, srv)) // as every worker builds it
 		for _, err := range []error{
 			p.SetTargetSize(ctx, "acme.shop.api.aliyun/g7.large", 1, "k"),
 			p.SetTargetSize(ctx, groupID, 1, ""),

@@ -2,7 +2,6 @@ package aliyun
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -27,9 +26,6 @@ const maxRunAmount = 100
 func (p *Provider) SetTargetSize(ctx context.Context, groupID string, target int, key connectors.IdempotencyKey) error {
 	const op = connectors.OpSetTargetSize
 	g, err := parseGroupID(groupID)
-	if err == nil {
-		err = connectors.CheckTarget(target, key)
-	}
 	if err != nil {
 		return invalid(op, err)
 	}
@@ -51,14 +47,8 @@ func (p *Provider) SetTargetSize(ctx context.Context, groupID string, target int
 // cluster-join user data.
 func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGroupSpec, key connectors.IdempotencyKey) (connectors.NodeGroup, error) {
 	const op = connectors.OpCreateNodeGroup
-	if err := spec.Pool.Validate(); err != nil {
-		return connectors.NodeGroup{}, invalid(op, fmt.Errorf("spec.pool: %w", err))
-	}
 	if !instanceTypeRE.MatchString(spec.Size) {
 		return connectors.NodeGroup{}, invalid(op, fmt.Errorf("spec.size %q is not an ECS instance type such as ecs.g7.large", spec.Size))
-	}
-	if spec.TargetSize < 0 || key == "" {
-		return connectors.NodeGroup{}, invalid(op, errors.New("spec.targetSize must not be negative and the idempotency key not empty"))
 	}
 	if len(spec.Labels) > 17 {
 		return connectors.NodeGroup{}, invalid(op, fmt.Errorf("spec.labels: %d labels; ECS allows 20 tags per instance, 3 of them Visor's", len(spec.Labels)))
@@ -158,9 +148,6 @@ func (p *Provider) DeleteNodes(ctx context.Context, groupID string, nodeNames []
 	g, err := parseGroupID(groupID)
 	if err != nil {
 		return invalid(op, err)
-	}
-	if slices.Contains(nodeNames, "") {
-		return invalid(op, errors.New("a node name is empty"))
 	}
 	if len(nodeNames) == 0 {
 		return nil

@@ -71,9 +71,6 @@ func (p *Provider) Interruptions(ctx context.Context, pool types.PoolKey) ([]con
 	if p.cfg.InterruptionQueue == "" {
 		return nil, connectors.ErrNoInterruptions
 	}
-	if err := pool.Validate(); err != nil {
-		return nil, invalid(op, err)
-	}
 	url, err := p.queueURL(ctx)
 	if err != nil {
 		return nil, err
@@ -171,9 +168,6 @@ func (p *Provider) Acknowledge(ctx context.Context, pool types.PoolKey, ids []st
 	const op = "Acknowledge"
 	if p.cfg.InterruptionQueue == "" {
 		return connectors.ErrNoInterruptions
-	}
-	if err := pool.Validate(); err != nil {
-		return invalid(op, err)
 	}
 	url, err := p.queueURL(ctx)
 	if err != nil {

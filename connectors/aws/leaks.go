@@ -32,9 +32,6 @@ func markDeleting(g *connectors.NodeGroup) {
 // EKS are found.
 func (p *Provider) LeakedInstances(ctx context.Context, pool types.PoolKey) ([]connectors.Instance, error) {
 	const op = "LeakedInstances"
-	if err := pool.Validate(); err != nil {
-		return nil, invalid(op, err)
-	}
 	leaked, _, err := p.leaked(ctx, op, pool)
 	if err != nil {
 		return nil, err
@@ -51,12 +48,6 @@ func (p *Provider) LeakedInstances(ctx context.Context, pool types.PoolKey) ([]c
 // terminated; an ID not (or no longer) leaked is success.
 func (p *Provider) DeleteInstances(ctx context.Context, pool types.PoolKey, ids []string, key connectors.IdempotencyKey) error {
 	const op = "DeleteInstances"
-	if err := pool.Validate(); err != nil {
-		return invalid(op, err)
-	}
-	if key == "" {
-		return invalid(op, fmt.Errorf("idempotency key is empty"))
-	}
 	if len(ids) == 0 {
 		return nil
 	}

@@ -125,7 +125,7 @@ func TestASGLeakOutsideTheGroupAndForceDelete(t *testing.T) {
 		assert.True(t, isGone(after[id]), "ForceDelete terminated %s", id)
 	}
 	require.NoError(t, p.DeleteNodeGroup(ctx, g.ID, key+"/release"), "a group already gone is success")
-	assert.True(t, errclass.IsPermanent(p.DeleteNodeGroup(ctx, "", key)))
+	assert.True(t, errclass.IsPermanent(connectors.Checked(p).DeleteNodeGroup(ctx, "", key)))
 }
 
 func TestEKSDeleteNodeGroupDeletesOnlyThePoolsNodegroup(t *testing.T) {

@@ -179,41 +179,21 @@ func (p *Provider) Catalog(context.Context) ([]types.InstanceType, error) {
 	return append([]types.InstanceType(nil), p.catalog...), nil
 }
 
-// NodeGroups implements connectors.Provider.
+// NodeGroups implements connectors.Provider. Its arguments, as every
+// call's, are checked by connectors.Checked, which wraps each provider a
+// worker builds.
 func (p *Provider) NodeGroups(ctx context.Context, pool types.PoolKey) ([]connectors.NodeGroup, error) {
-	if err := pool.Validate(); err != nil {
-		return nil, invalid("NodeGroups", err)
-	}
 	return p.mode.nodeGroups(ctx, pool)
 }
 
 // SetTargetSize implements connectors.Provider.
 func (p *Provider) SetTargetSize(ctx context.Context, groupID string, target int, key connectors.IdempotencyKey) error {
-	switch {
-	case groupID == "":
-		return invalid("SetTargetSize", errors.New("group ID is empty"))
-	case target < 0:
-		return invalid("SetTargetSize", fmt.Errorf("target %d is negative", target))
-	case key == "":
-		return invalid("SetTargetSize", errors.New("idempotency key is empty"))
-	}
 	return p.mode.setTargetSize(ctx, groupID, target, key)
 }
 
 // CreateNodeGroup implements connectors.Provider. The group's name is
 // derived from the key, so a repeat finds the first call's group.
 func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGroupSpec, key connectors.IdempotencyKey) (connectors.NodeGroup, error) {
-	if err := spec.Pool.Validate(); err != nil {
-		return connectors.NodeGroup{}, invalid("CreateNodeGroup", fmt.Errorf("pool: %w", err))
-	}
-	switch {
-	case spec.Size == "":
-		return connectors.NodeGroup{}, invalid("CreateNodeGroup", errors.New("size is empty"))
-	case spec.TargetSize < 0:
-		return connectors.NodeGroup{}, invalid("CreateNodeGroup", fmt.Errorf("target size %d is negative", spec.TargetSize))
-	case key == "":
-		return connectors.NodeGroup{}, invalid("CreateNodeGroup", errors.New("idempotency key is empty"))
-	}
 	return p.mode.createNodeGroup(ctx, spec, GroupName(spec, key), key)
 }
 
@@ -222,17 +202,6 @@ func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGrou
 // IDs. Termination is naturally idempotent: an instance already shutting
 // down or gone is skipped, so the key is not needed on the wire.
 func (p *Provider) DeleteNodes(ctx context.Context, groupID string, nodeNames []string, key connectors.IdempotencyKey) error {
-	switch {
-	case groupID == "":
-		return invalid("DeleteNodes", errors.New("group ID is empty"))
-	case key == "":
-		return invalid("DeleteNodes", errors.New("idempotency key is empty"))
-	}
-	for _, n := range nodeNames {
-		if n == "" {
-			return invalid("DeleteNodes", errors.New("a node name is empty"))
-		}
-	}
 	if len(nodeNames) == 0 {
 		return nil
 	}
@@ -244,12 +213,6 @@ func (p *Provider) DeleteNodes(ctx context.Context, groupID string, nodeNames []
 // with it), EC2 terminates the group's instances and deletes its launch
 // template. A group already gone is success.
 func (p *Provider) DeleteNodeGroup(ctx context.Context, groupID string, key connectors.IdempotencyKey) error {
-	switch {
-	case groupID == "":
-		return invalid("DeleteNodeGroup", errors.New("group ID is empty"))
-	case key == "":
-		return invalid("DeleteNodeGroup", errors.New("idempotency key is empty"))
-	}
 	err := p.mode.deleteNodeGroup(ctx, groupID, key)
 	if errclass.IsNotFound(err) {
 		return nil

@@ -72,8 +72,9 @@ func TestParseCredential(t *testing.T) {
 func TestArgumentsAreCheckedBeforeAnyCall(t *testing.T) {
 	t.Setenv("VISOR_TEST_AWS_CRED", "a:b")
 	// Port 9 (discard) on loopback: any call that did go out would fail as Retryable.
-	p, err := New(context.Background(), Config{Credentials: "env:VISOR_TEST_AWS_CRED", Region: "us-east-1", Mode: ModeASG, Endpoint: "http://127.0.0.1:9"}, nil)
+	raw, err := New(context.Background(), Config{Credentials: "env:VISOR_TEST_AWS_CRED", Region: "us-east-1", Mode: ModeASG, Endpoint: "http://127.0.0.1:9"}, nil)
 	require.NoError(t, err)
+	p := connectors.Checked(raw) // as every worker builds it
 	ctx := context.Background()
 	pool := testPool("args")
 	checks := map[string]error{
@@ -89,7 +90,7 @@ func TestArgumentsAreCheckedBeforeAnyCall(t *testing.T) {
 	}
 	assert.NoError(t, p.DeleteNodes(ctx, "g", nil, "k"), "nothing to delete")
 
-	cat, err := p.Catalog(ctx)
+	cat, err := raw.Catalog(ctx)
 	require.NoError(t, err)
 	require.NotEmpty(t, cat)
 	for _, it := range cat {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -68,17 +67,10 @@ func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGrou
 	return toNodeGroup(keep), nil
 }
 
-// createRequest validates the spec and builds the pool to create.
+// createRequest checks what is DigitalOcean's own in the spec (the pool,
+// size and key were checked by connectors.Checked, which wraps every
+// provider a worker builds) and builds the pool to create.
 func createRequest(spec connectors.NodeGroupSpec, key connectors.IdempotencyKey) (*godo.KubernetesNodePoolCreateRequest, error) {
-	if err := spec.Pool.Validate(); err != nil {
-		return nil, fmt.Errorf("spec.pool: %w", err)
-	}
-	if key == "" {
-		return nil, errors.New("idempotency key is empty")
-	}
-	if spec.Size == "" {
-		return nil, errors.New("spec.size is empty; it must be a DigitalOcean size slug such as s-4vcpu-8gb")
-	}
 	if spec.TargetSize < 1 {
 		return nil, fmt.Errorf("spec.targetSize %d: a fixed-size DOKS node pool needs at least 1 node", spec.TargetSize)
 	}

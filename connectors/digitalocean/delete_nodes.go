@@ -2,7 +2,6 @@ package digitalocean
 
 import (
 	"context"
-	"errors"
 
 	"github.com/digitalocean/godo"
 
@@ -21,11 +20,6 @@ func (p *Provider) DeleteNodes(ctx context.Context, groupID string, nodeNames []
 	const op = connectors.OpDeleteNodes
 	if len(nodeNames) == 0 {
 		return nil
-	}
-	for _, name := range nodeNames {
-		if name == "" {
-			return errclass.New(errclass.Permanent, ProviderName, op, errors.New("a node name is empty"))
-		}
 	}
 	np, err := p.ownedPool(ctx, op, groupID)
 	if err != nil {

@@ -2,7 +2,6 @@ package digitalocean
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -17,9 +16,6 @@ import (
 
 // NodeGroups lists the cluster's node pools labelled hanzo.ai/pool for this pool.
 func (p *Provider) NodeGroups(ctx context.Context, pool types.PoolKey) ([]connectors.NodeGroup, error) {
-	if err := pool.Validate(); err != nil {
-		return nil, errclass.New(errclass.Permanent, ProviderName, connectors.OpNodeGroups, err)
-	}
 	pools, err := p.listPools(ctx)
 	if err != nil {
 		return nil, err
@@ -38,9 +34,6 @@ func (p *Provider) NodeGroups(ctx context.Context, pool types.PoolKey) ([]connec
 // target with auto-scale off is left alone.
 func (p *Provider) SetTargetSize(ctx context.Context, groupID string, target int, _ connectors.IdempotencyKey) error {
 	const op = connectors.OpSetTargetSize
-	if target < 0 {
-		return errclass.New(errclass.Permanent, ProviderName, op, fmt.Errorf("target %d is negative", target))
-	}
 	np, err := p.ownedPool(ctx, op, groupID)
 	if err != nil {
 		return err
@@ -81,9 +74,6 @@ func userTags(tags []string) []string {
 // ownedPool fetches a pool and refuses one Visor does not manage, so a
 // wrong group ID can never resize someone else's pool.
 func (p *Provider) ownedPool(ctx context.Context, op, groupID string) (*godo.KubernetesNodePool, error) {
-	if groupID == "" {
-		return nil, errclass.New(errclass.Permanent, ProviderName, op, errors.New("group ID is empty"))
-	}
 	np, _, err := p.client.Kubernetes.GetNodePool(ctx, p.cfg.ClusterID, groupID)
 	if err != nil {
 		return nil, p.classify(op, err)

@@ -208,7 +208,7 @@ func TestGodoRetriesRepeatingThePostStillLeaveOnePool(t *testing.T) {
 
 func TestCreateRejectsBadSpecsBeforeCallingTheAPI(t *testing.T) {
 	srv := newFake(t)
-	p := newProvider(t, srv)
+	p := connectors.Checked(newProvider(t, srv)) // as every worker builds it
 	for name, tc := range map[string]struct {
 		edit func(*connectors.NodeGroupSpec)
 		key  connectors.IdempotencyKey

@@ -18,9 +18,6 @@ import (
 // known by their description, with their instances.
 func (p *Provider) NodeGroups(ctx context.Context, pool types.PoolKey) ([]connectors.NodeGroup, error) {
 	const op = connectors.OpNodeGroups
-	if err := pool.Validate(); err != nil {
-		return nil, invalid(op, err)
-	}
 	label := pool.NodePoolLabel()
 	var migs []*compute.InstanceGroupManager
 	err := p.svc.InstanceGroupManagers.List(p.cfg.Project, p.cfg.Zone).Filter("name eq "+GroupPrefix(label)+".*").
@@ -84,16 +81,13 @@ func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGrou
 	return p.group(ctx, op, mig)
 }
 
+// checkSpec checks what is GCP's own in the spec: a machine type of the
+// catalog, and an image for it. The pool, target and key were checked by
+// connectors.Checked, which wraps every provider a worker builds.
 func (p *Provider) checkSpec(ctx context.Context, spec connectors.NodeGroupSpec) error {
-	if err := spec.Pool.Validate(); err != nil {
-		return fmt.Errorf("spec.pool: %w", err)
-	}
 	catalog, _ := p.Catalog(ctx)
 	if !machineTypeRE.MatchString(spec.Size) || !slices.ContainsFunc(catalog, func(it types.InstanceType) bool { return it.Name == spec.Size }) {
 		return fmt.Errorf("spec.size %q is not a machine type of the GCP catalog", spec.Size)
-	}
-	if spec.TargetSize < 0 {
-		return fmt.Errorf("spec.targetSize %d is negative", spec.TargetSize)
 	}
 	if spec.Zone != "" && spec.Zone != p.cfg.Zone {
 		// The provider's groups are zonal MIGs in its one zone: a group
@@ -202,9 +196,6 @@ func cmpOr(a, b string) string {
 // retried resize carries the first one's requestId.
 func (p *Provider) SetTargetSize(ctx context.Context, groupID string, target int, key connectors.IdempotencyKey) error {
 	const op = connectors.OpSetTargetSize
-	if target < 0 {
-		return invalid(op, fmt.Errorf("target %d is negative", target))
-	}
 	mig, err := p.managed(ctx, op, groupID)
 	if err != nil {
 		return err

@@ -2,7 +2,6 @@ package hetzner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
@@ -24,11 +23,6 @@ func (p *Provider) DeleteNodes(ctx context.Context, groupID string, nodeNames []
 	}
 	if len(nodeNames) == 0 {
 		return nil
-	}
-	for _, name := range nodeNames {
-		if name == "" {
-			return errclass.New(errclass.Permanent, ProviderName, op, errors.New("a node name is empty"))
-		}
 	}
 	servers, err := p.listServers(ctx, op, g.selector())
 	if err != nil {

@@ -2,7 +2,6 @@ package hetzner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
@@ -40,11 +39,6 @@ func (p *Provider) DeleteInstances(ctx context.Context, pool types.PoolKey, ids 
 	if len(ids) == 0 {
 		return nil
 	}
-	for _, id := range ids {
-		if id == "" {
-			return errclass.New(errclass.Permanent, ProviderName, op, errors.New("an instance ID is empty"))
-		}
-	}
 	leaked, err := p.leakedServers(ctx, op, pool)
 	if err != nil {
 		return err
@@ -57,9 +51,6 @@ func (p *Provider) DeleteInstances(ctx context.Context, pool types.PoolKey, ids 
 }
 
 func (p *Provider) leakedServers(ctx context.Context, op string, pool types.PoolKey) ([]*hcloud.Server, error) {
-	if err := pool.Validate(); err != nil {
-		return nil, errclass.New(errclass.Permanent, ProviderName, op, err)
-	}
 	servers, err := p.listServers(ctx, op, map[string]string{LabelPool: poolLabelValue(pool.NodePoolLabel())})
 	if err != nil {
 		return nil, err

@@ -11,7 +11,6 @@ import (
 	"github.com/hetznercloud/hcloud-go/v2/hcloud/exp/labelutil"
 
 	"github.com/hanzoai/visor-fleet/connectors"
-	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -19,9 +18,6 @@ import (
 // no servers left does not show; its ID still works for SetTargetSize.
 func (p *Provider) NodeGroups(ctx context.Context, pool types.PoolKey) ([]connectors.NodeGroup, error) {
 	const op = connectors.OpNodeGroups
-	if err := pool.Validate(); err != nil {
-		return nil, errclass.New(errclass.Permanent, ProviderName, op, err)
-	}
 	label := pool.NodePoolLabel()
 	servers, err := p.listServers(ctx, op, map[string]string{LabelPool: poolLabelValue(label)})
 	if err != nil {

@@ -298,7 +298,7 @@ func TestNewNamesEveryMissingSetting(t *testing.T) {
 
 func TestBadInputIsRefusedBeforeCallingTheAPI(t *testing.T) {
 	srv := newFake(t)
-	p := newProvider(t, srv)
+	p := connectors.Checked(newProvider(t, srv)) // as every worker builds it
 	ctx := context.Background()
 	for name, call := range map[string]func() error{
 		"group ID without type": func() error { return p.SetTargetSize(ctx, "acme.shop.api.hetzner", 2, "k") },

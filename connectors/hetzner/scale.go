@@ -2,7 +2,6 @@ package hetzner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -22,13 +21,8 @@ import (
 func (p *Provider) SetTargetSize(ctx context.Context, groupID string, target int, key connectors.IdempotencyKey) error {
 	const op = connectors.OpSetTargetSize
 	g, err := parseGroupID(groupID)
-	switch {
-	case err != nil:
+	if err != nil {
 		return errclass.New(errclass.Permanent, ProviderName, op, err)
-	case target < 0:
-		return errclass.New(errclass.Permanent, ProviderName, op, fmt.Errorf("target %d is negative", target))
-	case key == "":
-		return errclass.New(errclass.Permanent, ProviderName, op, errors.New("idempotency key is empty"))
 	}
 	servers, err := p.listServers(ctx, op, g.selector())
 	if err != nil {
@@ -58,7 +52,7 @@ func (p *Provider) SetTargetSize(ctx context.Context, groupID string, target int
 // cluster-join user data).
 func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGroupSpec, key connectors.IdempotencyKey) (connectors.NodeGroup, error) {
 	const op = connectors.OpCreateNodeGroup
-	g, err := validateSpec(spec, key)
+	g, err := validateSpec(spec)
 	if err != nil {
 		return connectors.NodeGroup{}, errclass.New(errclass.Permanent, ProviderName, op, err)
 	}
@@ -75,18 +69,12 @@ func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGrou
 	return toNodeGroup(g, servers), nil
 }
 
-func validateSpec(spec connectors.NodeGroupSpec, key connectors.IdempotencyKey) (group, error) {
-	if err := spec.Pool.Validate(); err != nil {
-		return group{}, fmt.Errorf("spec.pool: %w", err)
-	}
-	if key == "" {
-		return group{}, errors.New("idempotency key is empty")
-	}
+// validateSpec checks what is Hetzner's own: the size is a server type
+// and the labels are ones Hetzner takes. The pool, target and key were
+// checked by connectors.Checked, which wraps every provider a worker builds.
+func validateSpec(spec connectors.NodeGroupSpec) (group, error) {
 	if !serverTypeRE.MatchString(spec.Size) {
 		return group{}, fmt.Errorf("spec.size %q must be a server type such as cx22", spec.Size)
-	}
-	if spec.TargetSize < 0 {
-		return group{}, fmt.Errorf("spec.targetSize %d is negative", spec.TargetSize)
 	}
 	labels := make(map[string]any, len(spec.Labels))
 	for k, v := range spec.Labels {

@@ -1,14 +1,18 @@
 package kubernetes
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apitypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	k8s "k8s.io/client-go/kubernetes"
@@ -21,11 +25,22 @@ import (
 type DrainerConfig struct {
 	// Now is the clock the drain deadline is checked against; nil means time.Now.
 	Now func() time.Time
+	// BudgetPatience is how long every pod left may be refused by its
+	// PodDisruptionBudget, nothing evicted and nothing terminating, before
+	// the drain stops and says so; zero means DefaultBudgetPatience.
+	BudgetPatience time.Duration
 }
 
 // DefaultEvictionRetry is the pause between rounds when DrainOptions leaves
 // EvictionRetry unset.
 const DefaultEvictionRetry = 5 * time.Second
+
+// DefaultBudgetPatience: a PodDisruptionBudget that allows no disruption
+// would otherwise hold the drain, and the pool waiting on it, until the
+// deadline (10m by default) with nothing to show; under a sample interval
+// the drain stops, names the pods and their budgets, and the pool tries
+// again later.
+const DefaultBudgetPatience = 15 * time.Second
 
 var (
 	// ErrDrainDeadline: the node was not empty by DrainOptions.Deadline; the
@@ -73,6 +88,7 @@ func (d *Drainer) Drain(ctx context.Context, node string, opts connectors.DrainO
 	}
 	owned, cordoned := ownsCordon(n), false
 	evicted := map[apitypes.UID]bool{}
+	var budgetHeld time.Time // since when budgets refused every pod left
 	for {
 		if err := d.stopped(ctx, node); err != nil {
 			return res, err
@@ -103,6 +119,7 @@ func (d *Drainer) Drain(ctx context.Context, node string, opts connectors.DrainO
 			return res, nil
 		}
 		wait := retry
+		refused := map[string]string{}
 		for i := range plan.toEvict {
 			pod := &plan.toEvict[i]
 			if err := d.stopped(ctx, node); err != nil {
@@ -116,6 +133,9 @@ func (d *Drainer) Drain(ctx context.Context, node string, opts connectors.DrainO
 				// A PodDisruptionBudget (or API throttling) says not now:
 				// the next round tries again.
 				wait = max(wait, errclass.RetryAfterOf(err))
+				if why := budgetRefusal(err); why != "" {
+					refused[podKey(pod)] = why
+				}
 				continue
 			}
 			if err != nil {
@@ -126,6 +146,19 @@ func (d *Drainer) Drain(ctx context.Context, node string, opts connectors.DrainO
 				res.Evicted = append(res.Evicted, podKey(pod))
 			}
 			d.report(opts, res, plan.remaining)
+		}
+		switch {
+		case len(refused) == 0 || len(refused) != len(plan.remaining):
+			budgetHeld = time.Time{}
+		case budgetHeld.IsZero():
+			budgetHeld = d.now()
+		}
+		if !budgetHeld.IsZero() && d.now().Sub(budgetHeld) >= cmp.Or(d.cfg.BudgetPatience, DefaultBudgetPatience) {
+			var blockers []string
+			for _, pod := range slices.Sorted(maps.Keys(refused)) {
+				blockers = append(blockers, pod+": "+refused[pod])
+			}
+			return res, d.refuse(ctx, node, owned, blockers)
 		}
 		// Waiting on a budget or on terminating pods is a step too: the
 		// activity keeps heartbeating through it.
@@ -273,4 +306,28 @@ func validateNodeName(node string) error {
 			fmt.Errorf("not a valid node name: %s", strings.Join(problems, "; ")))
 	}
 	return nil
+}
+
+// budgetRefusal names the PodDisruptionBudget rule behind an eviction the
+// API server refused for it (429, "would violate the pod's disruption
+// budget"), or "" for any other refusal.
+func budgetRefusal(err error) string {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || !apierrors.IsTooManyRequests(err) {
+		return ""
+	}
+	st := status.Status()
+	if !strings.Contains(st.Message, "disruption budget") {
+		return ""
+	}
+	why := "its PodDisruptionBudget allows no disruption now"
+	if st.Details != nil {
+		for _, c := range st.Details.Causes {
+			if c.Type == policyv1.DisruptionBudgetCause && c.Message != "" {
+				why += " (" + c.Message + ")"
+				break
+			}
+		}
+	}
+	return why
 }

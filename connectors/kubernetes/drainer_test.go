@@ -380,3 +380,25 @@ func TestCordonIsIdempotentAndUncordonClearsTheMark(t *testing.T) {
 
 	assert.True(t, errclass.IsNotFound(drainer.Uncordon(ctx, "gone")))
 }
+
+// A PodDisruptionBudget that allows no disruption stops the drain once it
+// has refused every pod left for the patience, long before the deadline:
+// the node is uncordoned and the error names the pod and its budget.
+func TestDrainStopsOnABudgetThatAllowsNothing(t *testing.T) {
+	client, fakes := kubefake.NewClientset(kubefake.Options{},
+		newNode("n1", apiPool.NodePoolLabel()),
+		newPod("web", "a", onNode("n1"), labelled("tier", "web")),
+		newPod("web", "free", onNode("n1")),
+		pdb("web", "web-pdb", 0, map[string]string{"tier": "web"}),
+	)
+	res, err := NewDrainer(client, DrainerConfig{BudgetPatience: 3 * testRetry}).Drain(context.Background(), "n1", drainOptions(time.Minute, nil))
+
+	require.ErrorIs(t, err, ErrDrainRefused)
+	assert.True(t, errclass.IsPermanent(err))
+	assert.Contains(t, err.Error(), "web/a: its PodDisruptionBudget allows no disruption now")
+	assert.Contains(t, err.Error(), "web-pdb")
+	assert.Equal(t, []string{"web/free"}, res.Evicted)
+	assert.GreaterOrEqual(t, fakes.EvictionAttempts("web", "a"), 2, "the budget was asked more than once")
+	assert.Zero(t, fakes.Evictions("web", "a"))
+	assert.False(t, getNode(t, client, "n1").Spec.Unschedulable, "the cordon was ours, so it is undone")
+}

@@ -79,11 +79,24 @@ func startInformerCache(client k8s.Interface) *informerCache {
 }
 
 // dropManagedFields keeps the cache to what the observer reads: managed
-// fields are often the largest part of a pod and nothing here uses them.
+// fields are often the largest part of a pod, and of them the observer
+// reads only the time of kube-scheduler's last status write
+// (schedulerTriedAt), kept without its field set.
 func dropManagedFields(obj any) (any, error) {
-	if m, ok := obj.(metav1.Object); ok {
-		m.SetManagedFields(nil)
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return obj, nil
 	}
+	var kept []metav1.ManagedFieldsEntry
+	if _, pod := obj.(*corev1.Pod); pod {
+		for _, e := range m.GetManagedFields() {
+			if isSchedulerStatusWrite(e) {
+				e.FieldsV1 = nil
+				kept = append(kept, e)
+			}
+		}
+	}
+	m.SetManagedFields(kept)
 	return obj, nil
 }
 

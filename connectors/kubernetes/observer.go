@@ -131,6 +131,7 @@ func (o *Observer) group(nodes []corev1.Node, pods []corev1.Pod, usage map[strin
 	}
 
 	requested := map[string]types.Resources{}
+	var backlog []poolPod         // untried past QueuedFor: pending only beside refused pods of their pool
 	var spread *zoneSpreadCounter // built at the first pending pod that spreads over zones
 	for i := range pods {
 		pod := &pods[i]
@@ -145,6 +146,11 @@ func (o *Observer) group(nodes []corev1.Node, pods []corev1.Pod, usage map[strin
 		}
 		pending, ok := pendingPod(pod)
 		if !ok {
+			if queued, long := queuedPod(pod, obs.ObservedAt); long {
+				if key, ok := podPoolKey(pod.Labels, o.cfg.Provider, o.cfg.Cluster); ok {
+					backlog = append(backlog, poolPod{key, queued})
+				}
+			}
 			continue
 		}
 		if pending.Scheduling != nil && len(pending.Scheduling.TopologySpread) > 0 {
@@ -160,6 +166,19 @@ func (o *Observer) group(nodes []corev1.Node, pods []corev1.Pod, usage map[strin
 		}
 		p := pool(key)
 		p.PendingPods = append(p.PendingPods, pending)
+	}
+
+	for _, q := range backlog {
+		// Only refused pods have made pools so far.
+		p, refused := pools[q.key.WorkflowID()]
+		if !refused {
+			// No pod of the pool was tried and refused: the scheduler is
+			// not working through a backlog for lack of room (it may be
+			// down, or the pods another scheduler's), so no node is bought.
+			continue
+		}
+		p.PendingPods = append(p.PendingPods, q.pod)
+		p.Queued++
 	}
 
 	room := roomOf(nodes, pods)
@@ -241,6 +260,37 @@ func (o *Observer) nodeUsage(ctx context.Context) map[string]types.Resources {
 	return usage
 }
 
+type poolPod struct {
+	key types.PoolKey
+	pod types.PendingPod
+}
+
+// QueuedFor is how long a pod waits untried in kube-scheduler's queue
+// before it counts as a backlog: the scheduler tries a new pod within
+// milliseconds unless thousands are ahead of it.
+const QueuedFor = 5 * time.Second
+
+// queuedPod describes a pod kube-scheduler has not tried yet (no
+// PodScheduled condition, no nominated node) though it was created
+// QueuedFor before now, pending since its creation. Only pods for the
+// default scheduler: another scheduler's pods are its own to place.
+func queuedPod(pod *corev1.Pod, now time.Time) (types.PendingPod, bool) {
+	if pod.Status.Phase != corev1.PodPending || pod.Spec.NodeName != "" || pod.Status.NominatedNodeName != "" ||
+		(pod.Spec.SchedulerName != "" && pod.Spec.SchedulerName != corev1.DefaultSchedulerName) ||
+		now.Sub(pod.CreationTimestamp.Time) < QueuedFor || pod.DeletionTimestamp != nil {
+		return types.PendingPod{}, false
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			return types.PendingPod{}, false // tried (refused pods are pendingPod's), or gated
+		}
+	}
+	p := describePending(pod, pod.CreationTimestamp.Time)
+	// No try on record since it was created: no node has refused it.
+	p.TriedAt = pod.CreationTimestamp.Time
+	return p, true
+}
+
 // pendingPod describes a pod the scheduler gave up on for now.
 func pendingPod(pod *corev1.Pod) (types.PendingPod, bool) {
 	if pod.Status.Phase != corev1.PodPending {
@@ -250,6 +300,11 @@ func pendingPod(pod *corev1.Pod) (types.PendingPod, bool) {
 	if !ok {
 		return types.PendingPod{}, false
 	}
+	return describePending(pod, since.Time), true
+}
+
+// describePending is a pending pod as the pool sees it, pending since since.
+func describePending(pod *corev1.Pod, since time.Time) types.PendingPod {
 	return types.PendingPod{
 		Namespace:          pod.Namespace,
 		Name:               pod.Name,
@@ -259,8 +314,9 @@ func pendingPod(pod *corev1.Pod) (types.PendingPod, bool) {
 		Requests:           PodRequests(pod),
 		GPUModel:           gpuModel(pod),
 		Scheduling:         podScheduling(pod),
-		UnschedulableSince: since.Time,
-	}, true
+		UnschedulableSince: since,
+		TriedAt:            schedulerTriedAt(pod),
+	}
 }
 
 func nodeObservation(node *corev1.Node, requested types.Resources) types.NodeObservation {
@@ -269,16 +325,27 @@ func nodeObservation(node *corev1.Node, requested types.Resources) types.NodeObs
 		size = node.Labels[labelInstanceTypeBeta]
 	}
 	return types.NodeObservation{
-		Name:        node.Name,
-		ProviderID:  node.Spec.ProviderID,
-		Size:        size,
-		State:       nodeState(node),
-		CreatedAt:   node.CreationTimestamp.Time,
-		Allocatable: NodeAllocatable(node),
-		Requested:   requested,
-		Labels:      maps.Clone(node.Labels),
-		Taints:      nodeTaints(node),
+		Name:           node.Name,
+		ProviderID:     node.Spec.ProviderID,
+		Size:           size,
+		State:          nodeState(node),
+		CreatedAt:      node.CreationTimestamp.Time,
+		Allocatable:    NodeAllocatable(node),
+		Requested:      requested,
+		Labels:         maps.Clone(node.Labels),
+		Taints:         nodeTaints(node),
+		ReadyChangedAt: readyChangedAt(node),
 	}
+}
+
+// readyChangedAt is the Ready condition's last transition (zero if none).
+func readyChangedAt(node *corev1.Node) time.Time {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
 }
 
 // nodeState: deletion wins over a cordon, a cordon over readiness.

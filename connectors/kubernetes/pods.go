@@ -1,6 +1,8 @@
 package kubernetes
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -62,9 +64,19 @@ func evictionBlocker(pod *corev1.Pod) string {
 	return ""
 }
 
-// unschedulableSince returns the transition time of the scheduler's
-// PodScheduled=False/Unschedulable condition, if the pod has it.
+// unschedulableSince says whether the pod waits for capacity, and since
+// when: what "pending" means to a pool, as Karpenter counts provisionable
+// pods. kube-scheduler tried it and found no node (PodScheduled=False,
+// reason Unschedulable; the condition's transition time is when), and has
+// not nominated a node for it (preemption is emptying room there, so a new
+// node would be bought twice). A pod the scheduler has not tried yet
+// carries no condition and is not pending: in a burst of thousands, each
+// is tried within seconds, and buying for untried pods would buy for pods
+// the nodes already there will take.
 func unschedulableSince(pod *corev1.Pod) (metav1.Time, bool) {
+	if pod.Status.NominatedNodeName != "" {
+		return metav1.Time{}, false
+	}
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse &&
 			c.Reason == corev1.PodReasonUnschedulable {
@@ -99,4 +111,30 @@ func gpuModel(pod *corev1.Pod) string {
 		}
 	}
 	return model
+}
+
+// schedulerManager is kube-scheduler's field manager name (its user agent's
+// program name), as the API server records it in managed fields.
+const schedulerManager = "kube-scheduler"
+
+func isSchedulerStatusWrite(e metav1.ManagedFieldsEntry) bool {
+	return e.Manager == schedulerManager && e.Subresource == "status" && e.Time != nil
+}
+
+// schedulerTriedAt is when kube-scheduler last wrote the pod's scheduling
+// status (the time of its status entry in the pod's managed fields), zero
+// when unknown. The scheduler writes the PodScheduled condition only when
+// it changes, and its message counts the cluster's nodes ("0/12 nodes are
+// available: ..."), so a write after a node joined means the scheduler
+// tried the pod with that node there. In a burst of thousands it may not
+// retry a pod for minutes: a pod pending beside a roomy new node was not
+// refused by it until a try after the node is on record.
+func schedulerTriedAt(pod *corev1.Pod) time.Time {
+	var at time.Time
+	for _, e := range pod.ManagedFields {
+		if isSchedulerStatusWrite(e) && e.Time.After(at) {
+			at = e.Time.Time
+		}
+	}
+	return at
 }

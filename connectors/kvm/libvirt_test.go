@@ -159,7 +159,7 @@ func TestBadTemplatesAndArgumentsAreRefusedNamed(t *testing.T) {
 	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), "has 2 vCPUs")
 
-	p := newProvider(t, sock)
+	p := connectors.Checked(newProvider(t, sock)) // as every worker builds it
 	for _, err := range []error{
 		p.SetTargetSize(ctx, "acme.shop.api.kvm/large", 1, "k"),
 		p.SetTargetSize(ctx, "nope", 1, "k"),

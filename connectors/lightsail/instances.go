@@ -3,7 +3,6 @@ package lightsail
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -141,7 +140,7 @@ func (p *Provider) NodeGroups(ctx context.Context, pool types.PoolKey) ([]connec
 // names its first call did not.
 func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGroupSpec, key connectors.IdempotencyKey) (connectors.NodeGroup, error) {
 	const op = connectors.OpCreateNodeGroup
-	if err := p.checkSpec(ctx, spec, key); err != nil {
+	if err := p.checkSpec(ctx, spec); err != nil {
 		return connectors.NodeGroup{}, invalid(op, err)
 	}
 	g := group{poolLabel: spec.Pool.NodePoolLabel(), bundle: spec.Size}
@@ -158,16 +157,13 @@ func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGrou
 	return toNodeGroup(g, live), nil
 }
 
-func (p *Provider) checkSpec(ctx context.Context, spec connectors.NodeGroupSpec, key connectors.IdempotencyKey) error {
-	if err := spec.Pool.Validate(); err != nil {
-		return fmt.Errorf("spec.pool: %w", err)
-	}
+// checkSpec checks what is Lightsail's own in the spec: a bundle of the
+// catalog and tags Lightsail takes. The pool, target and key were checked
+// by connectors.Checked, which wraps every provider a worker builds.
+func (p *Provider) checkSpec(ctx context.Context, spec connectors.NodeGroupSpec) error {
 	catalog, _ := p.Catalog(ctx)
 	if !bundleRE.MatchString(spec.Size) || !slices.ContainsFunc(catalog, func(it types.InstanceType) bool { return it.Name == spec.Size }) {
 		return fmt.Errorf("spec.size %q is not a bundle of the Lightsail catalog", spec.Size)
-	}
-	if spec.TargetSize < 0 || key == "" {
-		return errors.New("spec.targetSize must not be negative and the idempotency key not empty")
 	}
 	if len(spec.Labels) > 47 {
 		return fmt.Errorf("spec.labels: %d labels; Lightsail allows 50 tags per resource, 3 of them Visor's", len(spec.Labels))
@@ -231,9 +227,6 @@ func (p *Provider) create(ctx context.Context, op string, g group, key connector
 // asks for the same names again and makes no new ones.
 func (p *Provider) SetTargetSize(ctx context.Context, groupID string, target int, key connectors.IdempotencyKey) error {
 	const op = connectors.OpSetTargetSize
-	if err := connectors.CheckTarget(target, key); err != nil {
-		return invalid(op, err)
-	}
 	g, live, err := p.group(ctx, op, groupID)
 	if err != nil {
 		return err

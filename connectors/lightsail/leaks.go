@@ -48,8 +48,5 @@ func (p *Provider) DeleteInstances(ctx context.Context, pool types.PoolKey, ids 
 }
 
 func (p *Provider) poolInstances(ctx context.Context, op string, pool types.PoolKey) ([]instance, error) {
-	if err := pool.Validate(); err != nil {
-		return nil, invalid(op, err)
-	}
 	return p.listInstances(ctx, op, map[string]string{TagPool: pool.NodePoolLabel()})
 }

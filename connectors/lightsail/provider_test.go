@@ -130,7 +130,8 @@ func TestErrorsAreTyped(t *testing.T) {
 		assert.Equal(t, errclass.RateLimited, errclass.Of(err), "a request limit is a throttle, not a quota: %v", err)
 	})
 	t.Run("bad arguments reach nothing", func(t *testing.T) {
-		srv, p := started(t)
+		srv, raw := started(t)
+		p := connectors.Checked(raw) // as every worker builds it
 		for _, err := range []error{
 			p.SetTargetSize(ctx, "acme.shop.api.lightsail/Medium", 1, "k"),
 			p.SetTargetSize(ctx, groupID, 1, ""),

@@ -5,11 +5,14 @@
 // retried call finds the machines the first one made instead of making
 // more. A connector lists, creates and destroys machines; Groups converges
 // a group to its target from that.
+//
+// Groups checks only what is its own (a group ID of a configured size, a
+// size with a template): the pool, targets, keys and names were checked by
+// connectors.Checked, which wraps every provider a worker builds.
 package poolgroup
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -94,13 +97,8 @@ type Groups[M Machine] struct {
 func (gs *Groups[M]) SetTargetSize(ctx context.Context, groupID string, target int, key connectors.IdempotencyKey) error {
 	const op = connectors.OpSetTargetSize
 	g, err := gs.parse(groupID)
-	switch {
-	case err != nil:
+	if err != nil {
 		return gs.invalid(op, err)
-	case target < 0:
-		return gs.invalid(op, fmt.Errorf("target %d is negative", target))
-	case key == "":
-		return gs.invalid(op, errors.New("idempotency key is empty"))
 	}
 	all, err := gs.Host.List(ctx, op)
 	if err != nil {
@@ -133,16 +131,8 @@ func (gs *Groups[M]) SetTargetSize(ctx context.Context, groupID string, target i
 // cloud-init (kubelet flags) carries them.
 func (gs *Groups[M]) CreateNodeGroup(ctx context.Context, spec connectors.NodeGroupSpec, key connectors.IdempotencyKey) (connectors.NodeGroup, error) {
 	const op = connectors.OpCreateNodeGroup
-	if err := spec.Pool.Validate(); err != nil {
-		return connectors.NodeGroup{}, gs.invalid(op, fmt.Errorf("spec.pool: %w", err))
-	}
-	switch {
-	case !slices.Contains(gs.Sizes, spec.Size):
+	if !slices.Contains(gs.Sizes, spec.Size) {
 		return connectors.NodeGroup{}, gs.invalid(op, fmt.Errorf("spec.size %q has no template; configured sizes: %s", spec.Size, strings.Join(gs.Sizes, ", ")))
-	case spec.TargetSize < 0:
-		return connectors.NodeGroup{}, gs.invalid(op, fmt.Errorf("spec.targetSize %d is negative", spec.TargetSize))
-	case key == "":
-		return connectors.NodeGroup{}, gs.invalid(op, errors.New("idempotency key is empty"))
 	}
 	g := Group{PoolLabel: spec.Pool.NodePoolLabel(), Size: spec.Size}
 	all, err := gs.Host.List(ctx, op)
@@ -178,9 +168,6 @@ func (gs *Groups[M]) DeleteNodes(ctx context.Context, groupID string, nodeNames 
 	if err != nil {
 		return gs.invalid(op, err)
 	}
-	if slices.Contains(nodeNames, "") {
-		return gs.invalid(op, errors.New("a node name is empty"))
-	}
 	if len(nodeNames) == 0 {
 		return nil
 	}
@@ -210,9 +197,6 @@ func (gs *Groups[M]) DeleteNodeGroup(ctx context.Context, groupID string, _ conn
 // machines does not show; its ID still works for SetTargetSize.
 func (gs *Groups[M]) NodeGroups(ctx context.Context, pool types.PoolKey) ([]connectors.NodeGroup, error) {
 	const op = connectors.OpNodeGroups
-	if err := pool.Validate(); err != nil {
-		return nil, gs.invalid(op, err)
-	}
 	all, err := gs.Host.List(ctx, op)
 	if err != nil {
 		return nil, err
@@ -252,9 +236,6 @@ func (gs *Groups[M]) DeleteInstances(ctx context.Context, pool types.PoolKey, id
 	if len(ids) == 0 {
 		return nil
 	}
-	if slices.Contains(ids, "") {
-		return gs.invalid(op, errors.New("an instance ID is empty"))
-	}
 	leaked, members, err := gs.leaks(ctx, op, pool)
 	if err != nil {
 		return err
@@ -268,9 +249,6 @@ func (gs *Groups[M]) DeleteInstances(ctx context.Context, pool types.PoolKey, id
 
 // leaks are the pool's machines outside its groups, and its groups'.
 func (gs *Groups[M]) leaks(ctx context.Context, op string, pool types.PoolKey) (leaked, members []M, err error) {
-	if err := pool.Validate(); err != nil {
-		return nil, nil, gs.invalid(op, err)
-	}
 	all, err := gs.Host.List(ctx, op)
 	if err != nil {
 		return nil, nil, err

@@ -166,7 +166,7 @@ func TestErrorsAreTyped(t *testing.T) {
 	})
 	t.Run("bad arguments change nothing", func(t *testing.T) {
 		srv := newFake(t)
-		p := newProvider(t, srv)
+		p := connectors.Checked(newProvider(t, srv)) // as every worker builds it
 		for _, err := range []error{
 			p.SetTargetSize(ctx, "acme.shop.api.proxmox/huge", 1, "k"),
 			p.SetTargetSize(ctx, "no-slash", 1, "k"),

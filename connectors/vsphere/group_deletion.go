@@ -2,7 +2,6 @@ package vsphere
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/vmware/govmomi/object"
@@ -20,9 +19,6 @@ func (p *Provider) DeleteNodeGroup(ctx context.Context, groupID string, key conn
 	label, size, err := parseGroupID(groupID)
 	if err != nil {
 		return invalid(op, err)
-	}
-	if key == "" {
-		return invalid(op, errors.New("idempotency key is empty"))
 	}
 	if err := p.ensureSession(ctx); err != nil {
 		return err
@@ -88,9 +84,6 @@ func (p *Provider) LeakedInstances(ctx context.Context, pool types.PoolKey) ([]c
 // is destroyed; an ID no longer there is success.
 func (p *Provider) DeleteInstances(ctx context.Context, pool types.PoolKey, ids []string, key connectors.IdempotencyKey) error {
 	const op = "DeleteInstances"
-	if key == "" {
-		return invalid(op, errors.New("idempotency key is empty"))
-	}
 	if len(ids) == 0 {
 		return nil
 	}
@@ -116,9 +109,6 @@ func (p *Provider) DeleteInstances(ctx context.Context, pool types.PoolKey, ids 
 }
 
 func (p *Provider) strayVMs(ctx context.Context, op string, pool types.PoolKey) ([]vmInfo, error) {
-	if err := pool.Validate(); err != nil {
-		return nil, invalid(op, err)
-	}
 	if err := p.ensureSession(ctx); err != nil {
 		return nil, err
 	}

@@ -154,9 +154,6 @@ func (p *Provider) Close(ctx context.Context) error { return p.client.Logout(ctx
 // of the pool's folder.
 func (p *Provider) NodeGroups(ctx context.Context, pool types.PoolKey) ([]connectors.NodeGroup, error) {
 	const op = "NodeGroups"
-	if err := pool.Validate(); err != nil {
-		return nil, invalid(op, err)
-	}
 	if err := p.ensureSession(ctx); err != nil {
 		return nil, err
 	}
@@ -205,13 +202,8 @@ func (p *Provider) nodeGroup(ctx context.Context, op, id string, folder *object.
 func (p *Provider) SetTargetSize(ctx context.Context, groupID string, target int, key connectors.IdempotencyKey) error {
 	const op = "SetTargetSize"
 	label, size, err := parseGroupID(groupID)
-	switch {
-	case err != nil:
+	if err != nil {
 		return invalid(op, err)
-	case target < 0:
-		return invalid(op, fmt.Errorf("target %d is negative", target))
-	case key == "":
-		return invalid(op, errors.New("idempotency key is empty"))
 	}
 	if err := p.ensureSession(ctx); err != nil {
 		return err
@@ -228,16 +220,8 @@ func (p *Provider) SetTargetSize(ctx context.Context, groupID string, target int
 // it; a create only ever adds VMs, up to spec.TargetSize.
 func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGroupSpec, key connectors.IdempotencyKey) (connectors.NodeGroup, error) {
 	const op = "CreateNodeGroup"
-	if err := spec.Pool.Validate(); err != nil {
-		return connectors.NodeGroup{}, invalid(op, fmt.Errorf("pool: %w", err))
-	}
-	switch {
-	case p.templates[spec.Size] == nil:
+	if p.templates[spec.Size] == nil {
 		return connectors.NodeGroup{}, invalid(op, fmt.Errorf("size %q has no template; configured sizes: %s", spec.Size, strings.Join(p.sizes(), ", ")))
-	case spec.TargetSize < 0:
-		return connectors.NodeGroup{}, invalid(op, fmt.Errorf("target size %d is negative", spec.TargetSize))
-	case key == "":
-		return connectors.NodeGroup{}, invalid(op, errors.New("idempotency key is empty"))
 	}
 	if err := p.ensureSession(ctx); err != nil {
 		return connectors.NodeGroup{}, err
@@ -263,14 +247,6 @@ func (p *Provider) DeleteNodes(ctx context.Context, groupID string, nodeNames []
 	label, size, err := parseGroupID(groupID)
 	if err != nil {
 		return invalid(op, err)
-	}
-	if key == "" {
-		return invalid(op, errors.New("idempotency key is empty"))
-	}
-	for _, n := range nodeNames {
-		if n == "" {
-			return invalid(op, errors.New("a node name is empty"))
-		}
 	}
 	if len(nodeNames) == 0 {
 		return nil

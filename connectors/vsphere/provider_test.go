@@ -138,7 +138,7 @@ func TestDuplicateNameOfNonVMIsNotAdopted(t *testing.T) {
 func TestArgumentsAreCheckedFirst(t *testing.T) {
 	ctx := context.Background()
 	sim := startVCSim(t)
-	p := sim.provider(t)
+	p := connectors.Checked(sim.provider(t)) // as every worker builds it
 	pool := testPool("args")
 	checks := map[string]error{
 		"bad group id":    p.SetTargetSize(ctx, "no-slash", 1, "k"),

@@ -63,7 +63,7 @@ func startHostGuard(ip string, port int, backend string) (*hostGuard, error) {
 // proxyError answers a request the UI server did not: 502, as the proxy's
 // default does, but without its log line when the browser itself went away
 // (a tab closed, a page left mid-request), which is no error of anyone's
-// and used to print "http: proxy error: context canceled" in the terminal.
+// and would fill the terminal with "http: proxy error: context canceled".
 func proxyError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, context.Canceled) || r.Context().Err() != nil {
 		return

@@ -26,6 +26,7 @@ import (
 	"github.com/hanzoai/visor-fleet/starter"
 	"github.com/hanzoai/visor-fleet/types"
 	"github.com/hanzoai/visor-fleet/workers"
+	"github.com/hanzoai/visor-fleet/workflows"
 )
 
 // Options configure the stack.
@@ -135,6 +136,11 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	}
 	acts := &activities.Activities{Clusters: s.Fleet.Clusters, Temporal: s.Client, Meter: s.Ledger, SystemKey: &s.Identity.SystemKey, TrustKeys: &s.Identity.Trust,
 		OrgLimits: types.OrgsByName(opts.Spec.Orgs), Payloads: codec.NewDataConverter(s.Identity.CodecKeys)}
+	// A history a newer release wrote would fail this binary's workflow
+	// tasks over and over: refuse before the worker takes any.
+	if err := workers.CheckDowngrade(ctx, s.Client, s.Server.Namespace(), workflows.Changes); err != nil {
+		return nil, err
+	}
 	s.Worker = workers.New(s.Client, contract.DefaultTaskQueue, acts, worker.Options{})
 	if err := s.Worker.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)

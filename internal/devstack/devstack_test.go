@@ -140,15 +140,21 @@ func onePool(cluster string) (starter.SpecFile, types.PoolKey) {
 // startOn starts the stack on dir with the spec registered.
 func startOn(ctx context.Context, t *testing.T, dir string, spec starter.SpecFile) *Stack {
 	t.Helper()
-	s, err := Start(ctx, Options{
-		Server: devserver.Options{DataDir: dir, GRPCPort: freePort(t), UIPort: -1, LogLevel: "error"},
-		Spec:   spec, SimTick: 200 * time.Millisecond, ProvisionDelay: time.Second,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	s, err := startErr(ctx, t, dir, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// startErr starts the stack on dir and returns what Start returned.
+func startErr(ctx context.Context, t *testing.T, dir string, spec starter.SpecFile) (*Stack, error) {
+	t.Helper()
+	return Start(ctx, Options{
+		Server: devserver.Options{DataDir: dir, GRPCPort: freePort(t), UIPort: -1, LogLevel: "error"},
+		Spec:   spec, SimTick: 200 * time.Millisecond, ProvisionDelay: time.Second,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
 }
 
 func freePort(t *testing.T) int {

@@ -106,6 +106,8 @@ type Cluster struct {
 	procs []*process
 	users map[string]staticUser
 	ca    []byte
+	// urls are the components' loopback addresses by name, for Metrics.
+	urls map[string]string
 }
 
 // Start runs etcd, kube-apiserver and kube-controller-manager and returns
@@ -369,6 +371,10 @@ func (c *Cluster) startComponent(ctx context.Context, name, binary, user, scheme
 		return err
 	}
 	c.procs = append(c.procs, p)
+	if c.urls == nil {
+		c.urls = map[string]string{}
+	}
+	c.urls[name] = loopbackURL(scheme, port)
 	return waitHealthy(ctx, p, loopbackURL(scheme, port)+"/healthz", nil, "")
 }
 

@@ -27,6 +27,9 @@ type freshnessSample struct {
 	Pool       string
 	At, UpAt   time.Time
 	ObservedAt time.Time
+	// NextWake is when the pool's loop meant to evaluate next: set once
+	// it decides again.
+	NextWake time.Time
 }
 
 // age is how long the pool had gone without an applied observation while
@@ -81,7 +84,7 @@ func (f *freshness) watch(ctx context.Context, dev devCommand, pools []types.Poo
 				if err != nil {
 					f.failures++
 				} else {
-					f.samples = append(f.samples, freshnessSample{Pool: k.WorkflowID(), At: time.Now(), UpAt: upAt, ObservedAt: st.LastObservationAt})
+					f.samples = append(f.samples, freshnessSample{Pool: k.WorkflowID(), At: time.Now(), UpAt: upAt, ObservedAt: st.LastObservationAt, NextWake: st.NextWake})
 				}
 				f.mu.Unlock()
 			}

@@ -32,6 +32,7 @@ type options struct {
 	plan                     killPlan
 	settle                   settleLimits
 	maxChaos                 time.Duration
+	upgrade                  upgradePlan
 }
 
 func parseFlags(args []string) (options, error) {
@@ -51,6 +52,10 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.settle.min, "settle-min", 150*time.Second, "the final run waits at least this long (pools' timeouts must expire)")
 	fs.DurationVar(&o.settle.max, "settle-max", 6*time.Minute, "the final run waits at most this long for the pools to come to rest")
 	fs.DurationVar(&o.settle.interval, "settle-poll", 5*time.Second, "how often the final run polls")
+	fs.StringVar(&o.upgrade.from, "from", "", "upgrade test: a previous release's visor binary, run once and stopped instead of the kill loop (scripts/build-release.sh builds one)")
+	fs.StringVar(&o.upgrade.stop, "stop", "term", "upgrade test: how the previous release is stopped, term (SIGTERM) or kill (kill -9)")
+	fs.DurationVar(&o.upgrade.minUp, "from-min-up", 30*time.Second, "upgrade test: the previous release runs at least this long once up, then until a pool acts at the provider (a scale-up is asked for if none does)")
+	fs.DurationVar(&o.upgrade.maxUp, "from-max-up", 2*time.Minute, "upgrade test: the previous release runs at most this long once up")
 	seed := fs.Uint64("seed", 1, "seed for kill timing and the faults' seeds")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -72,6 +77,9 @@ func parseFlags(args []string) (options, error) {
 	check(o.settle.interval <= 0, "-settle-poll: must be positive, got %s", o.settle.interval)
 	check(o.grpcPort < 0 || o.grpcPort > 65535, "-grpc-port: %d is not a port", o.grpcPort)
 	check(fs.NArg() > 0, "unexpected arguments %v", fs.Args())
+	check(o.upgrade.stop != "term" && o.upgrade.stop != "kill", "-stop: %q is not term or kill", o.upgrade.stop)
+	check(o.upgrade.minUp < 0 || o.upgrade.maxUp < o.upgrade.minUp, "-from-min-up %s and -from-max-up %s: need 0 <= min <= max", o.upgrade.minUp, o.upgrade.maxUp)
+	o.upgrade.upTimeout = o.plan.upTimeout
 	return o, errors.Join(errs...)
 }
 
@@ -120,11 +128,24 @@ func run(ctx context.Context, o options) (int, error) {
 		}
 	}
 	dev := devCommand{visor: o.visor, dataDir: o.dataDir, grpcPort: o.grpcPort}
-	logf("data %s, Temporal on 127.0.0.1:%d, %d kills planned", o.dataDir, o.grpcPort, o.plan.kills)
+	if o.upgrade.from != "" {
+		logf("upgrade test: data %s, Temporal on 127.0.0.1:%d, %s then %s (stopped by %s)", o.dataDir, o.grpcPort, o.upgrade.from, o.visor, o.upgrade.stop)
+	} else {
+		logf("data %s, Temporal on 127.0.0.1:%d, %d kills planned", o.dataDir, o.grpcPort, o.plan.kills)
+	}
 
 	o.plan.deadline = time.Now().Add(o.maxChaos)
 	var fresh freshness
-	kills, err := runKills(ctx, dev, spec, o.plan, &fresh, logf)
+	var kills killStats
+	var upgrade upgradeFacts
+	if o.upgrade.from != "" {
+		if _, err := os.Stat(o.upgrade.from); err != nil {
+			return 0, fmt.Errorf("-from: %w", err)
+		}
+		kills, upgrade, err = runUpgradeFrom(ctx, dev, spec, o.upgrade, o.plan.seed, &fresh, logf)
+	} else {
+		kills, err = runKills(ctx, dev, spec, o.plan, &fresh, logf)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -144,6 +165,9 @@ func run(ctx context.Context, o options) (int, error) {
 	}
 	t.Freshness, t.FreshnessFailures = fresh.taken()
 	results := append(checkAll(t), startsResult(kills, final))
+	if o.upgrade.from != "" {
+		results = append(results, checkUpgrade(t, upgrade)...)
+	}
 
 	out := os.Stdout
 	fmt.Fprintln(out)

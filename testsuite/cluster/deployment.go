@@ -49,7 +49,9 @@ type Deployment struct {
 	// ApplyTook is how long `visor pool apply` of the whole fleet took.
 	ApplyTook time.Duration
 	visor     string
-	host      *http.Server
+	// workerVisor is what the workers and the CLI run (Shape.WorkerBinary).
+	workerVisor string
+	host        *http.Server
 	// layoutSimEndpoint is the sim host's URL.
 	layoutSimEndpoint string
 }
@@ -65,6 +67,10 @@ func Start(t testing.TB, shape FleetShape) *Deployment {
 	}
 	d := &Deployment{t: t, dir: t.TempDir(), Shape: shape, Spec: spec, Services: map[string]*proc{}}
 	d.visor = visorBinary(t, d.dir)
+	d.workerVisor = d.visor
+	if shape.WorkerBinary != "" {
+		d.workerVisor = shape.WorkerBinary
+	}
 	d.PG = pgtemporal.StartPostgres(t)
 	logger := log.NewZapLogger(log.BuildZapLogger(log.Config{Level: "error", OutputFile: filepath.Join(d.dir, "schema.log")}))
 	if err := pgtemporal.SetupSchema(d.PG, logger); err != nil {
@@ -228,11 +234,11 @@ func (d *Deployment) startWorkers() {
 		if i == 0 {
 			args = append(args, "--register-search-attributes")
 		}
-		p := &proc{name: fmt.Sprintf("visor worker %d", i), path: d.visor, args: args, logPath: filepath.Join(d.dir, fmt.Sprintf("worker-%d.log", i))}
+		p := &proc{name: fmt.Sprintf("visor worker %d", i), path: d.workerVisor, args: args, logPath: filepath.Join(d.dir, fmt.Sprintf("worker-%d.log", i))}
 		d.Workers = append(d.Workers, p)
 	}
 	d.Tenant = &proc{
-		name: "visor worker (tenant " + d.Shape.TenantOrg + ")", path: d.visor,
+		name: "visor worker (tenant " + d.Shape.TenantOrg + ")", path: d.workerVisor,
 		args:    append(d.conn(), "worker", "--task-queue", tenantQueue(d.Shape.TenantOrg), "--clusters", tenant),
 		logPath: filepath.Join(d.dir, "worker-tenant.log"),
 	}
@@ -270,7 +276,7 @@ func (d *Deployment) enrollAndApply(spec []byte) {
 
 // visorCLI runs the visor CLI against the deployment.
 func (d *Deployment) visorCLI(args ...string) (string, error) {
-	cmd := exec.Command(d.visor, append(d.conn(), args...)...)
+	cmd := exec.Command(d.workerVisor, append(d.conn(), args...)...)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {

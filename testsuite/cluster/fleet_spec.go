@@ -25,6 +25,9 @@ type FleetShape struct {
 	// that often is what "decided again" is timed against, and 1,000 pools
 	// at 20 s are ~50 resyncs a second, more than 2 cores carry.
 	Resync time.Duration
+	// WorkerBinary is the visor binary the workers and the CLI start with
+	// (a previous release, for the rolling upgrade); empty: the deployment's.
+	WorkerBinary string
 }
 
 // orgs the pools are spread over; the first is the tenant's.

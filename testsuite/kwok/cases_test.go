@@ -134,6 +134,18 @@ func cases() []schedCase {
 		{name: "no-fit", unplaceable: []workload{cpuPods("huge", 1, "64")}, noFitReason: "CPU"},
 		{name: "daemonset", policy: func(p *types.Policy) { p.MinNodes = 1 }, daemon: "500m",
 			workloads: []workload{cpuPods("busy", 4, "1")}, keep: 1},
+		// A disruption budget of one node draining at once paces
+		// scale-down, one node after another as each drain ends, down to
+		// the floor: with the written 2m cooldown after scale-down still
+		// pacing it, the five idle nodes would take 10m, past the wait.
+		// The idle window is long, so consolidation removes them.
+		{name: "drain-budget", policy: func(p *types.Policy) {
+			p.MinNodes = 2
+			p.Disruption = &types.DisruptionBudget{MaxDrainingNodes: 1}
+			p.IdleWindow, p.ConsolidateAfter = types.Duration(10*time.Minute), types.Duration(5*time.Second)
+			p.ScaleDownCooldown = types.DefaultPolicy().ScaleDownCooldown
+		}, workloads: []workload{{name: "one", replicas: 7, cpu: "100m", mem: "128Mi", spec: antiAffinity("one")}},
+			wantNodes: 7, keep: 0, wantAfter: 2, rule: onePerNode},
 	}
 }
 

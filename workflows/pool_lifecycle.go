@@ -1,0 +1,282 @@
+package workflows
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hanzoai/visor-fleet/activities"
+	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/law"
+	"github.com/hanzoai/visor-fleet/types"
+)
+
+// Drift and expiry (law.Rules.Lifecycle, changeLifecycle). A provider
+// puts the policy's labels and taints on a group's nodes when it creates
+// the group, so a group keeps launching the template it was created
+// under: the pool records that template's hash per group
+// (PoolState.GroupTemplates). A group of another hash is drifted: its
+// nodes are replaced (law.DueNodes) and no scale-up grows it again; new
+// nodes go to a group of the current template, created under a name of
+// its own when the drifted one holds the plain name.
+
+// groupSuffixLen is how much of the template hash ends a new group's name.
+const groupSuffixLen = 8
+
+// maxGroupTemplates bounds the groups whose template a pool records: far
+// more than any pool's offerings times the templates it rolls through.
+const maxGroupTemplates = 256
+
+// lifecycleInput stamps the groups the pool has not seen before with the
+// current template (a group of the provider's reading predating the rule
+// is taken as current: nothing says otherwise), forgets groups that are
+// gone, and gives the law the templates and the due clocks.
+func (p *pool) lifecycleInput(now time.Time) *law.Lifecycle {
+	if !p.rules.Lifecycle {
+		return nil
+	}
+	s := p.state
+	current := s.Policy.TemplateHash()
+	if s.GroupTemplates == nil {
+		s.GroupTemplates = map[string]string{}
+	}
+	lc := &law.Lifecycle{Template: current, Groups: map[string]law.GroupTemplate{}}
+	if v := s.Provider; v != nil {
+		seen := map[string]bool{}
+		for _, g := range v.Groups {
+			seen[g.ID] = true
+			if _, ok := s.GroupTemplates[g.ID]; !ok && len(s.GroupTemplates) < maxGroupTemplates {
+				s.GroupTemplates[g.ID] = current
+			}
+			lc.Groups[g.ID] = law.GroupTemplate{Template: s.GroupTemplates[g.ID], CapacityType: g.CapacityType, Zone: g.Zone}
+		}
+		for id := range s.GroupTemplates {
+			if !seen[id] {
+				delete(s.GroupTemplates, id)
+			}
+		}
+	}
+	due := law.DueNodes(s.Policy, lc, s.Observation, s.machines(), now)
+	s.DueSince = law.UpdateDueSince(s.DueSince, due, now)
+	lc.DueSince = s.DueSince
+	p.due = due
+	return lc
+}
+
+// driftedGroups are the groups created under another template than the
+// policy's, sorted: no scale-up grows them.
+func (p *pool) driftedGroups() []string {
+	if !p.rules.Lifecycle {
+		return nil
+	}
+	current := p.state.Policy.TemplateHash()
+	var out []string
+	for id, h := range p.state.GroupTemplates {
+		if h != current {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// groupSuffix names a group the pool creates under the current template
+// apart from a drifted group of the same offering, which holds the plain
+// name; "" when there is none (the plain name is free or current).
+func (p *pool) groupSuffix(size string, ct types.CapacityType, zone string) string {
+	if !p.rules.Lifecycle || p.state.Provider == nil {
+		return ""
+	}
+	drifted := p.driftedGroups()
+	for _, g := range p.state.Provider.Groups {
+		if g.Size == size && g.CapacityType.Or() == ct.Or() && g.Zone == zone && slices.Contains(drifted, g.ID) {
+			return "-t" + p.state.Policy.TemplateHash()[:groupSuffixLen]
+		}
+	}
+	return ""
+}
+
+// stampGroup records the template a group was created or grown under.
+// Only a group this call created takes it: an existing group keeps the
+// template it was created with, whatever the input says.
+func (p *pool) stampGroup(groupID string, created bool, labels map[string]string, taints []types.Taint) {
+	if !p.rules.Lifecycle || groupID == "" || !created {
+		return
+	}
+	if p.state.GroupTemplates == nil {
+		p.state.GroupTemplates = map[string]string{}
+	}
+	if len(p.state.GroupTemplates) < maxGroupTemplates {
+		p.state.GroupTemplates[groupID] = types.Policy{NodeLabels: labels, NodeTaints: taints}.TemplateHash()
+	}
+}
+
+// disrupt carries out a lifecycle decision: buy the replacement of a
+// drifted or expired node, or drain the nodes due (those past their
+// terminationGracePeriod whatever blocks the drain).
+func (p *pool) disrupt(ctx workflow.Context, d law.Decision) {
+	if d.Replacing != nil {
+		p.renew(ctx, d)
+		return
+	}
+	seq := p.nextSeq()
+	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(law.ActionDisrupt), Reason: d.Reason}
+	var failures []string
+	for i, node := range d.RemoveNodes {
+		if i > 0 {
+			if why := p.scaleDownFrozen(ctx); why != "" {
+				failures = append(failures, "stopped: "+why)
+				break
+			}
+		}
+		var err error
+		if slices.Contains(d.Forced, node) {
+			err = p.forceRemove(ctx, seq, node)
+		} else {
+			err = p.removeNode(ctx, seq, node)
+		}
+		if err != nil {
+			failures = append(failures, fmt.Sprintf("%s: %v", node, err))
+			until := workflow.Now(ctx).Add(p.state.Policy.IdleWindow.D())
+			p.state.DrainBlocked[node] = until
+			p.tellDrainBlocked(ctx, node, err, until)
+			continue
+		}
+		rec.Removed = append(rec.Removed, node)
+		delete(p.state.IdleSince, node)
+		delete(p.state.UnderusedSince, node)
+		delete(p.state.DueSince, node)
+		p.forgetNode(node)
+	}
+	if len(rec.Removed) > 0 {
+		p.state.LastScaleDown = workflow.Now(ctx)
+		p.lapseReplacement(workflow.Now(ctx), rec.Removed)
+	}
+	rec.Outcome = fmt.Sprintf("removed %d of %d", len(rec.Removed), len(d.RemoveNodes))
+	if len(d.Forced) > 0 {
+		rec.Outcome += fmt.Sprintf(" (%s past terminationGracePeriod: drained as far as it went)", strings.Join(d.Forced, ", "))
+	}
+	if len(failures) > 0 {
+		rec.Outcome += "; " + strings.Join(failures, "; ")
+	}
+	p.state.record(rec)
+}
+
+// forceRemove drains a node as far as the drain goes, then deletes it:
+// its terminationGracePeriod is over.
+func (p *pool) forceRemove(ctx workflow.Context, seq int64, node string) error {
+	drain := activities.DrainInput{Key: p.spec.Key, Node: node, Timeout: p.state.Policy.DrainTimeout}
+	_ = p.awaitCall(ctx, workflow.ExecuteActivity(p.drainCtx(ctx, "drain (grace period over) "+node), a.DrainNode, drain), nil)
+	return p.deleteMachine(ctx, seq, law.MachineAction{Name: node})
+}
+
+// renew buys the nodes that replace drifted or expired ones, one each:
+// of the current template, in the first old node's offering while the
+// policy still allows it.
+func (p *pool) renew(ctx workflow.Context, d law.Decision) {
+	r := d.Replacing
+	seq := p.nextSeq()
+	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(law.ActionDisrupt), Reason: d.Reason}
+	pol := p.state.Policy
+	ct, zone := types.CapacityType(""), ""
+	if len(pol.CapacityTypes) > 0 {
+		ct = pol.CapacityTypes[0]
+	}
+	if len(pol.Zones) > 0 {
+		zone = pol.Zones[0]
+	}
+	drifted := p.driftedGroups()
+	k := len(r.Old)
+	groupID, target := "", k
+	if v := p.state.Provider; v != nil {
+		for _, g := range v.Groups {
+			if slices.ContainsFunc(g.Instances, func(m activities.MachineState) bool { return m.Name == r.Old[0] }) &&
+				pol.CapacityTypeAllowed(g.CapacityType) && pol.ZoneAllowed(g.Zone) {
+				ct, zone = g.CapacityType, g.Zone
+			}
+		}
+		for _, g := range v.Groups {
+			if g.Size == r.Size && g.CapacityType.Or() == ct.Or() && g.Zone == zone && !slices.Contains(drifted, g.ID) && (groupID == "" || g.ID < groupID) {
+				groupID, target = g.ID, g.Target+k
+			}
+		}
+	}
+	if ct.Or() == types.CapacityOnDemand {
+		ct = ""
+	}
+	in := activities.ProvisionInput{Key: p.spec.Key, Size: r.Size, GroupID: groupID, Target: target,
+		IdempotencyKey: p.idempotencyKey(seq, "renew"),
+		NodeLabels:     pol.NodeLabels, NodeTaints: pol.NodeTaints, CapacityType: ct, Zone: zone}
+	if groupID == "" {
+		in.GroupSuffix = p.groupSuffix(r.Size, ct, zone)
+	}
+	var res activities.ProvisionResult
+	err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, fmt.Sprintf("renew: %d × %s for %s", k, r.Size, strings.Join(r.Old, ", "))), a.Provision, in), &res)
+	if err != nil {
+		rec.Outcome = "failed: " + err.Error()
+		p.state.record(rec)
+		return
+	}
+	p.stampGroup(res.GroupID, groupID == "", in.NodeLabels, in.NodeTaints)
+	p.adoptResult(ctx, res.View, res.TotalTarget)
+	rec.Added, rec.Size = k, r.Size
+	if k == 1 {
+		rec.Outcome = fmt.Sprintf("asked for 1 × %s; %s drained once it is Ready", r.Size, r.Old[0])
+	} else {
+		rec.Outcome = fmt.Sprintf("asked for %d × %s; %s drained once they are Ready", k, r.Size, strings.Join(r.Old, ", "))
+	}
+	p.state.Replacing = r
+	p.state.record(rec)
+}
+
+// lifecycleStatus counts the nodes due, for the status query.
+func (p *pool) lifecycleStatus(st *contract.PoolStatus) {
+	for _, d := range p.due {
+		if d.Drifted {
+			st.Drifted++
+		}
+		if d.Expired {
+			st.Expired++
+		}
+		if len(st.Due) < maxDueListed {
+			st.Due = append(st.Due, d.Node+": "+d.Reason)
+		}
+	}
+}
+
+// maxDueListed bounds the nodes the status lists with why.
+const maxDueListed = 20
+
+// intoCurrentGroup points a buy that replaces a machine of a drifted group
+// (repair, interruptions) at a group of the current template of the same
+// offering, or at a new one, so a replacement is not itself drifted. It
+// reports whether the buy may create a group, which stampGroup then records.
+func (p *pool) intoCurrentGroup(in *activities.ProvisionInput) (creates bool) {
+	if !p.rules.Lifecycle || p.state.Provider == nil || in.GroupID == "" || !slices.Contains(p.driftedGroups(), in.GroupID) {
+		return false
+	}
+	var old activities.GroupView
+	for _, g := range p.state.Provider.Groups {
+		if g.ID == in.GroupID {
+			old = g
+		}
+	}
+	drifted := p.driftedGroups()
+	in.GroupID, in.Target = "", 1
+	for _, g := range p.state.Provider.Groups {
+		if g.Size == in.Size && g.CapacityType.Or() == old.CapacityType.Or() && g.Zone == old.Zone && !slices.Contains(drifted, g.ID) && (in.GroupID == "" || g.ID < in.GroupID) {
+			in.GroupID, in.Target = g.ID, g.Target+1
+		}
+	}
+	if in.GroupID != "" {
+		return false
+	}
+	pol := p.state.Policy
+	in.NodeLabels, in.NodeTaints, in.CapacityType, in.Zone = pol.NodeLabels, pol.NodeTaints, old.CapacityType, old.Zone
+	in.GroupSuffix = p.groupSuffix(in.Size, old.CapacityType, old.Zone)
+	return true
+}

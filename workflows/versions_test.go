@@ -1,0 +1,65 @@
+package workflows
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hanzoai/visor-fleet/law"
+)
+
+// readRulesWorkflow runs readRules alone, as a pool run's start does.
+func readRulesWorkflow(ctx workflow.Context) (runRules, error) {
+	return readRules(ctx), nil
+}
+
+func runReadRules(t *testing.T, old ...string) runRules {
+	t.Helper()
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	for _, id := range old {
+		env.OnGetVersion(id, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	}
+	env.RegisterWorkflow(readRulesWorkflow)
+	env.ExecuteWorkflow(readRulesWorkflow)
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var got runRules
+	require.NoError(t, env.GetWorkflowResult(&got))
+	return got
+}
+
+// A new run decides with every rule: readRules starts from law.AllRules,
+// so a rule added there reaches a pool without a line here.
+func TestReadRulesOfANewRunAgreeWithAllRules(t *testing.T) {
+	got := runReadRules(t)
+	require.Equal(t, law.AllRules(), got.Rules)
+	require.Equal(t, allRunRules(), got)
+	// Every rule is on in a new run: a switch left false in AllRules or
+	// allRunRules would never reach a pool.
+	for _, v := range []reflect.Value{reflect.ValueOf(got.Rules), reflect.ValueOf(got)} {
+		for i := range v.NumField() {
+			// Pre-warm needs the demand model a pool run does not carry
+			// yet (law.Rules.Prewarm): the scorer alone turns it on.
+			if f := v.Field(i); f.Kind() == reflect.Bool && v.Type().Field(i).Name != "Prewarm" {
+				require.True(t, f.Bool(), "rule %s is off in a new run", v.Type().Field(i).Name)
+			}
+		}
+	}
+}
+
+// A run begun before a change ID keeps its rule off, and only that rule.
+func TestReadRulesOfAnOldRunTurnOffItsChanges(t *testing.T) {
+	got := runReadRules(t, versionReplace, changeOfferings)
+	want := allRunRules()
+	want.Replace, want.ReplaceGPU, want.Offerings = false, false, false // GPU replacement is a kind of replacement
+	require.Equal(t, want, got)
+
+	got = runReadRules(t, versionBatch, versionRebuyRepelled)
+	want = allRunRules()
+	want.Batch, want.RebuyRepelled = false, false
+	require.Equal(t, want, got)
+}
