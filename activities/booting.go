@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/hanzoai/visor-fleet/law"
@@ -52,6 +53,28 @@ func roomBySize(catalog []types.InstanceType) map[string]types.Resources {
 	out := make(map[string]types.Resources, len(catalog))
 	for _, t := range catalog {
 		out[t.Name] = t.Allocatable()
+	}
+	return out
+}
+
+// zonesBySize is the zones each size is offered in, for sizes offered in
+// at least one named zone (nil when none is).
+func zonesBySize(catalog []types.InstanceType) map[string][]string {
+	var out map[string][]string
+	for _, t := range catalog {
+		var zones []string
+		for _, o := range t.OfferingsOrDefault() {
+			if o.Zone != "" && !slices.Contains(zones, o.Zone) {
+				zones = append(zones, o.Zone)
+			}
+		}
+		if len(zones) > 0 {
+			if out == nil {
+				out = map[string][]string{}
+			}
+			slices.Sort(zones)
+			out[t.Name] = zones
+		}
 	}
 	return out
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
@@ -181,22 +183,98 @@ func (op *offeringPlan) pinZone() {
 		return
 	}
 	cands := op.offered[op.plan.Size].Candidates
+	onePrice := len(cands) == 1 && cands[0].Zone == ""
+	if onePrice {
+		cands = op.zonesForPinnedPods(cands[0])
+	}
 	if len(cands) < 2 {
 		return
 	}
 	left := unplaced(op.plan)
+	// Zone-priced candidates: the cheapest that holds as many. One-price
+	// zones (pods pinned to zones): the first that holds as many, and only
+	// if some zone holds fewer, else the pods' rules single no zone out (a
+	// spread over zones, which the provider's balancing serves better).
+	var pick *types.Offering
+	var pickReq sizing.Request
+	var pickPlan sizing.Plan
+	zoneMatters := false
 	for _, c := range cands {
 		req := op.req
 		req.Catalog = sizing.WithZone(op.req.Catalog, op.plan.Size, c)
 		p := sizing.PlanScaleUpExcluding(req, op.excluded)
-		if p.Size == op.plan.Size && unplaced(p) <= left {
-			op.plan, op.req = p, req
-			o := op.offered[p.Size]
-			o.Candidates = []types.Offering{c}
-			op.offered[p.Size] = o
-			return
+		if p.Size != op.plan.Size || unplaced(p) > left {
+			zoneMatters = true
+			continue
+		}
+		if pick == nil {
+			c := c
+			pick, pickReq, pickPlan = &c, req, p
+			if !onePrice {
+				break
+			}
 		}
 	}
+	if pick == nil || onePrice && !zoneMatters {
+		return
+	}
+	op.plan, op.req = pickPlan, pickReq
+	o := op.offered[pickPlan.Size]
+	o.Candidates = []types.Offering{*pick}
+	op.offered[pickPlan.Size] = o
+}
+
+// zonesForPinnedPods: a size every zone sells at one price is bought
+// without a zone, the provider placing it, unless a pod of the plan is
+// pinned to zones (a zone nodeSelector, a required node affinity on the
+// zone, a zone spread it must not break): the plan placed such a pod on
+// one zone's template, and a machine the provider put elsewhere would not
+// admit it. Then each of the size's zones is a candidate at that price,
+// by name, and pinZone buys in the first whose template holds as many of
+// the plan's pods (none, for pods that need several zones: then the
+// provider places them, spreading, as before).
+func (op *offeringPlan) zonesForPinnedPods(every types.Offering) []types.Offering {
+	if !slices.ContainsFunc(op.req.Pending, func(p types.PendingPod) bool { return pinnedToZones(p.Scheduling) }) {
+		return nil
+	}
+	var zones []string
+	for _, t := range op.req.Catalog {
+		if t.Name == op.plan.Size {
+			zones = slices.Clone(t.Zones)
+		}
+	}
+	slices.Sort(zones)
+	out := make([]types.Offering, 0, len(zones))
+	for _, z := range zones {
+		o := every
+		o.Zone = z
+		out = append(out, o)
+	}
+	return out
+}
+
+// pinnedToZones says whether the pod's placement depends on the node's
+// zone.
+func pinnedToZones(s *types.PodScheduling) bool {
+	if s == nil {
+		return false
+	}
+	isZone := func(k string) bool { return k == corev1.LabelTopologyZone || k == corev1.LabelFailureDomainBetaZone }
+	for k := range s.NodeSelector {
+		if isZone(k) {
+			return true
+		}
+	}
+	if s.NodeAffinity != nil {
+		for _, term := range s.NodeAffinity.NodeSelectorTerms {
+			for _, e := range term.MatchExpressions {
+				if isZone(e.Key) {
+					return true
+				}
+			}
+		}
+	}
+	return slices.ContainsFunc(s.TopologySpread, func(c corev1.TopologySpreadConstraint) bool { return isZone(c.TopologyKey) })
 }
 
 func unplaced(p sizing.Plan) int {

@@ -97,6 +97,10 @@ type PlanResult struct {
 	// SizeRoom is each allowed size's room for pods, so the pool counts
 	// a machine still booting (known only by its size) as room.
 	SizeRoom map[string]types.Resources `json:"sizeRoom,omitempty"`
+	// SizeZones are the zones each allowed size is sold in, for sizes the
+	// catalog sells zone by zone: a replacement buys in its old nodes' zone
+	// only where the size is sold there.
+	SizeZones map[string][]string `json:"sizeZones,omitempty"`
 	// SizePrice is each allowed size's hourly price (after overrides), so
 	// the pool can publish what it costs per hour; with offerings also each
 	// offering's, by MachineKey.
@@ -166,7 +170,7 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 	spend := spendOf(in.Machines, prices)
 	plan, budgetNote := withinBudgets(plan, req, excluded, in.budgets(spend))
 	res := PlanResult{Size: plan.Size, NewNodes: plan.NewNodes, HourlyCost: plan.HourlyCost, Budget: budgetNote,
-		SizeRoom: roomBySize(catalog), SizePrice: prices, SizeGPUModel: gpuModelBySize(catalog)}
+		SizeRoom: roomBySize(catalog), SizeZones: zonesBySize(catalog), SizePrice: prices, SizeGPUModel: gpuModelBySize(catalog)}
 	for _, u := range plan.Unplaceable {
 		res.Unplaceable = append(res.Unplaceable, UnplaceablePod{Pod: u.Pod, Code: u.Code, Reason: u.Reason, Count: u.Count})
 	}

@@ -100,6 +100,11 @@ func (c *checked) CreateNodeGroup(ctx context.Context, spec NodeGroupSpec, key I
 			return NodeGroup{}, err
 		}
 	}
+	if spec.Zone != "" {
+		if err := c.sellsInZone(ctx, spec.Size, spec.Zone); err != nil {
+			return NodeGroup{}, err
+		}
+	}
 	return c.inner.CreateNodeGroup(ctx, spec, key)
 }
 
@@ -138,6 +143,28 @@ func (c *checked) sellsSpot(ctx context.Context, size string) error {
 		}
 	}
 	return c.refuse(OpCreateNodeGroup, "spec.capacityType: %s sells no spot for size %s (its catalog lists no spot offering); use capacityTypes [on-demand]", c.inner.Name(), size)
+}
+
+// sellsInZone refuses a zone the provider's catalog does not offer the
+// size in: a provider whose groups cannot be pinned to a zone would
+// otherwise put the machines wherever it likes while the pool believed
+// them pinned, and a pod pinned to the zone would wait beside them.
+func (c *checked) sellsInZone(ctx context.Context, size, zone string) error {
+	catalog, err := c.inner.Catalog(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range catalog {
+		if t.Name != size {
+			continue
+		}
+		for _, o := range t.OfferingsOrDefault() {
+			if o.Zone == zone {
+				return nil
+			}
+		}
+	}
+	return c.refuse(OpCreateNodeGroup, "spec.zone: %s does not offer size %s in zone %q (its catalog lists no offering there)", c.inner.Name(), size, zone)
 }
 
 func (*checked) groupID(id string) error {

@@ -46,3 +46,29 @@ func TestCheckedRefusesSpotWhereTheCatalogSellsNone(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, aws.calls)
 }
+
+// A zone the catalog does not offer the size in is refused, naming
+// spec.zone, before the provider is called (a provider without zones, or
+// a zone the size lacks); one it offers is asked.
+func TestCheckedRefusesAZoneTheCatalogDoesNotOffer(t *testing.T) {
+	ctx := context.Background()
+	do, _ := catalogs.Of("digitalocean")
+	rec := &catalogRecorder{catalog: do}
+	spec := connectors.NodeGroupSpec{Pool: pool, Size: do[0].Name, TargetSize: 1, Zone: "nyc1-a"}
+	_, err := connectors.Checked(rec).CreateNodeGroup(ctx, spec, "k")
+	require.Error(t, err)
+	assert.True(t, errclass.IsPermanent(err))
+	assert.Contains(t, err.Error(), `spec.zone: `)
+	assert.Contains(t, err.Error(), `"nyc1-a"`)
+	assert.Zero(t, rec.calls)
+
+	sim := &catalogRecorder{catalog: catalogs.SimSpot()}
+	spec = connectors.NodeGroupSpec{Pool: pool, Size: "sim-2c4g", TargetSize: 1, Zone: catalogs.SimZones[1]}
+	_, err = connectors.Checked(sim).CreateNodeGroup(ctx, spec, "k")
+	require.NoError(t, err)
+	assert.Equal(t, 1, sim.calls)
+	spec.Zone = "sim-z"
+	_, err = connectors.Checked(sim).CreateNodeGroup(ctx, spec, "k")
+	assert.ErrorContains(t, err, `zone "sim-z"`)
+	assert.Equal(t, 1, sim.calls)
+}

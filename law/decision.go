@@ -320,11 +320,22 @@ func Decide(in DecisionInput) Decision {
 	if in.Rules.Replace && ReplacementLive(in.Policy, in.Replacing, obs, in.Now) && replacementDrain(in, p, current, &d) {
 		return d
 	}
+	if in.Rules.Replace && in.Rules.KeepReplacement && ReplacementLive(in.Policy, in.Replacing, obs, in.Now) {
+		wake(in.Replacing.Since.Add(in.Policy.EffectiveProvisionTimeout()).Add(time.Nanosecond), "replacement times out")
+	}
+	// The node a replacement waits for is neither idle nor underused until
+	// it completes or is abandoned.
+	kept := keptForReplacement(in)
+	in.UnderusedSince = without(in.UnderusedSince, kept)
 	var idle []string
 	empty := map[string]bool{}
 	for _, n := range obs.Nodes {
 		since, ok := in.IdleSince[n.Name]
 		if !ok || !IsIdle(p, n) {
+			continue
+		}
+		if n.Name == kept {
+			d.Skipped = append(d.Skipped, fmt.Sprintf("%s is not idle: it is the new node of the replacement under way", n.Name))
 			continue
 		}
 		if len(n.DrainBlockers) > 0 {
@@ -509,6 +520,20 @@ func foldClocks(prev map[string]time.Time, obs types.PoolObservation, holds func
 		}
 	}
 	return next
+}
+
+// without is m less key, m itself when it has no such key.
+func without[V any](m map[string]V, key string) map[string]V {
+	if _, ok := m[key]; !ok {
+		return m
+	}
+	out := make(map[string]V, len(m))
+	for k, v := range m {
+		if k != key {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // budgeted says whether the policy caps the nodes draining at once.

@@ -154,7 +154,7 @@ func consolidate(in DecisionInput, p types.Policy, current int, d *Decision, wak
 	if p.ConsolidationDisruption == types.DisruptIdleOnly {
 		cands = slices.DeleteFunc(cands, func(n types.NodeObservation) bool { return !emptyNode(n) })
 	}
-	remove := packElsewhere(obs, cands, limit, in.Rules.AcrossSizes, d)
+	remove := packElsewhere(obs, cands, limit, in.Rules.AcrossSizes, in.Rules.KeepReplacement, d)
 	if in.KeepsHeadroom != nil {
 		remove = keepHeadroom(remove, in.KeepsHeadroom, d)
 	}
@@ -192,7 +192,7 @@ func consolidate(in DecisionInput, p types.Policy, current int, d *Decision, wak
 // that many slots must fit the free room left, which holds whatever the
 // pods really are. Room a removal takes is gone for the next, and a node
 // that receives pods is not removed in the same decision.
-func packElsewhere(obs *types.PoolObservation, cands []types.NodeObservation, limit int, acrossSizes bool, d *Decision) []string {
+func packElsewhere(obs *types.PoolObservation, cands []types.NodeObservation, limit int, acrossSizes, machineLabels bool, d *Decision) []string {
 	free := map[string]types.Resources{}
 	for _, n := range obs.Nodes {
 		if n.State == types.NodeReady {
@@ -229,7 +229,7 @@ func packElsewhere(obs *types.PoolObservation, cands []types.NodeObservation, li
 			if n.Name == c.Name || removing[n.Name] || n.State != types.NodeReady {
 				continue
 			}
-			if n.Size != c.Size && !(acrossSizes && n.Allocatable.MilliCPU >= c.Allocatable.MilliCPU && sameTemplate(c, n)) {
+			if n.Size != c.Size && !(acrossSizes && n.Allocatable.MilliCPU >= c.Allocatable.MilliCPU && sameTemplate(c, n, machineLabels)) {
 				continue
 			}
 			k := min(slotsIn(free[n.Name], slot, n.Allocatable.Pods > 0), left)

@@ -1,9 +1,11 @@
 package law
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/hanzoai/visor-fleet/types"
@@ -27,26 +29,74 @@ type Replacement struct {
 	Since time.Time `json:"since"`
 	// Saves is the hourly price the old nodes cost more than the new one.
 	Saves float64 `json:"saves,omitempty"`
+	// Node is the new node once it was first seen (Rules.KeepReplacement,
+	// NewReplacementNode); empty before.
+	Node string `json:"node,omitempty"`
 	// Lifecycle says why the old node is drifted or expired when the
 	// replacement is drift's or expiry's (decision_lifecycle.go), not
 	// consolidation's; empty for consolidation.
 	Lifecycle string `json:"lifecycle,omitempty"`
 }
 
-// ReplacementLive says whether a replacement is still worth waiting for:
-// every old node is still there and its new node is not later than the
-// provision timeout. A replacement that is not live is dropped; its new
-// node, if one came, is ordinary capacity the other rules judge.
+// ReplacementLive says whether a replacement is still worth waiting for
+// (ReplacementVerdict).
 func ReplacementLive(p types.Policy, r *Replacement, obs *types.PoolObservation, now time.Time) bool {
-	if r == nil || obs == nil || now.After(r.Since.Add(p.EffectiveProvisionTimeout())) {
-		return false
+	live, _ := ReplacementVerdict(p, r, obs, now)
+	return live
+}
+
+// ReplacementVerdict says whether a replacement is still worth waiting
+// for and, when it is not, why: every old node is still there, its new
+// node, once seen (Replacement.Node), is still there and not leaving, and
+// the provision timeout since it was asked for has not passed. A
+// replacement that is not live is dropped; its new node, if one came, is
+// ordinary capacity the other rules judge.
+func ReplacementVerdict(p types.Policy, r *Replacement, obs *types.PoolObservation, now time.Time) (bool, string) {
+	if r == nil || obs == nil {
+		return false, ""
 	}
+	what := fmt.Sprintf("replacement of %s by one %s abandoned", strings.Join(r.Old, ", "), r.Size)
 	for _, name := range r.Old {
 		if _, ok := nodeNamed(obs, name); !ok {
-			return false
+			return false, fmt.Sprintf("%s: old node %s is gone", what, name)
 		}
 	}
-	return true
+	if r.Node != "" {
+		if n, ok := nodeNamed(obs, r.Node); !ok || n.State == types.NodeDeleting {
+			return false, fmt.Sprintf("%s: its new node %s is gone", what, r.Node)
+		}
+	}
+	timeout := p.EffectiveProvisionTimeout()
+	if now.After(r.Since.Add(timeout)) {
+		if _, ready := replacementNode(obs, r); !ready {
+			return false, fmt.Sprintf("%s: its new node was not Ready within the provision timeout (%s)", what, timeout)
+		}
+		return false, fmt.Sprintf("%s: its new node %s is Ready but the old nodes were not drained within the provision timeout (%s); it is ordinary capacity now", what, cmp.Or(r.Node, "of "+r.Size), timeout)
+	}
+	return true, ""
+}
+
+// NewReplacementNode names the replacement's new node in obs: its
+// recorded Node, else the first node of its size created since it was
+// asked for (the earliest, then by name) that is not one of the old ones
+// and not leaving; "" while none is seen.
+func NewReplacementNode(obs *types.PoolObservation, r *Replacement) string {
+	if r == nil || obs == nil {
+		return ""
+	}
+	if r.Node != "" {
+		return r.Node
+	}
+	var out types.NodeObservation
+	for _, n := range obs.Nodes {
+		if n.Size != r.Size || n.State == types.NodeDeleting || n.CreatedAt.Before(r.Since) || slices.Contains(r.Old, n.Name) {
+			continue
+		}
+		if out.Name == "" || n.CreatedAt.Before(out.CreatedAt) || n.CreatedAt.Equal(out.CreatedAt) && n.Name < out.Name {
+			out = n
+		}
+	}
+	return out.Name
 }
 
 func nodeNamed(obs *types.PoolObservation, name string) (types.NodeObservation, bool) {
@@ -58,9 +108,13 @@ func nodeNamed(obs *types.PoolObservation, name string) (types.NodeObservation, 
 	return types.NodeObservation{}, false
 }
 
-// replacementNode is the Ready node a replacement bought: of its size,
-// created since it was asked for, the newest such.
+// replacementNode is the Ready node a replacement bought: its recorded
+// Node, else of its size, created since it was asked for, the newest such.
 func replacementNode(obs *types.PoolObservation, r *Replacement) (types.NodeObservation, bool) {
+	if r.Node != "" {
+		n, ok := nodeNamed(obs, r.Node)
+		return n, ok && n.State == types.NodeReady
+	}
 	var out types.NodeObservation
 	found := false
 	for _, n := range obs.Nodes {
@@ -69,6 +123,15 @@ func replacementNode(obs *types.PoolObservation, r *Replacement) (types.NodeObse
 		}
 	}
 	return out, found
+}
+
+// keptForReplacement is the node a live replacement waits for, which no
+// other rule may remove (Rules.KeepReplacement); "" if none.
+func keptForReplacement(in DecisionInput) string {
+	if !in.Rules.Replace || !in.Rules.KeepReplacement || !ReplacementLive(in.Policy, in.Replacing, in.Observation, in.Now) {
+		return ""
+	}
+	return NewReplacementNode(in.Observation, in.Replacing)
 }
 
 // replacementDrain decides the second half of a replacement once its new
@@ -138,7 +201,7 @@ func replace(in DecisionInput, p types.Policy, current int, cands []types.NodeOb
 	}
 	var usable []types.NodeObservation
 	for _, c := range cands {
-		if _, priced := in.SizePrice[c.Size]; priced && c.Allocatable.GPUs == 0 && c.Requested.GPUs == 0 && (len(usable) == 0 || sameTemplate(c, usable[0]) && sameTemplate(usable[0], c)) {
+		if _, priced := in.SizePrice[c.Size]; priced && c.Allocatable.GPUs == 0 && c.Requested.GPUs == 0 && (len(usable) == 0 || sameTemplate(c, usable[0], in.Rules.KeepReplacement) && sameTemplate(usable[0], c, in.Rules.KeepReplacement)) {
 			usable = append(usable, c)
 		}
 	}
@@ -185,7 +248,14 @@ func replace(in DecisionInput, p types.Policy, current int, cands []types.NodeOb
 				old[i] = n.Name
 			}
 			d.Action = ActionReplace
-			d.Replacing = &Replacement{Old: old, Size: size, Since: in.Now, Saves: cost - price}
+			since := in.Now
+			if in.Rules.KeepReplacement {
+				// A node's creation time is kept to the second (the API
+				// server's timestamps): a node up within the second the
+				// replacement was decided is still its new node.
+				since = since.Truncate(time.Second)
+			}
+			d.Replacing = &Replacement{Old: old, Size: size, Since: since, Saves: cost - price}
 			d.Reason = fmt.Sprintf("consolidation: %s ($%.3f/h) replaced by one %s ($%.3f/h) that holds all their pods (%s)",
 				Plural(k, "underused node"), cost, size, price, load)
 			return true
@@ -199,9 +269,9 @@ func replace(in DecisionInput, p types.Policy, current int, cands []types.NodeOb
 // sameGPUTemplate when Rules.ReplaceGPU is on.
 func replacementAdmits(in DecisionInput, from, to types.NodeObservation) bool {
 	if from.Allocatable.GPUs == 0 && to.Allocatable.GPUs == 0 && from.Requested.GPUs == 0 {
-		return sameTemplate(from, to)
+		return sameTemplate(from, to, in.Rules.KeepReplacement)
 	}
-	return in.Rules.ReplaceGPU && sameGPUTemplate(in.SizeGPUModel, from, to)
+	return in.Rules.ReplaceGPU && sameGPUTemplate(in.SizeGPUModel, from, to, in.Rules.KeepReplacement)
 }
 
 // replaceGPU is replacement consolidation for GPU nodes (Rules.ReplaceGPU),
@@ -256,7 +326,7 @@ func replaceGPU(in DecisionInput, p types.Policy, current int, limit int, d *Dec
 		tried[model] = true
 		var set []types.NodeObservation
 		for _, c := range cands {
-			if in.SizeGPUModel[c.Size] == model && sameLabelsAndTaints(c, first) && sameLabelsAndTaints(first, c) {
+			if in.SizeGPUModel[c.Size] == model && sameLabelsAndTaints(c, first, in.Rules.KeepReplacement) && sameLabelsAndTaints(first, c, in.Rules.KeepReplacement) {
 				set = append(set, c)
 			}
 		}

@@ -1,6 +1,7 @@
 package law
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -142,5 +143,128 @@ func TestReplaceWaitsOrLapses(t *testing.T) {
 	gone.Observation.Nodes = gone.Observation.Nodes[1:]
 	if ReplacementLive(gone.Policy, gone.Replacing, gone.Observation, t0) {
 		t.Error("a replacement is live with an old node gone")
+	}
+}
+
+// keptInput: the replacement of n1 and n2 under way, its new node n4
+// Ready, empty and idle past the idle window, but n2 got a do-not-disrupt
+// pod, so the drain waits. The idle rule would take n4, the very node the
+// replacement waits for.
+func keptInput(now time.Time, rules Rules) DecisionInput {
+	in := drainInput(now)
+	in.Rules = rules
+	in.Observation.Nodes[1].DrainBlockers = []string{"do-not-disrupt"}
+	in.IdleSince = UpdateIdleSince(in.Policy, nil, types.PoolObservation{ObservedAt: now.Add(-time.Hour), Nodes: in.Observation.Nodes})
+	in.UnderusedSince = UpdateUnderusedSince(in.Policy, nil, types.PoolObservation{ObservedAt: now.Add(-time.Hour), Nodes: in.Observation.Nodes})
+	return in
+}
+
+func TestReplaceKeepsItsNewNodeWhileUnderWay(t *testing.T) {
+	before := AllRules()
+	before.KeepReplacement = false
+	for name, tc := range map[string]struct {
+		rules Rules
+		node  string // Replacement.Node
+		keeps bool
+	}{
+		"before the rule the idle rule takes it": {before, "", false},
+		"kept before it is named":                {AllRules(), "", true},
+		"kept once named":                        {AllRules(), "n4", true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := keptInput(t0, tc.rules)
+			in.Replacing.Node = tc.node
+			d := Decide(in)
+			took := d.Action == ActionScaleDown && slices.Contains(d.RemoveNodes, "n4")
+			if took == tc.keeps {
+				t.Fatalf("%s %v (%s; skipped %v): n4 kept = %v, want %v", d.Action, d.RemoveNodes, d.Reason, d.Skipped, !took, tc.keeps)
+			}
+			if tc.keeps {
+				if !strings.Contains(strings.Join(d.Skipped, "; "), "n4 is not idle: it is the new node of the replacement") {
+					t.Errorf("skipped %v, want n4 named as kept", d.Skipped)
+				}
+				timeout := in.Replacing.Since.Add(in.Policy.EffectiveProvisionTimeout()).Add(time.Nanosecond)
+				if d.WakeAt.After(timeout) || d.WakeAt.IsZero() {
+					t.Errorf("wakes at %s (%s), want no later than the replacement's timeout %s", d.WakeAt, d.WakeReason, timeout)
+				}
+			}
+		})
+	}
+	// Once the replacement is over, n4 is ordinary capacity again.
+	in := keptInput(t0, AllRules())
+	in.Replacing = nil
+	if d := Decide(in); d.Action != ActionScaleDown || !slices.Contains(d.RemoveNodes, "n4") {
+		t.Fatalf("%s %v (%s): an idle n4 with no replacement under way is kept", d.Action, d.RemoveNodes, d.Reason)
+	}
+}
+
+func TestReplacementVerdict(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(*DecisionInput)
+		at     time.Time
+		want   string // "" live
+	}{
+		{"new node Ready, in time", func(*DecisionInput) {}, t0, ""},
+		{"new node not seen yet, in time", func(in *DecisionInput) { in.Observation.Nodes = in.Observation.Nodes[:3] }, t0, ""},
+		{"old node gone", func(in *DecisionInput) { in.Observation.Nodes = in.Observation.Nodes[1:] }, t0, "old node n1 is gone"},
+		{"named new node gone", func(in *DecisionInput) {
+			in.Replacing.Node = "n4"
+			in.Observation.Nodes = in.Observation.Nodes[:3]
+		}, t0, "its new node n4 is gone"},
+		{"named new node deleting", func(in *DecisionInput) {
+			in.Replacing.Node = "n4"
+			in.Observation.Nodes[3].State = types.NodeDeleting
+		}, t0, "its new node n4 is gone"},
+		{"not Ready by the provision timeout", func(in *DecisionInput) { in.Observation.Nodes[3].State = types.NodeProvisioning }, t0.Add(time.Hour),
+			"its new node was not Ready within the provision timeout (15m0s)"},
+		{"never came", func(in *DecisionInput) { in.Observation.Nodes = in.Observation.Nodes[:3] }, t0.Add(time.Hour),
+			"its new node was not Ready within the provision timeout"},
+		{"Ready but not drained in time", func(in *DecisionInput) { in.Replacing.Node = "n4" }, t0.Add(time.Hour),
+			"its new node n4 is Ready but the old nodes were not drained"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := drainInput(t0)
+			tc.change(&in)
+			live, why := ReplacementVerdict(in.Policy, in.Replacing, in.Observation, tc.at)
+			if live != (tc.want == "") || !strings.Contains(why, tc.want) {
+				t.Fatalf("live %v (%q), want live %v saying %q", live, why, tc.want == "", tc.want)
+			}
+			if !live && !strings.HasPrefix(why, "replacement of n1, n2 by one sim-8c16g abandoned: ") {
+				t.Errorf("why %q does not name the replacement", why)
+			}
+		})
+	}
+}
+
+func TestNewReplacementNode(t *testing.T) {
+	in := drainInput(t0)
+	r := in.Replacing
+	add := func(name, size string, created time.Time, state types.NodeState) {
+		in.Observation.Nodes = append(in.Observation.Nodes, types.NodeObservation{Name: name, Size: size, State: state, CreatedAt: created})
+	}
+	add("n5", "sim-8c16g", r.Since.Add(time.Minute), types.NodeReady)       // later than n4
+	add("n0", "sim-8c16g", r.Since.Add(-time.Second), types.NodeReady)      // before the replacement
+	add("n6", "sim-4c8g", r.Since.Add(time.Second), types.NodeReady)        // another size
+	add("n7", "sim-8c16g", r.Since.Add(10*time.Second), types.NodeDeleting) // leaving
+	if got := NewReplacementNode(in.Observation, r); got != "n4" {
+		t.Fatalf("new node %q, want n4, the first of its size since it was asked for", got)
+	}
+	r.Node = "n5"
+	if got := NewReplacementNode(in.Observation, r); got != "n5" {
+		t.Fatalf("new node %q, want the recorded n5", got)
+	}
+	// The law asks from the whole second the API server stamps nodes
+	// with: a node created within the second of the decision is its own.
+	now := t0.Add(700 * time.Millisecond)
+	rin := replaceInput(now)
+	d := Decide(rin)
+	if d.Replacing == nil || !d.Replacing.Since.Equal(now.Truncate(time.Second)) {
+		t.Fatalf("replacement %+v, want it asked for since %s", d.Replacing, now.Truncate(time.Second))
+	}
+	rin.Observation.Nodes = append(rin.Observation.Nodes, types.NodeObservation{Name: "n9", Size: "sim-8c16g", State: types.NodeReady, CreatedAt: now.Add(200 * time.Millisecond).Truncate(time.Second)})
+	if got := NewReplacementNode(rin.Observation, d.Replacing); got != "n9" {
+		t.Fatalf("new node %q, want n9 created within the same second", got)
 	}
 }

@@ -86,15 +86,31 @@ func TestConsolidationAcrossSizesHoldsBack(t *testing.T) {
 func TestSameTemplate(t *testing.T) {
 	small := types.NodeObservation{Size: "s", Labels: map[string]string{"a": "1", "kubernetes.io/hostname": "x"}}
 	big := types.NodeObservation{Size: "b", Labels: map[string]string{"a": "1", "extra": "y", "kubernetes.io/hostname": "z"}}
-	if !sameTemplate(small, big) {
+	if !sameTemplate(small, big, false) {
 		t.Error("a node with every label of the other (but hostname) should admit its pods")
 	}
-	if sameTemplate(big, small) {
+	if sameTemplate(big, small, false) {
 		t.Error("a node missing label extra should not admit pods that may select it")
 	}
 	gpuPods := small
 	gpuPods.Requested.GPUs = 1
-	if sameTemplate(gpuPods, big) {
+	if sameTemplate(gpuPods, big, true) {
 		t.Error("GPU pods stay on their size")
+	}
+	// Two kwok nodes of one template differ in their machine and group
+	// labels: only with the rule are those passed over; the zone is not.
+	kwokNode := func(size, group, machine, zone string) types.NodeObservation {
+		return types.NodeObservation{Size: size, Labels: map[string]string{"a": "1", "kubernetes.io/hostname": machine,
+			"kwok.visor.hanzo.ai/group": group, "kwok.visor.hanzo.ai/machine": machine, "topology.kubernetes.io/zone": zone}}
+	}
+	oldNode, newNode := kwokNode("b", "g1", "g1-0", "kwok-a"), kwokNode("s", "g2", "g2-0", "kwok-a")
+	if sameTemplate(oldNode, newNode, false) {
+		t.Error("without the rule the machine labels tell the nodes apart")
+	}
+	if !sameTemplate(oldNode, newNode, true) {
+		t.Error("with the rule two nodes differing only in machine labels are of one template")
+	}
+	if sameTemplate(oldNode, kwokNode("s", "g2", "g2-0", "kwok-b"), true) {
+		t.Error("a node in another zone admits pods pinned to this one")
 	}
 }

@@ -56,9 +56,16 @@ type Rules struct {
 	// failed drain's cordon broke its idle clock, not its idleness). The
 	// pool sets the retry time with a backoff.
 	RetryBlocked bool
+	// KeepReplacement: a replacement's new node, once seen, is named in
+	// it (Replacement.Node) and is neither idle nor underused while the
+	// replacement is under way, so no other rule removes the node the
+	// replacement waits for; a replacement whose new node is gone, or that
+	// has not completed within the provision timeout, is abandoned at once
+	// (ReplacementVerdict), the workflow recording why. Only with Replace.
+	KeepReplacement bool
 }
 
 // AllRules is what a new pool run decides with.
 func AllRules() Rules {
-	return Rules{Consolidation: true, AcrossSizes: true, Replace: true, ReplaceGPU: true, Batch: true, Lifecycle: true, BudgetPaces: true, RetryBlocked: true}
+	return Rules{Consolidation: true, AcrossSizes: true, Replace: true, ReplaceGPU: true, Batch: true, Lifecycle: true, BudgetPaces: true, RetryBlocked: true, KeepReplacement: true}
 }

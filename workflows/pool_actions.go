@@ -151,6 +151,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 		p.state.Budget = plan.Budget
 		if len(plan.SizeRoom) > 0 {
 			p.state.SizeRoom = plan.SizeRoom
+			p.state.SizeZones = plan.SizeZones
 		}
 		if len(plan.SizePrice) > 0 {
 			p.state.SizePrice = plan.SizePrice
@@ -233,7 +234,7 @@ func (p *pool) scaleDown(ctx workflow.Context, reason string, nodes []string, re
 	}
 	if len(rec.Removed) > 0 {
 		p.state.LastScaleDown = workflow.Now(ctx)
-		p.state.lapseReplacement(workflow.Now(ctx), rec.Removed)
+		p.lapseReplacement(workflow.Now(ctx), rec.Removed)
 	}
 	rec.Outcome = fmt.Sprintf("removed %d of %d", len(rec.Removed), len(nodes))
 	if len(failures) > 0 {

@@ -154,7 +154,7 @@ func (p *pool) disrupt(ctx workflow.Context, d law.Decision) {
 	}
 	if len(rec.Removed) > 0 {
 		p.state.LastScaleDown = workflow.Now(ctx)
-		p.state.lapseReplacement(workflow.Now(ctx), rec.Removed)
+		p.lapseReplacement(workflow.Now(ctx), rec.Removed)
 	}
 	rec.Outcome = fmt.Sprintf("removed %d of %d", len(rec.Removed), len(d.RemoveNodes))
 	if len(d.Forced) > 0 {

@@ -64,6 +64,7 @@ func (s *PoolState) fold(obs types.PoolObservation, now time.Time, rules runRule
 		s.notReadyFromCondition(obs) // pool_unready.go
 	}
 	s.trackPurchases(obs, now, rules)
+	s.noteReplacementNode(s.Observation, rules.Rules)
 	s.forgetGone(obs)
 }
 

@@ -6,10 +6,12 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/workflow"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/law"
+	"github.com/hanzoai/visor-fleet/types"
 )
 
 // Replacement consolidation (law.Rules.Replace), in Karpenter's order: the
@@ -23,10 +25,27 @@ func (p *pool) replace(ctx workflow.Context, d law.Decision) {
 	r := d.Replacing
 	seq := p.nextSeq()
 	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(law.ActionReplace), Reason: d.Reason}
+	// With KeepReplacement the new node is bought as the old ones were,
+	// in their group's zone and capacity type: their pods may be pinned
+	// there, and the drain waits for a node of their template, zone label
+	// included.
+	var zone string
+	var ct types.CapacityType
+	if p.rules.KeepReplacement {
+		zone, ct = p.state.offeringOfNode(r.Old[0])
+		if label := p.state.zoneOfNode(r.Old[0]); zone == "" && slices.Contains(p.state.SizeZones[r.Size], label) {
+			// The old node's group was left to the provider's placement;
+			// the new one must still land beside it.
+			zone = label
+		}
+	}
 	groupID, target := "", 1
 	if v := p.state.Provider; v != nil {
 		for _, g := range v.Groups {
-			if g.Size == r.Size && (groupID == "" || g.ID < groupID) {
+			if g.Size != r.Size || p.rules.KeepReplacement && (g.Zone != zone || g.CapacityType.Or() != ct.Or()) {
+				continue
+			}
+			if groupID == "" || g.ID < groupID {
 				groupID, target = g.ID, g.Target+1
 			}
 		}
@@ -34,6 +53,9 @@ func (p *pool) replace(ctx workflow.Context, d law.Decision) {
 	in := activities.ProvisionInput{Key: p.spec.Key, Size: r.Size, GroupID: groupID, Target: target,
 		IdempotencyKey: p.idempotencyKey(seq, "replacement"),
 		NodeLabels:     p.state.Policy.NodeLabels, NodeTaints: p.state.Policy.NodeTaints}
+	if ct.Or() != types.CapacityOnDemand || zone != "" {
+		in.CapacityType, in.Zone = ct.Or(), zone
+	}
 	var res activities.ProvisionResult
 	err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, fmt.Sprintf("replacement: 1 × %s for %s", r.Size, law.Plural(len(r.Old), "node"))), a.Provision, in), &res)
 	if err != nil {
@@ -48,15 +70,82 @@ func (p *pool) replace(ctx workflow.Context, d law.Decision) {
 	p.state.record(rec)
 }
 
+// offeringOfNode is the offering (zone, capacity type) of the group the
+// named node's machine belongs to, as the provider last reported it: ""
+// and on-demand when the group is not pinned or the machine not found. A
+// node's zone label alone is not enough: a provider whose groups are not
+// bought zone by zone labels its nodes with a zone all the same.
+func (s *PoolState) offeringOfNode(name string) (string, types.CapacityType) {
+	if s.Provider == nil {
+		return "", ""
+	}
+	for _, g := range s.Provider.Groups {
+		for _, inst := range g.Instances {
+			if inst.Name == name {
+				return g.Zone, g.CapacityType
+			}
+		}
+	}
+	return "", ""
+}
+
+// zoneOfNode is the zone label of the named node ("" if none or gone).
+func (s *PoolState) zoneOfNode(name string) string {
+	if s.Observation == nil {
+		return ""
+	}
+	for _, n := range s.Observation.Nodes {
+		if n.Name == name {
+			return n.Labels[corev1.LabelTopologyZone]
+		}
+	}
+	return ""
+}
+
 // lapseReplacement drops the replacement under way once it is no longer
-// live, or once a removal took one of its old nodes.
-func (s *PoolState) lapseReplacement(now time.Time, removed []string) {
+// live, or once a removal took one of its old nodes (the replacement's
+// own drain, or another rule's). With law.Rules.KeepReplacement a
+// replacement dropped as no longer live is recorded as abandoned, with
+// why; one whose old nodes a removal took is simply over.
+func (p *pool) lapseReplacement(now time.Time, removed []string) {
+	s := p.state
 	r := s.Replacing
 	if r == nil {
 		return
 	}
-	if slices.ContainsFunc(removed, func(n string) bool { return slices.Contains(r.Old, n) }) ||
-		!law.ReplacementLive(s.Policy, r, s.Observation, now) {
+	if slices.ContainsFunc(removed, func(n string) bool { return slices.Contains(r.Old, n) }) {
 		s.Replacing = nil
+		return
+	}
+	live, why := law.ReplacementVerdict(s.Policy, r, s.Observation, now)
+	if live {
+		return
+	}
+	s.Replacing = nil
+	if p.rules.KeepReplacement && why != "" {
+		outcome := "nothing drained; the pool goes on"
+		if r.Node != "" {
+			outcome += fmt.Sprintf(" and %s is ordinary capacity", r.Node)
+		}
+		s.record(contract.DecisionRecord{Seq: p.nextSeq(), At: now, Action: actionReplaceAbandoned, Reason: why, Outcome: outcome})
+	}
+}
+
+// actionReplaceAbandoned is the decision recorded when a replacement is
+// dropped before it completed.
+const actionReplaceAbandoned = "replace-abandoned"
+
+// noteReplacementNode names the replacement's new node once an
+// observation shows it (law.Rules.KeepReplacement): from then on it is
+// that node the replacement waits for, and its going abandons it.
+func (s *PoolState) noteReplacementNode(obs *types.PoolObservation, rules law.Rules) {
+	r := s.Replacing
+	if r == nil || r.Node != "" || !rules.KeepReplacement {
+		return
+	}
+	if name := law.NewReplacementNode(obs, r); name != "" {
+		named := *r
+		named.Node = name
+		s.Replacing = &named
 	}
 }

@@ -100,6 +100,9 @@ type PoolState struct {
 	// SizeRoom is each allowed size's room for pods, from the last plan:
 	// a machine still booting, known by its size only, counts this much.
 	SizeRoom map[string]types.Resources `json:"sizeRoom,omitempty"`
+	// SizeZones are the zones each size is sold in, from the last plan,
+	// for sizes sold zone by zone.
+	SizeZones map[string][]string `json:"sizeZones,omitempty"`
 	// SizePrice is each allowed size's hourly price, from the last plan.
 	SizePrice map[string]float64 `json:"sizePrice,omitempty"`
 	// SizeGPUModel is each GPU size's model, from the last plan: what a

@@ -149,7 +149,7 @@ func (p *pool) run(ctx workflow.Context) error {
 			p.announce(ctx, false)
 		}
 		p.meter(ctx)
-		p.state.lapseReplacement(workflow.Now(ctx), nil)
+		p.lapseReplacement(workflow.Now(ctx), nil)
 		p.takeInterruptions(ctx)
 		d := p.decide(workflow.Now(ctx))
 		if !p.state.Paused && p.act(ctx, d) {

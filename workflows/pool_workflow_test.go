@@ -39,6 +39,7 @@ type world struct {
 	nodes              []types.NodeObservation
 	pods               []types.PendingPod
 	provisions         []activities.ProvisionInput
+	boughtAt           []time.Time // when each provision was asked, on the workflow's clock
 	drained            []string
 	deleted            []string
 	observed           int
@@ -73,8 +74,10 @@ type world struct {
 	// those activities fail; noEndLog: the provider reports no ended
 	// machines.
 	down, noEndLog bool
-	// capacity is how the group is bought (empty: on demand).
+	// capacity and zone are how the group is bought (empty: on demand,
+	// the provider's zone).
 	capacity types.CapacityType
+	zone     string
 	// drainErr, when set, answers each drain (nil: drained);
 	// deletedAt: when each node was deleted.
 	drainErr  func(activities.DrainInput) error
@@ -144,7 +147,7 @@ func (w *world) view() activities.ProviderView {
 	if w.groupOf != nil {
 		return w.groupedViewLocked()
 	}
-	g := activities.GroupView{ID: "g1", Size: "sim-4c8g", Target: w.target, CapacityType: w.capacity}
+	g := activities.GroupView{ID: "g1", Size: "sim-4c8g", Target: w.target, CapacityType: w.capacity, Zone: w.zone}
 	for _, n := range w.nodes {
 		g.Instances = append(g.Instances, activities.MachineState{ID: "i-" + n.Name, Name: n.Name, State: connectors.InstanceRunning, CreatedAt: w.createdLocked(n)})
 	}
@@ -290,6 +293,7 @@ func newTestPool(t *testing.T, policy types.Policy, nodes []types.NodeObservatio
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.provisions = append(w.provisions, in)
+		w.boughtAt = append(w.boughtAt, w.env.Now())
 		if in.Target > w.target {
 			w.launchedAt = w.env.Now()
 		}

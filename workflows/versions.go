@@ -84,6 +84,14 @@ const (
 	// wait a fresh idle window (law.Rules.RetryBlocked). Added
 	// 2026-12-04, release v0.3.0.
 	changeDrainBlocked = "drain-blocked"
+	// changeKeepReplacement: a replacement's new node is bought in the old
+	// nodes' zone, named once seen and kept from the idle and
+	// consolidation rules while the replacement is under way; a
+	// replacement whose new node is gone, or that has not completed within
+	// the provision timeout, is abandoned at once with a decision saying
+	// why (law.Rules.KeepReplacement, pool_replace.go). Added 2026-12-04,
+	// release v0.3.0.
+	changeKeepReplacement = "keep-replacement"
 )
 
 // Change is one change ID this code knows: the highest version it records
@@ -112,6 +120,7 @@ var Changes = []Change{
 	{ID: changeNotReadyClock, Max: 1, Release: "v0.3.0"},
 	{ID: changeBudgetPaces, Max: 1, Release: "v0.3.0"},
 	{ID: changeDrainBlocked, Max: 1, Release: "v0.3.0"},
+	{ID: changeKeepReplacement, Max: 1, Release: "v0.3.0"},
 }
 
 // runRules are the rules a pool run decides and buys with: the law's,
@@ -172,5 +181,6 @@ func readRules(ctx workflow.Context) runRules {
 	r.NotReadyClock = workflow.GetVersion(ctx, changeNotReadyClock, workflow.DefaultVersion, 1) == 1 && r.NotReadyClock
 	r.BudgetPaces = workflow.GetVersion(ctx, changeBudgetPaces, workflow.DefaultVersion, 1) == 1 && r.BudgetPaces
 	r.RetryBlocked = workflow.GetVersion(ctx, changeDrainBlocked, workflow.DefaultVersion, 1) == 1 && r.RetryBlocked
+	r.KeepReplacement = workflow.GetVersion(ctx, changeKeepReplacement, workflow.DefaultVersion, 1) == 1 && r.KeepReplacement
 	return r
 }

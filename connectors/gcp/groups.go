@@ -89,6 +89,11 @@ func (p *Provider) checkSpec(ctx context.Context, spec connectors.NodeGroupSpec)
 	if !machineTypeRE.MatchString(spec.Size) || !slices.ContainsFunc(catalog, func(it types.InstanceType) bool { return it.Name == spec.Size }) {
 		return fmt.Errorf("spec.size %q is not a machine type of the GCP catalog", spec.Size)
 	}
+	if spec.Zone != "" && spec.Zone != p.cfg.Zone {
+		// The provider's groups are zonal MIGs in its one zone: a group
+		// pinned elsewhere would silently land here.
+		return fmt.Errorf("spec.zone %q: this gcp provider runs its groups in zone %s only", spec.Zone, p.cfg.Zone)
+	}
 	if isArm(spec.Size) && p.cfg.ImageArm64 == "" {
 		return fmt.Errorf("spec.size %s is an Arm machine type and the gcp section sets no imageArm64", spec.Size)
 	}

@@ -173,6 +173,9 @@ func TestErrorsAreTyped(t *testing.T) {
 		assert.True(t, errclass.IsPermanent(err), "%v", err)
 		_, err = p.CreateNodeGroup(ctx, connectors.NodeGroupSpec{Pool: pool, Size: "t2a-standard-4", TargetSize: 1}, "k")
 		assert.ErrorContains(t, err, "imageArm64")
+		_, err = p.CreateNodeGroup(ctx, connectors.NodeGroupSpec{Pool: pool, Size: "e2-standard-2", TargetSize: 1, Zone: "europe-west1-b"}, "k")
+		assert.True(t, errclass.IsPermanent(err), "%v", err)
+		assert.ErrorContains(t, err, `spec.zone "europe-west1-b"`)
 		assert.Len(t, srv.Requests(), before, "refused before any call")
 	})
 }

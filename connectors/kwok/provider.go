@@ -102,10 +102,20 @@ func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGrou
 	if err := errors.Join(types.ValidateNodeLabels("spec.labels", spec.Labels), types.ValidateTaints("spec.taints", spec.Taints)); err != nil {
 		return connectors.NodeGroup{}, p.permanent(op, err)
 	}
+	zone := spec.Zone
+	if labelled := spec.Labels[corev1.LabelTopologyZone]; labelled != "" {
+		if zone != "" && zone != labelled {
+			return connectors.NodeGroup{}, p.permanent(op, fmt.Errorf("spec.zone %q and spec.labels[%s] %q disagree", zone, corev1.LabelTopologyZone, labelled))
+		}
+		zone = labelled
+	}
+	if zone != "" && !slices.Contains(t.Zones, zone) {
+		return connectors.NodeGroup{}, p.permanent(op, fmt.Errorf("spec.zone %q: size %s is offered in zones %v only", zone, spec.Size, t.Zones))
+	}
 	request, _ := json.Marshal(spec)
 	g := &groupRecord{
 		ID: groupID(string(key)), Name: spec.Name, Size: spec.Size, Pool: spec.Pool,
-		Labels: spec.Labels, Taints: spec.Taints, Request: string(request),
+		Labels: spec.Labels, Taints: spec.Taints, Zone: zone, Request: string(request),
 	}
 	elsewhere, err := p.poolZones(ctx, spec.Pool, g.ID)
 	if err != nil {
@@ -236,7 +246,7 @@ func (p *Provider) ensureNamespace(ctx context.Context) error {
 func view(g *groupRecord, nodes map[string]*corev1.Node) connectors.NodeGroup {
 	out := connectors.NodeGroup{
 		ID: g.ID, Name: g.Name, Size: g.Size, TargetSize: len(g.Machines),
-		Labels: g.Labels, Instances: make([]connectors.Instance, 0, len(g.Machines)),
+		Labels: g.Labels, Instances: make([]connectors.Instance, 0, len(g.Machines)), Zone: g.zone(),
 	}
 	for _, m := range g.Machines {
 		state := connectors.InstanceCreating

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
+	"github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -280,4 +281,56 @@ func TestNodesCarryTheConfiguredRegion(t *testing.T) {
 	}
 	_, err = New(Config{Region: "not a label!"}, cs, Options{})
 	require.ErrorContains(t, err, "region")
+}
+
+// NodeGroupSpec.Zone alone pins the group: every machine's node is
+// labelled with that zone, growing keeps it there, and the group reads
+// back with its zone (so the planner finds it again for that offering).
+// A zone the size is not offered in, or one its labels contradict, is
+// refused naming spec.zone, and nothing is recorded.
+func TestSpecZonePinsTheGroupsNodes(t *testing.T) {
+	ctx := context.Background()
+	p, cs, clk := newTestProvider(t)
+	s := spec("kwok-4c8g", 2)
+	s.Zone = "kwok-b"
+	g, err := p.CreateNodeGroup(ctx, s, "k1")
+	require.NoError(t, err)
+	assert.Equal(t, "kwok-b", g.Zone)
+	require.NoError(t, p.SetTargetSize(ctx, g.ID, 3, "k2"))
+	clk.t = clk.t.Add(10 * time.Second)
+	require.NoError(t, p.Reconcile(ctx))
+	assert.Equal(t, map[string]int{"kwok-b": 3}, zonesOf(t, cs))
+	groups, err := p.NodeGroups(ctx, pool)
+	require.NoError(t, err)
+	require.Len(t, groups, 1)
+	assert.Equal(t, "kwok-b", groups[0].Zone)
+
+	for name, bad := range map[string]func(*connectors.NodeGroupSpec){
+		"a zone the size is not offered in": func(s *connectors.NodeGroupSpec) { s.Zone = "us-east-1a" },
+		"labels naming another zone": func(s *connectors.NodeGroupSpec) {
+			s.Zone = "kwok-a"
+			s.Labels[corev1.LabelTopologyZone] = "kwok-c"
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := spec("kwok-2c4g", 1)
+			bad(&s)
+			_, err := p.CreateNodeGroup(ctx, s, connectors.IdempotencyKey("bad/"+name))
+			require.Error(t, err)
+			assert.Equal(t, errclass.Permanent, errclass.Of(err))
+			assert.Contains(t, err.Error(), "spec.zone")
+			groups, err := p.NodeGroups(ctx, pool)
+			require.NoError(t, err)
+			assert.Len(t, groups, 1, "a refused create records nothing")
+		})
+	}
+}
+
+// The labels this provider puts on each node naming its machine and
+// group are ones the law passes over when it compares two nodes'
+// templates; were they not, no replacement on kwok could ever drain.
+func TestMachineLabelsAreKnownToTheLaw(t *testing.T) {
+	for _, l := range []string{LabelGroup, LabelMachine} {
+		assert.Contains(t, law.MachineLabels, l)
+	}
 }

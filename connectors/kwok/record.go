@@ -35,6 +35,9 @@ type groupRecord struct {
 	Pool   types.PoolKey     `json:"pool"`
 	Labels map[string]string `json:"labels,omitempty"`
 	Taints []types.Taint     `json:"taints,omitempty"`
+	// Zone pins every machine of the group to one zone (NodeGroupSpec.Zone,
+	// or the zone label the spec's labels carry); empty balances them.
+	Zone string `json:"zone,omitempty"`
 	// Request is the creating call's spec, so a key reused for another
 	// request is refused instead of answered with the wrong group.
 	Request string `json:"request"`
@@ -60,8 +63,18 @@ func groupID(key string) string {
 	return "kwok-" + hex.EncodeToString(sum[:])[:12]
 }
 
-// grow adds machines until the group has target. A group whose labels
-// name a zone (topology.kubernetes.io/zone) keeps every machine there;
+// zone is the zone the group is pinned to: its Zone, else the zone its
+// labels name (records written before Zone); "" if none.
+func (g *groupRecord) zone() string {
+	if g.Zone != "" {
+		return g.Zone
+	}
+	return g.Labels[corev1.LabelTopologyZone]
+}
+
+// grow adds machines until the group has target. A group pinned to a zone
+// (NodeGroupSpec.Zone, or a topology.kubernetes.io/zone label) keeps
+// every machine there;
 // otherwise each goes to the zone the pool has fewest machines in, this
 // group's and elsewhere's (the pool's other groups, by zone) together, as
 // a cloud balances a pool's zones, the first such zone of zones on a tie.
@@ -73,7 +86,7 @@ func (g *groupRecord) grow(target int, zones []string, elsewhere map[string]int,
 	for _, other := range g.Machines {
 		count[other.Zone]++
 	}
-	pinned := g.Labels[corev1.LabelTopologyZone]
+	pinned := g.zone()
 	for len(g.Machines) < target {
 		m := machine{ID: fmt.Sprintf("%s-%d", g.ID, g.NextOrdinal), CreatedAt: now}
 		g.NextOrdinal++

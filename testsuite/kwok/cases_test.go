@@ -112,9 +112,8 @@ func cases() []schedCase {
 		// Running pods, one per zone (created one after another, so kwok's
 		// zone balancing puts each pinned pod's node in its zone), then
 		// pods none of those nodes can hold, spread by zone: the planner
-		// deals them evenly over the zones. (A buy for a pod that only
-		// some zones admit may land in another: the provider contract
-		// carries no zone; see docs/design.md, "The judge is kube-scheduler".)
+		// deals them evenly over the zones. (A pod only one zone admits
+		// gets its node pinned there: zones_test.go.)
 		{name: "zone-spread",
 			before: []workload{early("a"), early("b"), early("c")},
 			workloads: []workload{{name: "spread", replicas: 3, cpu: "2", mem: "1Gi", labels: map[string]string{"tier": "spread"},
