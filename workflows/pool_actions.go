@@ -225,12 +225,7 @@ func (p *pool) scaleDown(ctx workflow.Context, reason string, nodes []string, re
 			continue
 		}
 		rec.Removed = append(rec.Removed, node)
-		delete(p.state.DrainBlocked, node)
-		delete(p.state.DrainRefused, node)
-		delete(p.state.DrainTries, node)
-		delete(p.state.IdleSince, node)
-		delete(p.state.UnderusedSince, node)
-		p.forgetNode(node)
+		p.removed(node)
 	}
 	if len(rec.Removed) > 0 {
 		p.state.LastScaleDown = workflow.Now(ctx)
@@ -262,6 +257,17 @@ func (p *pool) removeNode(ctx workflow.Context, seq int64, node string) error {
 
 // forgetNode drops a removed node from the held observation so counts are
 // right before the next one arrives.
+// removed forgets what the state keeps about a node the pool drained and
+// deleted: its clocks, its drain refusals and retries, its observation.
+func (p *pool) removed(node string) {
+	for _, m := range []map[string]time.Time{p.state.DrainBlocked, p.state.IdleSince, p.state.UnderusedSince, p.state.DueSince} {
+		delete(m, node)
+	}
+	delete(p.state.DrainRefused, node)
+	delete(p.state.DrainTries, node)
+	p.forgetNode(node)
+}
+
 func (p *pool) forgetNode(name string) {
 	obs := p.state.Observation
 	if obs == nil {

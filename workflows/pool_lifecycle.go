@@ -147,10 +147,7 @@ func (p *pool) disrupt(ctx workflow.Context, d law.Decision) {
 			continue
 		}
 		rec.Removed = append(rec.Removed, node)
-		delete(p.state.IdleSince, node)
-		delete(p.state.UnderusedSince, node)
-		delete(p.state.DueSince, node)
-		p.forgetNode(node)
+		p.removed(node)
 	}
 	if len(rec.Removed) > 0 {
 		p.state.LastScaleDown = workflow.Now(ctx)

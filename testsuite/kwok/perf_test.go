@@ -2,6 +2,7 @@ package kwok
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -564,7 +565,7 @@ func nodeSizes(nodes map[string]corev1.Node) string {
 		count[n.Labels[corev1.LabelInstanceTypeStable]]++
 	}
 	var parts []string
-	for _, k := range sortedKeys(count) {
+	for _, k := range slices.Sorted(maps.Keys(count)) {
 		parts = append(parts, fmt.Sprintf("%d×%s", count[k], k))
 	}
 	return strings.Join(parts, ", ")
@@ -621,7 +622,7 @@ func nodeMix(nodes map[string]corev1.Node, pods []corev1.Pod) string {
 	count := map[string]int{}
 	for name := range nodes {
 		var parts []string
-		for _, app := range sortedKeys(apps[name]) {
+		for _, app := range slices.Sorted(maps.Keys(apps[name])) {
 			parts = append(parts, fmt.Sprintf("%s %d", app, apps[name][app]))
 		}
 		mix := strings.Join(parts, " + ")
@@ -630,7 +631,7 @@ func nodeMix(nodes map[string]corev1.Node, pods []corev1.Pod) string {
 		}
 		count[mix]++
 	}
-	keys := sortedKeys(count)
+	keys := slices.Sorted(maps.Keys(count))
 	slices.SortStableFunc(keys, func(a, b string) int { return count[b] - count[a] })
 	var out []string
 	for i, k := range keys {
@@ -652,7 +653,7 @@ func logDecisions(t *testing.T, st contract.PoolStatus) {
 		byAction[d.Action]++
 	}
 	var parts []string
-	for _, k := range sortedKeys(byAction) {
+	for _, k := range slices.Sorted(maps.Keys(byAction)) {
 		parts = append(parts, fmt.Sprintf("%s %d", k, byAction[k]))
 	}
 	t.Logf("pool decisions (the %d the status keeps): %s; state %s, blocked %q", len(st.Decisions), strings.Join(parts, ", "), st.State, st.Blocked)

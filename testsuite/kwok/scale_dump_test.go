@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -68,7 +70,7 @@ func (e *env) dumpPools(t *testing.T, keys []types.PoolKey) {
 		}
 		t.Logf("pool %s: state=%s nodes=%d target=%d pending=%d inFlight=%d noHelp=%d addedWithoutProgress=%d deferred=%d blocked=%q budget=%q",
 			key.Service, st.State, st.Nodes, st.TargetNodes, st.PendingPods, st.InFlight, len(st.NoHelp), st.AddedWithoutProgress, st.Deferred, st.Blocked, st.Budget)
-		for _, k := range sortedKeys(st.NoHelp) {
+		for _, k := range slices.Sorted(maps.Keys(st.NoHelp)) {
 			t.Logf("  noHelp %s: %s", k, st.NoHelp[k])
 			break // one is enough to read why
 		}
@@ -101,15 +103,6 @@ func schedulerQueues(text string) string {
 	}
 	sort.Strings(out)
 	return strings.Join(out, "; ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // cpuSeconds is a process's user+system CPU time so far (/proc/<pid>/stat,
