@@ -299,15 +299,20 @@ func isDaemonPod(p *corev1.Pod) bool {
 // waitFor polls cond every half second until it holds or timeout passes.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	last := ""
-	for time.Now().Before(deadline) {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		time.Sleep(500 * time.Millisecond)
+	if ok, last := poll(timeout, 500*time.Millisecond, cond); !ok {
+		t.Fatalf("%s not reached in %s; last: %s", what, timeout, last)
 	}
-	t.Fatalf("%s not reached in %s; last: %s", what, timeout, last)
+}
+
+// poll calls cond every interval until it holds or timeout passes, and
+// says whether it held, with cond's last state.
+func poll(timeout, every time.Duration, cond func() (bool, string)) (bool, string) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if ok, state := cond(); ok {
+			return true, state
+		}
+		time.Sleep(every)
+	}
+	return cond()
 }

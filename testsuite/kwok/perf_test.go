@@ -408,7 +408,7 @@ func runPerf(t *testing.T, pc perfCase) {
 	// Scale-out: every pod bound.
 	lastLog := time.Now()
 	var shape perfShape
-	ok := waitUntil(pc.limits.scaleOut+5*time.Minute, func() (bool, string) {
+	ok, _ := poll(pc.limits.scaleOut+5*time.Minute, 5*time.Second, func() (bool, string) {
 		shape, _ = e.perfShape(t, key, ns)
 		if time.Since(lastLog) >= time.Minute {
 			lastLog = time.Now()
@@ -476,7 +476,7 @@ func runPerf(t *testing.T, pc perfCase) {
 		wait = d
 		t.Logf("consolidation: waiting at most %s (%s), not Karpenter's %s", wait, perfWaitEnv, pc.limits.consolidation)
 	}
-	settled := waitUntil(wait, func() (bool, string) {
+	settled, _ := poll(wait, 5*time.Second, func() (bool, string) {
 		s, _ := e.perfShape(t, key, ns)
 		minNodes = min(minNodes, s.nodes)
 		// Settled: the pods are the scale-in's, all bound, no node is

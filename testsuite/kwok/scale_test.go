@@ -137,7 +137,8 @@ func burst(t *testing.T, id string, replicas int32, bindTarget, downTarget time.
 	requestsAtStart := observerRequests.Load()
 	cpu := markCPU(c)
 	lastReport := time.Now()
-	ok := waitUntil(bindTarget+5*time.Minute, func() (bool, string) {
+	// Every 5 s: listing thousands of pods is not free.
+	ok, _ := poll(bindTarget+5*time.Minute, 5*time.Second, func() (bool, string) {
 		bound, total := 0, 0
 		var all []corev1.Pod
 		defer func() {
@@ -211,7 +212,7 @@ func burst(t *testing.T, id string, replicas int32, bindTarget, downTarget time.
 		}
 	}
 	lastReport = time.Now()
-	down := waitUntil(downTarget, func() (bool, string) {
+	down, _ := poll(downTarget, 5*time.Second, func() (bool, string) {
 		left := 0
 		for _, p := range pools {
 			left += len(e.poolNodes(t, p.key))
@@ -231,20 +232,6 @@ func burst(t *testing.T, id string, replicas int32, bindTarget, downTarget time.
 		downEvictions += n()
 	}
 	t.Logf("scaled down to the floor (0) %s after the pods were deleted; %d pods evicted on the way", time.Since(drained).Round(time.Second), downEvictions)
-}
-
-// waitUntil polls cond every 5 s (listing thousands of pods is not free)
-// until it holds or timeout passes.
-func waitUntil(timeout time.Duration, cond func() (bool, string)) bool {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if ok, _ := cond(); ok {
-			return true
-		}
-		time.Sleep(5 * time.Second)
-	}
-	ok, _ := cond()
-	return ok
 }
 
 // peakRSS is a process's peak resident set (VmHWM in /proc/<pid>/status).
