@@ -207,6 +207,7 @@ func (p *pool) scaleDown(ctx workflow.Context, reason string, nodes []string, re
 	p.removal = &contract.Removal{Seq: seq, Reason: reason, Since: rec.At, Nodes: len(nodes), InHand: map[string]string{}}
 	defer func() { p.removal = nil }()
 	var failures []string
+	decided := nodes
 	if p.rules.ParallelRemoval {
 		rec.Removed, failures = p.removeAtOnce(ctx, seq, nodes, requestedBy)
 		nodes = nil
@@ -234,7 +235,7 @@ func (p *pool) scaleDown(ctx workflow.Context, reason string, nodes []string, re
 		p.state.LastScaleDown = workflow.Now(ctx)
 		p.lapseReplacement(workflow.Now(ctx), rec.Removed)
 	}
-	rec.Outcome = fmt.Sprintf("removed %d of %d", len(rec.Removed), len(nodes))
+	rec.Outcome = fmt.Sprintf("removed %d of %d", len(rec.Removed), len(decided))
 	if len(failures) > 0 {
 		rec.Outcome += "; " + strings.Join(failures, "; ")
 	}

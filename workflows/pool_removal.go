@@ -36,6 +36,14 @@ func (p *pool) removeAtOnce(ctx workflow.Context, seq int64, nodes []string, req
 	atOnce := min(max(law.MaxDraining(p.state.Policy, p.state.nodeCount()), 1), removalsAtOnce)
 	for {
 		for stopped == "" && next < len(nodes) && len(inHand) < atOnce {
+			if next > 0 && p.shouldContinueAsNew(ctx) {
+				// Every observation that arrives meanwhile lengthens this
+				// run's history, and the server ends a run whose history
+				// outgrows its limit: the next run decides the rest.
+				stopped = "the run's history is long; the rest are decided again after it continues as new"
+				failures = append(failures, fmt.Sprintf("stopped after %d of %d: %s", next, len(nodes), stopped))
+				break
+			}
 			if next > 0 && requestedBy == "" {
 				if stopped = p.scaleDownFrozen(ctx); stopped != "" {
 					// The law decided this under a gate that has frozen since.

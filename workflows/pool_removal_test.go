@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/contract"
 )
 
@@ -47,4 +48,28 @@ func TestScaleDownOneAtATimeBeforeItsChangeID(t *testing.T) {
 	removed := run(12 * time.Minute)
 	require.NotEmpty(t, removed)
 	require.Equal(t, 1, w.maxDraining, "a run recorded before parallel-removal drained nodes together")
+}
+
+// TestScaleDownStopsWhenTheRunMustContinueAsNew: a run whose history asks
+// to continue as new starts no more removals (observations arriving
+// during a long scale-down would outgrow the server's history limit, and
+// the server ends such a run); it continues as new and the next run
+// decides the rest.
+func TestScaleDownStopsWhenTheRunMustContinueAsNew(t *testing.T) {
+	p, w, _ := idlePool(t, 1)
+	env := w.env
+	// The first drain lengthens the history past the suggestion.
+	w.drainErr = func(activities.DrainInput) error {
+		env.SetContinueAsNewSuggested(true)
+		return nil
+	}
+	for at := 30 * time.Second; at < 12*time.Minute; at += 30 * time.Second {
+		env.RegisterDelayedCallback(w.signal, at)
+	}
+	finish(env, 12*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.True(t, workflow.IsContinueAsNewError(env.GetWorkflowError()), "the run did not continue as new: %v", env.GetWorkflowError())
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	require.Len(t, w.deleted, 1, "the scale-down went on removing after the run was asked to continue as new: %v", w.deleted)
 }

@@ -158,7 +158,7 @@ func (p *pool) run(ctx workflow.Context) error {
 			// Acting changed the state: decide again for what comes next,
 			// and carry that out too rather than sleep on it.
 			d = p.decide(workflow.Now(ctx))
-			for i := 1; i < maxActionsPerWake && d.Action != law.ActionNone && p.act(ctx, d); i++ {
+			for i := 1; i < maxActionsPerWake && d.Action != law.ActionNone && !p.mustContinueAsNew(ctx) && p.act(ctx, d); i++ {
 				d = p.decide(workflow.Now(ctx))
 			}
 		}
@@ -396,6 +396,13 @@ func (p *pool) reject(ctx workflow.Context, what string, err error) {
 		p.state.Rejected["other"]++
 	}
 	workflow.GetLogger(ctx).Warn("rejected "+what, "error", err)
+}
+
+// mustContinueAsNew: a run with parallel-removal continues as new before
+// its next action once its history asks to, rather than after up to
+// maxActionsPerWake of them (observations arriving meanwhile lengthen it).
+func (p *pool) mustContinueAsNew(ctx workflow.Context) bool {
+	return p.rules.ParallelRemoval && p.shouldContinueAsNew(ctx)
 }
 
 func (p *pool) shouldContinueAsNew(ctx workflow.Context) bool {
