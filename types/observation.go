@@ -158,6 +158,10 @@ type PoolObservation struct {
 	// creation), and every Ready node's free room is room the scheduler
 	// will offer them first.
 	Queued int `json:"queued,omitempty"`
+	// Buffers are the CapacityBuffers of the cluster that belong to the
+	// pool (types.BufferObservation), bounded by BoundBuffers; nil from a
+	// watcher that reads none.
+	Buffers []BufferObservation `json:"buffers,omitempty"`
 	// Auth is the watcher's system signature over the rest (package auth).
 	Auth *SystemSignature `json:"auth,omitempty"`
 }
