@@ -92,6 +92,12 @@ const (
 	// why (law.Rules.KeepReplacement, pool_replace.go). Added 2026-12-04,
 	// release v0.3.0.
 	changeKeepReplacement = "keep-replacement"
+	// changeBuffers: the CapacityBuffers the watcher reports with an
+	// observation (types.BufferObservation) are room the pool keeps beside
+	// its policy's headroom: it buys for the buffer pods that do not fit
+	// and scale-down keeps their room (runRules.Buffers, pool_headroom.go).
+	// A run begun before it drops them. Added 2026-12-04, release v0.3.0.
+	changeBuffers = "capacity-buffers"
 )
 
 // Change is one change ID this code knows: the highest version it records
@@ -121,6 +127,7 @@ var Changes = []Change{
 	{ID: changeBudgetPaces, Max: 1, Release: "v0.3.0"},
 	{ID: changeDrainBlocked, Max: 1, Release: "v0.3.0"},
 	{ID: changeKeepReplacement, Max: 1, Release: "v0.3.0"},
+	{ID: changeBuffers, Max: 1, Release: "v0.3.0"},
 }
 
 // runRules are the rules a pool run decides and buys with: the law's,
@@ -155,12 +162,15 @@ type runRules struct {
 	// condition changed (NodeObservation.ReadyChangedAt), not since the
 	// pool first saw it so, as Karpenter's node repair counts.
 	NotReadyClock bool
+	// Buffers: the observation's CapacityBuffers are headroom
+	// (types.BufferObservation, withHeadroom).
+	Buffers bool
 }
 
 // allRunRules is what a new pool run decides and buys with: every rule of
 // law.AllRules and every pool rule.
 func allRunRules() runRules {
-	return runRules{Rules: law.AllRules(), FewerNodes: true, RebuyRepelled: true, Offerings: true, TriedSinceReady: true, NotReadyClock: true}
+	return runRules{Rules: law.AllRules(), FewerNodes: true, RebuyRepelled: true, Offerings: true, TriedSinceReady: true, NotReadyClock: true, Buffers: true}
 }
 
 // readRules reads, once per run, the rules the run decides with. It
@@ -182,5 +192,6 @@ func readRules(ctx workflow.Context) runRules {
 	r.BudgetPaces = workflow.GetVersion(ctx, changeBudgetPaces, workflow.DefaultVersion, 1) == 1 && r.BudgetPaces
 	r.RetryBlocked = workflow.GetVersion(ctx, changeDrainBlocked, workflow.DefaultVersion, 1) == 1 && r.RetryBlocked
 	r.KeepReplacement = workflow.GetVersion(ctx, changeKeepReplacement, workflow.DefaultVersion, 1) == 1 && r.KeepReplacement
+	r.Buffers = workflow.GetVersion(ctx, changeBuffers, workflow.DefaultVersion, 1) == 1 && r.Buffers
 	return r
 }
