@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -107,7 +108,7 @@ type bufferReader struct {
 	gvr         schema.GroupVersionResource // empty until discovery finds the API
 	discoverAt  time.Time                   // when to ask discovery next
 	statusUntil time.Time                   // status writes paused until then
-	lastErr     string                      // the latest failure, for MalformedBuffers
+	lastErr     error                       // the latest failure (Observer.BufferError)
 }
 
 // resolvedBuffer is one buffer as a pool sees it; ok is false when no
@@ -127,7 +128,7 @@ func (r *bufferReader) read(ctx context.Context) []resolvedBuffer {
 	}
 	list, err := r.dyn.Resource(gvr).Namespace(metav1.NamespaceAll).List(ctx, metav1.ListOptions{Limit: maxClusterBuffers})
 	if err != nil {
-		r.failed(fmt.Sprintf("list %s.%s: %v", BufferResource, BufferGroup, err))
+		r.failed(classifyError("list "+BufferResource+"."+BufferGroup, err))
 		if apierrors.IsNotFound(err) {
 			r.forget() // the CRD was removed: discover again later
 		}
@@ -191,10 +192,10 @@ func (r *bufferReader) forget() {
 	r.discoverAt = r.now().Add(bufferRediscover)
 }
 
-func (r *bufferReader) failed(msg string) {
+func (r *bufferReader) failed(err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.lastErr = msg
+	r.lastErr = err
 }
 
 // resolve turns a buffer into a pool's pods, and says what its status
@@ -210,6 +211,13 @@ func (r *bufferReader) resolve(ctx context.Context, cb *capacityBuffer) (resolve
 	}
 	tmpl, scalable, err := r.template(ctx, cb)
 	if err != nil {
+		if errors.As(err, new(apierrors.APIStatus)) {
+			if !apierrors.IsNotFound(err) {
+				// Not the buffer's fault (a verb the role lacks, a
+				// server fault): the reader's failure too.
+				r.failed(classifyError("read buffer "+cb.Namespace+"/"+cb.Name, err))
+			}
+		}
 		return fail(err)
 	}
 	if cb.Spec.PodTemplateRef != nil {
@@ -391,13 +399,13 @@ func (r *bufferReader) writeStatus(ctx context.Context, gvr schema.GroupVersionR
 	}
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
 	if err != nil {
-		r.failed(err.Error())
+		r.failed(err)
 		return
 	}
 	obj := u.DeepCopy()
 	obj.Object["status"] = m
 	if _, err := r.dyn.Resource(gvr).Namespace(cb.Namespace).UpdateStatus(ctx, obj, metav1.UpdateOptions{}); err != nil {
-		r.failed(fmt.Sprintf("update %s/%s status: %v", cb.Namespace, cb.Name, err))
+		r.failed(classifyError("update "+cb.Namespace+"/"+cb.Name+" status", err))
 		if apierrors.IsForbidden(err) {
 			r.mu.Lock()
 			r.statusUntil = r.now().Add(statusPause)

@@ -71,11 +71,13 @@ func NewObserver(client k8s.Interface, cfg Config) *Observer {
 	return o
 }
 
-// BufferError is the latest failure reading CapacityBuffers or writing
-// their status, if any ("" without Config.Dynamic).
-func (o *Observer) BufferError() string {
+// BufferError is the latest failure reading CapacityBuffers, their pod
+// templates or workloads, or writing their status, classified as every
+// API error is (nil without Config.Dynamic). Such failures never fail an
+// observation: the pools keep deciding without the buffers.
+func (o *Observer) BufferError() error {
 	if o.buffers == nil {
-		return ""
+		return nil
 	}
 	o.buffers.mu.Lock()
 	defer o.buffers.mu.Unlock()
