@@ -76,6 +76,17 @@ func BufferPods(buffers []types.BufferObservation, key types.PoolKey) []types.Pe
 	return pods
 }
 
+// bufferPods counts the BufferPods among pods.
+func bufferPods(pods []types.PendingPod) int {
+	n := 0
+	for _, pod := range pods {
+		if pod.Namespace == BufferNamespace {
+			n++
+		}
+	}
+	return n
+}
+
 // IsHeadroomPod reports whether a pending pod is one of HeadroomPods or
 // BufferPods: room kept, never a pod that waits.
 func IsHeadroomPod(pod types.PendingPod) bool {

@@ -138,3 +138,14 @@ func TestKeepsRoomForABufferAsForHeadroom(t *testing.T) {
 	// The free room holds two of the four: the other two are the shortfall.
 	assert.Len(t, ShortfallOf(buffer, []types.NodeObservation{simNode("n1", 1800, 900)}, catalog, sizing.TemplateOptions{}), 2)
 }
+
+func TestAScaleUpForABufferSaysSo(t *testing.T) {
+	in := DecisionInput{Policy: types.DefaultPolicy(), Now: time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC), Rules: AllRules(),
+		Observation: &types.PoolObservation{Pool: acmeKey, ObservedAt: time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC),
+			Nodes: []types.NodeObservation{simNode("n1", 3000, 900), simNode("n2", 3000, 900)}}}
+	in.Gate.AllowScaleUp = true
+	in.HeadroomShort = BufferPods([]types.BufferObservation{{Namespace: "shop", Name: "web", Pods: 2, Requests: types.Resources{MilliCPU: 1000}}}, acmeKey)
+	d := Decide(in)
+	require.Equal(t, ActionScaleUp, d.Action, d.Blocked)
+	assert.Contains(t, d.Reason, "2 pods of them room kept for CapacityBuffers")
+}
