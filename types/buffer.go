@@ -1,6 +1,7 @@
 package types
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -39,6 +40,9 @@ const (
 	MaxBufferPods = MaxHeadroomPods
 	// maxBufferError bounds a buffer's error text.
 	maxBufferError = 512
+	// maxBufferScheduling bounds a buffer's scheduling constraints, as
+	// JSON: a pod template's selectors and affinity, not a document.
+	maxBufferScheduling = 16 << 10
 )
 
 // BoundBuffers keeps the buffers an observation may carry into a pool's
@@ -64,7 +68,7 @@ func BoundBuffers(buffers []BufferObservation) (kept []BufferObservation, droppe
 		b.GPUModel = boundText(b.GPUModel, 128)
 		b.Error = boundText(b.Error, maxBufferError)
 		if err := b.validate(); err != "" {
-			b.Pods, b.Error = 0, err
+			b.Pods, b.Error, b.Scheduling = 0, err, nil
 			continue
 		}
 		if total+b.Pods > MaxBufferPods {
@@ -88,6 +92,11 @@ func (b BufferObservation) validate() string {
 		return fmt.Sprintf("requests must not be negative, got %s", b.Requests)
 	case b.Pods > 0 && b.Requests.MilliCPU <= 0 && b.Requests.Memory <= 0 && b.Requests.GPUs <= 0:
 		return "the pod shape asks for nothing (no cpu, memory or gpu requests)"
+	}
+	if b.Scheduling != nil {
+		if raw, err := json.Marshal(b.Scheduling); err != nil || len(raw) > maxBufferScheduling {
+			return fmt.Sprintf("the pod's scheduling constraints are %d bytes, at most %d", len(raw), maxBufferScheduling)
+		}
 	}
 	return ""
 }

@@ -19,6 +19,8 @@ func TestBoundBuffersTurnsBadOnesIntoErrorsAndBoundsThePods(t *testing.T) {
 		{Namespace: "shop", Name: "more", Pods: 300, Requests: shape},
 		{Namespace: "", Name: "nameless", Pods: 1, Requests: shape},
 		{Namespace: "shop", Name: "ctl\x00", Pods: 1, Requests: shape, Error: strings.Repeat("x", 5000)},
+		{Namespace: "shop", Name: "selector", Pods: 1, Requests: shape,
+			Scheduling: &PodScheduling{NodeSelector: map[string]string{"k": strings.Repeat("v", 20000)}}},
 	}
 	got, dropped := BoundBuffers(in)
 	require.Zero(t, dropped)
@@ -35,6 +37,8 @@ func TestBoundBuffersTurnsBadOnesIntoErrorsAndBoundsThePods(t *testing.T) {
 	// In key order big (900) and ctl (1) come first: 99 of "more"'s 300 fit.
 	assert.Equal(t, 99, byKey["shop/more"].Pods)
 	assert.Contains(t, byKey["shop/more"].Error, "keeps room for 99 of its 300 pods")
+	assert.Contains(t, byKey["shop/selector"].Error, "scheduling constraints are")
+	assert.Nil(t, byKey["shop/selector"].Scheduling, "a refused buffer keeps no constraints")
 	ctl := byKey["shop/ctl"]
 	assert.Equal(t, 1, ctl.Pods, "control characters are dropped, the buffer is kept")
 	assert.LessOrEqual(t, len(ctl.Error), maxBufferError)

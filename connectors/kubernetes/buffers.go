@@ -240,7 +240,7 @@ func (r *bufferReader) resolve(ctx context.Context, cb *capacityBuffer) (resolve
 	rb.obs.Pods, rb.obs.Error = count, cut
 	rb.obs.Requests, rb.obs.GPUModel, rb.obs.Scheduling = PodRequests(pod), gpuModel(pod), podScheduling(pod)
 	st.Replicas = ptr(int32(count))
-	msg := fmt.Sprintf("%d pods of %s kept free in pool %s", count, rb.obs.Requests, key.WorkflowID())
+	msg := fmt.Sprintf("%d pods of %s, headroom of pool %s", count, rb.obs.Requests, key.WorkflowID())
 	if cut != "" {
 		msg += "; " + cut
 	}
