@@ -139,6 +139,7 @@ func (r *bufferReader) read(ctx context.Context) []resolvedBuffer {
 		return cmp.Or(strings.Compare(a.GetNamespace(), b.GetNamespace()), strings.Compare(a.GetName(), b.GetName()))
 	})
 	var out []resolvedBuffer
+	read := map[string]templateRead{} // one read per template and workload per sample
 	for i := range items {
 		u := &items[i]
 		var cb capacityBuffer
@@ -150,7 +151,7 @@ func (r *bufferReader) read(ctx context.Context) []resolvedBuffer {
 		if s := cb.Spec.ProvisioningStrategy; s != nil && *s != "" && *s != ActiveCapacity {
 			continue
 		}
-		rb, st := r.resolve(ctx, &cb)
+		rb, st := r.resolve(ctx, &cb, read)
 		out = append(out, rb)
 		r.writeStatus(ctx, gvr, u, &cb, st)
 	}
@@ -200,7 +201,7 @@ func (r *bufferReader) failed(err error) {
 
 // resolve turns a buffer into a pool's pods, and says what its status
 // should read.
-func (r *bufferReader) resolve(ctx context.Context, cb *capacityBuffer) (resolvedBuffer, bufferStatus) {
+func (r *bufferReader) resolve(ctx context.Context, cb *capacityBuffer, read map[string]templateRead) (resolvedBuffer, bufferStatus) {
 	rb := resolvedBuffer{obs: types.BufferObservation{Namespace: cb.Namespace, Name: cb.Name}}
 	st := bufferStatus{ProvisioningStrategy: ptr(ActiveCapacity), Conditions: slices.Clone(cb.Status.Conditions)}
 	fail := func(err error) (resolvedBuffer, bufferStatus) {
@@ -209,7 +210,13 @@ func (r *bufferReader) resolve(ctx context.Context, cb *capacityBuffer) (resolve
 			Reason: reasonBufferInvalid, Message: rb.obs.Error, ObservedGeneration: cb.Generation})
 		return rb, st
 	}
-	tmpl, scalable, err := r.template(ctx, cb)
+	ref := fmt.Sprintf("%s/%+v/%+v", cb.Namespace, cb.Spec.PodTemplateRef, cb.Spec.ScalableRef)
+	got, seen := read[ref]
+	if !seen {
+		got.tmpl, got.scalable, got.err = r.template(ctx, cb)
+		read[ref] = got
+	}
+	tmpl, scalable, err := got.tmpl, got.scalable, got.err
 	if err != nil {
 		if errors.As(err, new(apierrors.APIStatus)) {
 			if !apierrors.IsNotFound(err) {
@@ -247,6 +254,13 @@ func (r *bufferReader) resolve(ctx context.Context, cb *capacityBuffer) (resolve
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ConditionReadyForProvisioning, Status: metav1.ConditionTrue,
 		Reason: reasonBufferReady, Message: truncateMessage(msg), ObservedGeneration: cb.Generation})
 	return rb, st
+}
+
+// templateRead is one read of a buffer's template or workload.
+type templateRead struct {
+	tmpl     bufferTemplate
+	scalable *int64
+	err      error
 }
 
 type bufferTemplate struct {

@@ -91,7 +91,7 @@ func TestBuffersBecomeTheirPoolsHeadroomAndSayWhyNot(t *testing.T) {
 		podTemplate("shop", "infer", map[string]string{types.LabelOrg: "acme", types.LabelProject: "shop", types.LabelService: "infer"}, "1"),
 		deploy,
 	}
-	o, _, dyn, _ := bufferCluster(t, true, core,
+	o, cs, dyn, _ := bufferCluster(t, true, core,
 		buffer("shop", "fixed", map[string]any{"podTemplateRef": map[string]any{"name": "web"}, "replicas": int64(3)}),
 		buffer("shop", "missing", map[string]any{"podTemplateRef": map[string]any{"name": "gone"}, "replicas": int64(1)}),
 		buffer("shop", "negative", map[string]any{"podTemplateRef": map[string]any{"name": "web"}, "replicas": int64(-2)}),
@@ -103,6 +103,13 @@ func TestBuffersBecomeTheirPoolsHeadroomAndSayWhyNot(t *testing.T) {
 	)
 	obs, err := o.ObserveCluster(context.Background())
 	require.NoError(t, err)
+	gets := 0
+	for _, a := range cs.Actions() {
+		if a.GetVerb() == "get" && a.GetResource().Resource == "podtemplates" {
+			gets++
+		}
+	}
+	assert.Equal(t, 4, gets, "one read per template a sample needs (web, gone, infer, nolabels)")
 	api := obs.Pools[apiPool.WorkflowID()]
 	got := map[string]types.BufferObservation{}
 	for _, b := range api.Buffers {
@@ -204,4 +211,24 @@ func TestAClusterWithoutTheBufferAPIIsObservedUnchanged(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, obs.Pools[apiPool.WorkflowID()].Buffers, 1, "the API installed later is read")
 	assert.Equal(t, 3, obs.Pools[apiPool.WorkflowID()].Buffers[0].Pods)
+}
+
+// A cluster serving only v1alpha1 (an older cluster-autoscaler's CRD) is
+// read through it: the schema is the same.
+func TestBuffersAreReadThroughV1alpha1WhenOnlyItIsServed(t *testing.T) {
+	alpha := schema.GroupVersionResource{Group: BufferGroup, Version: "v1alpha1", Resource: BufferResource}
+	cs := fake.NewSimpleClientset(newNode("n1", apiPool.NodePoolLabel()), podTemplate("shop", "web", apiLabels, "500m"))
+	cs.Discovery().(*fakediscovery.FakeDiscovery).Resources = []*metav1.APIResourceList{{
+		GroupVersion: BufferGroup + "/v1alpha1", APIResources: []metav1.APIResource{{Name: BufferResource}},
+	}}
+	b := buffer("shop", "old", map[string]any{"podTemplateRef": map[string]any{"name": "web"}, "replicas": int64(2)})
+	b.SetAPIVersion(BufferGroup + "/v1alpha1")
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{alpha: "CapacityBufferList"}, b)
+	cfg := observerConfig(nil)
+	cfg.Dynamic = dyn
+	obs, err := NewObserver(cs, cfg).ObserveCluster(context.Background())
+	require.NoError(t, err)
+	got := obs.Pools[apiPool.WorkflowID()].Buffers
+	require.Len(t, got, 1)
+	assert.Equal(t, 2, got[0].Pods)
 }
