@@ -217,6 +217,10 @@ type PoolStatus struct {
 	// kept, each with the rule that keeps it (disruption budget or
 	// window, cooldown, floor) and until when.
 	HeldIdle map[string]string `json:"heldIdle,omitempty"`
+	// Removing is the scale-down under way, while its nodes are drained
+	// and deleted: without it a long removal shows nothing until its
+	// decision is recorded at the end.
+	Removing *Removal `json:"removing,omitempty"`
 	// Capacity sums up the capacity policies in force now (windows,
 	// headroom, budget, disruption); Budget says what the cost budget cut
 	// from the last scale-up, with the amounts.
@@ -232,4 +236,17 @@ type PoolStatus struct {
 	Drifted int      `json:"drifted,omitempty"`
 	Expired int      `json:"expired,omitempty"`
 	Due     []string `json:"due,omitempty"`
+}
+
+// Removal is a scale-down decision in progress.
+type Removal struct {
+	Seq    int64     `json:"seq"`
+	Reason string    `json:"reason"`
+	Since  time.Time `json:"since"`
+	Nodes  int       `json:"nodes"`
+	Done   int       `json:"done"`
+	Failed int       `json:"failed,omitempty"`
+	// InHand are the nodes being drained or deleted now, each with its
+	// step ("drain" or "delete") and since when.
+	InHand map[string]string `json:"inHand,omitempty"`
 }

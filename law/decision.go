@@ -308,6 +308,14 @@ func Decide(in DecisionInput) Decision {
 		return d
 	case obs.PendingCount() > 0 && !onlyUnplaceable(in):
 		return d
+	case obs.Unbound > 0:
+		// kube-scheduler has pods of the pool still to place: the room an
+		// idle or underused node offers is theirs first. (An observation
+		// recorded before Unbound existed carries 0, so histories decide
+		// as they did.)
+		d.Blocked = append(d.Blocked, fmt.Sprintf("%s of the pool not placed by kube-scheduler yet: scale-down waits for them", Plural(obs.Unbound, "pod")))
+		holdIdle(in, p, &d, "pods kube-scheduler has not placed yet", time.Time{})
+		return d
 	}
 	// Disruption windows: scale-down only when one allows it.
 	sd := ScaleDownAllowed(in.Policy, in.Now)

@@ -305,3 +305,28 @@ func TestPolicyValidateNamesField(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestScaleDownWaitsForPodsTheSchedulerHasNotPlaced: an idle node past
+// its window stays while kube-scheduler still has pods of the pool to
+// place (their room is on it), and the decision says why.
+func TestScaleDownWaitsForPodsTheSchedulerHasNotPlaced(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	in := idleInput(now, time.Hour)
+	in.Rules.BudgetPaces = true
+	if d := Decide(in); d.Action != ActionScaleDown {
+		t.Fatalf("without unplaced pods the idle node goes: %+v", d)
+	}
+	cp := *in.Observation
+	cp.Unbound = 3
+	in.Observation = &cp
+	d := Decide(in)
+	if d.Action != ActionNone {
+		t.Fatalf("scale-down with 3 pods still to place: %+v", d)
+	}
+	if !strings.Contains(strings.Join(d.Blocked, "; "), "3 pods of the pool not placed by kube-scheduler yet") {
+		t.Errorf("blocked does not say why: %q", d.Blocked)
+	}
+	if !strings.Contains(d.Held["n3"], "pods kube-scheduler has not placed yet") {
+		t.Errorf("the idle node kept does not say why: %v", d.Held)
+	}
+}

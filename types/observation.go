@@ -158,6 +158,11 @@ type PoolObservation struct {
 	// creation), and every Ready node's free room is room the scheduler
 	// will offer them first.
 	Queued int `json:"queued,omitempty"`
+	// Unbound counts the pool's pods kube-scheduler has not placed and
+	// that are not pending above: not tried yet (and not yet a backlog),
+	// or nominated to a node by preemption. The room they will take is no
+	// room to consolidate into, so scale-down waits while any is left.
+	Unbound int `json:"unbound,omitempty"`
 	// Buffers are the CapacityBuffers of the cluster that belong to the
 	// pool (types.BufferObservation), bounded by BoundBuffers; nil from a
 	// watcher that reads none.

@@ -198,12 +198,19 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 	return 0, "", "", fmt.Errorf("no capacity in sizes %s", strings.Join(excluded, ", "))
 }
 
-// scaleDown drains and deletes the named nodes one at a time. A node that
+// scaleDown drains and deletes the named nodes, removalsAtOnce at a time
+// (one at a time in a run begun before parallel-removal). A node that
 // will not drain is uncordoned by the drain and left for later.
 func (p *pool) scaleDown(ctx workflow.Context, reason string, nodes []string, requestedBy string) {
 	seq := p.nextSeq()
 	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(law.ActionScaleDown), Reason: reason, RequestedBy: requestedBy}
+	p.removal = &contract.Removal{Seq: seq, Reason: reason, Since: rec.At, Nodes: len(nodes), InHand: map[string]string{}}
+	defer func() { p.removal = nil }()
 	var failures []string
+	if p.rules.ParallelRemoval {
+		rec.Removed, failures = p.removeAtOnce(ctx, seq, nodes, requestedBy)
+		nodes = nil
+	}
 	for i, node := range nodes {
 		if i > 0 && requestedBy == "" {
 			if why := p.scaleDownFrozen(ctx); why != "" {
@@ -212,20 +219,16 @@ func (p *pool) scaleDown(ctx workflow.Context, reason string, nodes []string, re
 				break
 			}
 		}
-		if err := p.removeNode(ctx, seq, node); err != nil {
-			failures = append(failures, fmt.Sprintf("%s: %v", node, err))
-			until := workflow.Now(ctx).Add(p.drainRetryAfter(node))
-			p.state.DrainBlocked[node] = until
-			if p.rules.RetryBlocked {
-				p.state.DrainRefused[node] = truncate(err.Error(), maxRefusalText)
-				// Told once per reason with the other blockers (tellBlocked).
-				continue
-			}
-			p.tellDrainBlocked(ctx, node, err, until)
+		p.removal.InHand[node] = "drain since " + workflow.Now(ctx).UTC().Format(time.RFC3339)
+		err := p.removeNode(ctx, seq, node)
+		delete(p.removal.InHand, node)
+		if err != nil {
+			failures = append(failures, p.removalFailed(ctx, node, err))
 			continue
 		}
 		rec.Removed = append(rec.Removed, node)
 		p.removed(node)
+		p.removal.Done++
 	}
 	if len(rec.Removed) > 0 {
 		p.state.LastScaleDown = workflow.Now(ctx)

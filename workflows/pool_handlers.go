@@ -217,8 +217,8 @@ func (p *pool) status() contract.PoolStatus {
 		InFlight:       s.inFlight(), NoHelp: s.NoHelp, Deferred: len(s.Deferred), SizeBackoff: s.SizeBackoff,
 		UnavailableOffering: s.UnavailableOffering,
 		NotReadySince:       s.NotReadySince, Repairs: s.Repairs, Rejected: s.Rejected, SkippedNodes: p.last.Skipped, HeldIdle: p.last.Held,
-		AddedWithoutProgress: p.addedWithoutProgress,
-		Capacity:             p.capacitySummary, Budget: s.Budget, OrgCeiling: s.OrgNote,
+		AddedWithoutProgress: p.addedWithoutProgress, Removing: p.removal,
+		Capacity: p.capacitySummary, Budget: s.Budget, OrgCeiling: s.OrgNote,
 	}
 	if p.now.Before(s.HoldUntil) {
 		st.HoldTarget, st.HoldUntil = s.HoldTarget, s.HoldUntil

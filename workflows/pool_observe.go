@@ -123,6 +123,9 @@ func validateObservation(key types.PoolKey, obs types.PoolObservation) error {
 	if n := obs.PendingCount(); obs.Queued < 0 || obs.Queued > n {
 		return fmt.Errorf("observation's queued is %d, must be 0 to its %d pending pods", obs.Queued, n)
 	}
+	if obs.Unbound < 0 {
+		return fmt.Errorf("observation's unbound is %d, must not be negative", obs.Unbound)
+	}
 	return nil
 }
 

@@ -63,6 +63,8 @@ type pool struct {
 	notices noticeReader
 	// due are the nodes drifted or expired at the last decision.
 	due []law.Due
+	// removal is the scale-down under way, for the status query.
+	removal *contract.Removal
 }
 
 // maxActionsPerWake bounds how many decisions one wake-up carries out in a

@@ -199,10 +199,13 @@ func (o *Observer) group(nodes []corev1.Node, pods []corev1.Pod, usage map[strin
 		}
 		pending, ok := pendingPod(pod)
 		if !ok {
-			if queued, long := queuedPod(pod, obs.ObservedAt); long {
-				if key, ok := podPoolKey(pod.Labels, o.cfg.Provider, o.cfg.Cluster); ok {
-					backlog = append(backlog, poolPod{key, queued})
-				}
+			key, ours := podPoolKey(pod.Labels, o.cfg.Provider, o.cfg.Cluster)
+			if queued, long := queuedPod(pod, obs.ObservedAt); long && ours {
+				backlog = append(backlog, poolPod{key, queued})
+				continue
+			}
+			if ours && awaitsScheduler(pod) {
+				pool(key).Unbound++
 			}
 			continue
 		}
@@ -226,12 +229,15 @@ func (o *Observer) group(nodes []corev1.Node, pods []corev1.Pod, usage map[strin
 	// demand, in every pool (a pool whose pods it has not reached yet
 	// would otherwise buy minutes late). Without a recent refusal it may
 	// be down, and a node bought would only wait.
-	if refusedSince(pools, obs.Unattributed, obs.ObservedAt.Add(-SchedulerAliveWithin)) {
-		for _, q := range backlog {
-			p := pool(q.key)
-			p.PendingPods = append(p.PendingPods, q.pod)
-			p.Queued++
+	alive := refusedSince(pools, obs.Unattributed, obs.ObservedAt.Add(-SchedulerAliveWithin))
+	for _, q := range backlog {
+		p := pool(q.key)
+		if !alive {
+			p.Unbound++
+			continue
 		}
+		p.PendingPods = append(p.PendingPods, q.pod)
+		p.Queued++
 	}
 
 	room := roomOf(nodes, pods)
@@ -364,6 +370,26 @@ func queuedPod(pod *corev1.Pod, now time.Time) (types.PendingPod, bool) {
 	// No try on record since it was created: no node has refused it.
 	p.TriedAt = pod.CreationTimestamp.Time
 	return p, true
+}
+
+// awaitsScheduler says whether an unbound, live pod is the default
+// scheduler's to place and not held back by a scheduling gate: one it has
+// not tried yet, or has nominated to a node that preemption is emptying.
+func awaitsScheduler(pod *corev1.Pod) bool {
+	if pod.Status.Phase != corev1.PodPending || pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil ||
+		len(pod.Spec.SchedulingGates) > 0 ||
+		(pod.Spec.SchedulerName != "" && pod.Spec.SchedulerName != corev1.DefaultSchedulerName) {
+		return false
+	}
+	if pod.Status.NominatedNodeName != "" {
+		return true
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			return false // refused (pendingPod's) or gated
+		}
+	}
+	return true
 }
 
 // pendingPod describes a pod the scheduler gave up on for now.

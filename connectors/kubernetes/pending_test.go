@@ -133,10 +133,39 @@ func TestABacklogOfUntriedPodsIsPendingWhileTheSchedulerRefuses(t *testing.T) {
 	infer := pools[inferPool.WorkflowID()]
 	assert.Equal(t, 1, infer.Queued, "a pool the scheduler has not reached buys for its backlog too")
 
+	assert.Equal(t, 1, api.Unbound, "the pod created a second ago is not placed yet")
+
 	pools = observe(observedAt.Add(-2 * SchedulerAliveWithin))
 	api = pools[apiPool.WorkflowID()]
 	assert.Equal(t, 1, api.PendingCount(), "no refusal lately: the backlog buys nothing")
 	assert.Zero(t, api.Queued)
-	_, infer2 := pools[inferPool.WorkflowID()]
-	assert.False(t, infer2)
+	assert.Equal(t, 2001, api.Unbound, "no refusal lately: the backlog still holds scale-down, another scheduler's pod does not")
+	assert.Equal(t, 1, pools[inferPool.WorkflowID()].Unbound)
+}
+
+// TestUnboundCountsPodsTheSchedulerStillPlaces: a pod nominated to a node
+// and one not tried yet hold the pool's scale-down; a scheduling-gated
+// pod, a refused one, a terminating one and a bound one do not.
+func TestUnboundCountsPodsTheSchedulerStillPlaces(t *testing.T) {
+	created := func(p *corev1.Pod) {
+		p.CreationTimestamp, p.Status.Phase = metav1.NewTime(observedAt.Add(-time.Second)), corev1.PodPending
+	}
+	nominated := newPod("web", "nominated", tenant("acme", "shop", "api"), created, unschedulable(observedAt.Add(-time.Minute)))
+	nominated.Status.NominatedNodeName = "n1"
+	gated := newPod("web", "gated", tenant("acme", "shop", "api"), created)
+	gated.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/quota"}}
+	deleting := newPod("web", "deleting", tenant("acme", "shop", "api"), created)
+	deleting.DeletionTimestamp = &metav1.Time{Time: observedAt}
+	bound := newPod("web", "bound", tenant("acme", "shop", "api"), created)
+	bound.Spec.NodeName = "n1"
+	objs := []runtime.Object{nominated, gated, deleting, bound,
+		newPod("web", "new", tenant("acme", "shop", "api"), created),
+		newPod("web", "refused", tenant("acme", "shop", "api"), created, unschedulable(observedAt.Add(-time.Minute))),
+	}
+	client, _ := kubefake.NewClientset(kubefake.Options{}, objs...)
+	got, err := NewObserver(client, observerConfig(nil)).ObserveCluster(context.Background())
+	require.NoError(t, err)
+	api := got.Pools[apiPool.WorkflowID()]
+	assert.Equal(t, 2, api.Unbound, "the nominated pod and the one not tried yet")
+	assert.Equal(t, 1, api.PendingCount(), "the refused pod")
 }

@@ -194,10 +194,11 @@ func (p *Provider) readRecord(ctx context.Context, id string) (*groupRecord, *co
 }
 
 // updateRecord reads the record, applies change and writes it back,
-// again on a conflict with another writer.
+// again on a conflict with another writer. A pool deletes several nodes
+// of one group at once, so the retries back off rather than spin.
 func (p *Provider) updateRecord(ctx context.Context, id string, change func(*groupRecord) error) (*groupRecord, error) {
 	var out *groupRecord
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		g, cm, err := p.readRecord(ctx, id)
 		if err != nil {
 			return err

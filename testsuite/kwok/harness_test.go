@@ -249,23 +249,46 @@ func (e *env) poolNodes(t *testing.T, key types.PoolKey) map[string]corev1.Node 
 // deleting it), from the moment it is called until stop.
 func (e *env) evictions(t *testing.T, ns string) (count func() int, stop func()) {
 	t.Helper()
-	w, err := e.admin.CoreV1().Pods(ns).Watch(context.Background(), metav1.ListOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := e.admin.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
 	seen := map[string]bool{}
 	go func() {
-		for ev := range w.ResultChan() {
-			p, ok := ev.Object.(*corev1.Pod)
-			if !ok || (ev.Type != watch.Modified && ev.Type != watch.Deleted) {
-				continue
+		// The API server ends a watch when it likes (its request timeout,
+		// a compaction): watch again from the last event seen, or a burst's
+		// evictions after that moment would go uncounted.
+		version := ""
+		for {
+			for ev := range w.ResultChan() {
+				if ev.Type == watch.Error {
+					version = "" // too old to resume from: watch from now
+				}
+				p, ok := ev.Object.(*corev1.Pod)
+				if !ok {
+					continue
+				}
+				version = p.ResourceVersion
+				if ev.Type != watch.Modified && ev.Type != watch.Deleted {
+					continue
+				}
+				for _, c := range p.Status.Conditions {
+					if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue && c.Reason == "EvictionByEvictionAPI" {
+						mu.Lock()
+						seen[p.Name] = true
+						mu.Unlock()
+					}
+				}
 			}
-			for _, c := range p.Status.Conditions {
-				if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue && c.Reason == "EvictionByEvictionAPI" {
-					mu.Lock()
-					seen[p.Name] = true
-					mu.Unlock()
+			if ctx.Err() != nil {
+				return
+			}
+			var err error
+			if w, err = e.admin.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: version}); err != nil {
+				if w, err = e.admin.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{}); err != nil {
+					return
 				}
 			}
 		}
@@ -274,7 +297,7 @@ func (e *env) evictions(t *testing.T, ns string) (count func() int, stop func())
 		mu.Lock()
 		defer mu.Unlock()
 		return len(seen)
-	}, w.Stop
+	}, cancel
 }
 
 // boundBy is when kube-scheduler bound the pod (its PodScheduled=True

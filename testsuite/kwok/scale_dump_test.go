@@ -78,6 +78,7 @@ func (e *env) dumpPools(t *testing.T, keys []types.PoolKey) {
 		for _, d := range st.Decisions[from:] {
 			t.Logf("  decision #%d %s %s +%d -%d: %.160s (%s)", d.Seq, d.At.Format(time.TimeOnly), d.Action, d.Added, len(d.Removed), d.Reason, d.Outcome)
 		}
+		e.dumpPendingActivities(t, key)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -153,4 +154,27 @@ func (u cpuUse) String() string {
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, ", ")
+}
+
+// dumpPendingActivities logs what the pool's workflow waits on: a pool
+// silent inside a decision is read from its activity in hand.
+func (e *env) dumpPendingActivities(t *testing.T, key types.PoolKey) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	d, err := e.stack.Client.DescribeWorkflowExecution(ctx, key.WorkflowID(), "")
+	if err != nil {
+		t.Logf("  describe %s: %v", key.WorkflowID(), err)
+		return
+	}
+	for _, a := range d.GetPendingActivities() {
+		failure := ""
+		if f := a.GetLastFailure(); f != nil {
+			failure = f.GetMessage()
+		}
+		t.Logf("  activity %s (%s) state=%s attempt=%d scheduled %s, started %s, last heartbeat %s: %.300s; last failure: %.200s",
+			a.GetActivityType().GetName(), a.GetActivityId(), a.GetState(), a.GetAttempt(),
+			a.GetScheduledTime().AsTime().Format(time.TimeOnly), a.GetLastStartedTime().AsTime().Format(time.TimeOnly),
+			a.GetLastHeartbeatTime().AsTime().Format(time.TimeOnly), a.GetHeartbeatDetails().String(), failure)
+	}
 }

@@ -1,0 +1,134 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hanzoai/visor-fleet/activities"
+	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/law"
+)
+
+// removalsAtOnce bounds the nodes one scale-down drains and deletes at the
+// same time, under the disruption budget's own cap; it spares the
+// provider's API a burst of hundreds of calls. One at a time, a pool of
+// 500 empty nodes took minutes to come down, and one slow drain held up
+// every node behind it.
+const removalsAtOnce = 10
+
+// removalStep is one node of a scale-down: its drain, then its delete.
+type removalStep struct {
+	node   string
+	delete bool
+	call   workflow.Future
+}
+
+// removeAtOnce drains and deletes nodes, as many at a time as the
+// disruption budget allows up to removalsAtOnce, taking
+// observations and gate changes while it waits. A gate that freezes
+// scale-down stops new nodes from being started (those in hand finish).
+// It returns the nodes removed and, for the others, why not.
+func (p *pool) removeAtOnce(ctx workflow.Context, seq int64, nodes []string, requestedBy string) (removed, failures []string) {
+	var inHand []*removalStep
+	next, stopped := 0, ""
+	atOnce := min(max(law.MaxDraining(p.state.Policy, p.state.nodeCount()), 1), removalsAtOnce)
+	for {
+		for stopped == "" && next < len(nodes) && len(inHand) < atOnce {
+			if next > 0 && requestedBy == "" {
+				if stopped = p.scaleDownFrozen(ctx); stopped != "" {
+					// The law decided this under a gate that has frozen since.
+					failures = append(failures, "stopped: "+stopped)
+					break
+				}
+			}
+			inHand = append(inHand, p.startDrain(ctx, nodes[next]))
+			next++
+		}
+		if len(inHand) == 0 {
+			return removed, failures
+		}
+		var done *removalStep
+		sel := workflow.NewSelector(ctx)
+		for _, step := range inHand {
+			sel.AddFuture(step.call, func(workflow.Future) { done = step })
+		}
+		sel.AddReceive(p.observe, func(workflow.ReceiveChannel, bool) {})
+		sel.AddReceive(p.gate, func(workflow.ReceiveChannel, bool) {})
+		sel.Select(ctx)
+		p.takeObservations(ctx)
+		p.takeGates(ctx)
+		if done == nil {
+			continue
+		}
+		drained := !done.delete
+		err := p.finishStep(ctx, seq, done)
+		switch {
+		case err != nil:
+			failures = append(failures, p.removalFailed(ctx, done.node, err))
+		case !drained:
+			removed = append(removed, done.node)
+			p.removed(done.node)
+			p.removal.Done++
+		}
+		kept := inHand[:0]
+		for _, step := range inHand {
+			if step != done || (err == nil && drained) {
+				kept = append(kept, step)
+			}
+		}
+		inHand = kept
+	}
+}
+
+func (p *pool) startDrain(ctx workflow.Context, node string) *removalStep {
+	p.removal.InHand[node] = "drain since " + workflow.Now(ctx).UTC().Format(time.RFC3339)
+	drain := activities.DrainInput{Key: p.spec.Key, Node: node, Timeout: p.state.Policy.DrainTimeout}
+	return &removalStep{node: node, call: workflow.ExecuteActivity(p.drainCtx(ctx, "drain "+node), a.DrainNode, drain)}
+}
+
+// finishStep takes a step's result: a drained node's delete is started in
+// the same step value, a deleted node is written off.
+func (p *pool) finishStep(ctx workflow.Context, seq int64, step *removalStep) error {
+	if !step.delete {
+		var dr connectors.DrainResult
+		if err := step.call.Get(ctx, &dr); err != nil {
+			delete(p.removal.InHand, step.node)
+			return err
+		}
+		p.removal.InHand[step.node] = "delete since " + workflow.Now(ctx).UTC().Format(time.RFC3339)
+		del := activities.DeleteInput{Key: p.spec.Key, Node: step.node, IdempotencyKey: p.idempotencyKey(seq, "delete-"+step.node)}
+		step.delete = true
+		step.call = workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, "delete node "+step.node), a.DeleteNode, del)
+		return nil
+	}
+	delete(p.removal.InHand, step.node)
+	var res activities.DeleteResult
+	if err := step.call.Get(ctx, &res); err != nil {
+		return err
+	}
+	p.state.Removed[step.node] = workflow.Now(ctx)
+	// Deletes answer in any order: a view read before another delete
+	// ended would bring that node back into the count and the meter.
+	if res.View == nil || p.state.Provider == nil || !res.View.ReadAt.Before(p.state.Provider.ReadAt) {
+		p.state.TargetNodes = res.TotalTarget
+		p.adoptResult(ctx, res.View, res.TotalTarget)
+	}
+	return nil
+}
+
+// removalFailed keeps a node that would not drain or delete for a later
+// try and says why.
+func (p *pool) removalFailed(ctx workflow.Context, node string, err error) string {
+	p.removal.Failed++
+	until := workflow.Now(ctx).Add(p.drainRetryAfter(node))
+	p.state.DrainBlocked[node] = until
+	if p.rules.RetryBlocked {
+		p.state.DrainRefused[node] = truncate(err.Error(), maxRefusalText)
+		// Told once per reason with the other blockers (tellBlocked).
+	} else {
+		p.tellDrainBlocked(ctx, node, err, until)
+	}
+	return fmt.Sprintf("%s: %v", node, err)
+}
