@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +20,7 @@ import (
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -231,4 +234,31 @@ func TestBuffersAreReadThroughV1alpha1WhenOnlyItIsServed(t *testing.T) {
 	got := obs.Pools[apiPool.WorkflowID()].Buffers
 	require.Len(t, got, 1)
 	assert.Equal(t, 2, got[0].Pods)
+}
+
+// A watcher whose role may not write buffer status still reads the
+// buffers, says why in BufferError, and stops asking for statusPause
+// instead of writing at every sample.
+func TestAForbiddenStatusWriteKeepsTheBuffersAndPausesWrites(t *testing.T) {
+	core := []runtime.Object{newNode("n1", apiPool.NodePoolLabel()), podTemplate("shop", "web", apiLabels, "500m")}
+	o, _, dyn, now := bufferCluster(t, true, core,
+		buffer("shop", "fixed", map[string]any{"podTemplateRef": map[string]any{"name": "web"}, "replicas": int64(3)}))
+	updates := 0
+	dyn.PrependReactor("update", BufferResource, func(a k8stesting.Action) (bool, runtime.Object, error) {
+		updates++
+		return true, nil, apierrors.NewForbidden(bufferGVR.GroupResource(), "fixed", errors.New("no update on capacitybuffers/status"))
+	})
+	for range 3 {
+		obs, err := o.ObserveCluster(context.Background())
+		require.NoError(t, err)
+		require.Len(t, obs.Pools[apiPool.WorkflowID()].Buffers, 1)
+		assert.Equal(t, 3, obs.Pools[apiPool.WorkflowID()].Buffers[0].Pods)
+	}
+	assert.Equal(t, 1, updates, "a forbidden write was tried again within the pause")
+	require.Error(t, o.BufferError())
+	assert.True(t, apierrors.IsForbidden(o.BufferError()))
+	*now = now.Add(statusPause)
+	_, err := o.ObserveCluster(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 2, updates, "no write tried after the pause")
 }
