@@ -109,6 +109,7 @@ type bufferReader struct {
 	discoverAt  time.Time                   // when to ask discovery next
 	statusUntil time.Time                   // status writes paused until then
 	lastErr     error                       // the latest failure (Observer.BufferError)
+	reads       map[string]templateRead     // templates and workloads read, by reference
 }
 
 // resolvedBuffer is one buffer as a pool sees it; ok is false when no
@@ -139,7 +140,8 @@ func (r *bufferReader) read(ctx context.Context) []resolvedBuffer {
 		return cmp.Or(strings.Compare(a.GetNamespace(), b.GetNamespace()), strings.Compare(a.GetName(), b.GetName()))
 	})
 	var out []resolvedBuffer
-	read := map[string]templateRead{} // one read per template and workload per sample
+	reads := &sampleReads{used: map[string]bool{}}
+	defer r.forgetUnused(reads)
 	for i := range items {
 		u := &items[i]
 		var cb capacityBuffer
@@ -151,7 +153,11 @@ func (r *bufferReader) read(ctx context.Context) []resolvedBuffer {
 		if s := cb.Spec.ProvisioningStrategy; s != nil && *s != "" && *s != ActiveCapacity {
 			continue
 		}
-		rb, st := r.resolve(ctx, &cb, read)
+		got, ok := r.templateOf(ctx, &cb, reads)
+		if !ok {
+			continue // a new reference past this sample's reads: the next sample reads it
+		}
+		rb, st := r.resolve(&cb, got)
 		out = append(out, rb)
 		r.writeStatus(ctx, gvr, u, &cb, st)
 	}
@@ -201,7 +207,7 @@ func (r *bufferReader) failed(err error) {
 
 // resolve turns a buffer into a pool's pods, and says what its status
 // should read.
-func (r *bufferReader) resolve(ctx context.Context, cb *capacityBuffer, read map[string]templateRead) (resolvedBuffer, bufferStatus) {
+func (r *bufferReader) resolve(cb *capacityBuffer, got templateRead) (resolvedBuffer, bufferStatus) {
 	rb := resolvedBuffer{obs: types.BufferObservation{Namespace: cb.Namespace, Name: cb.Name}}
 	st := bufferStatus{ProvisioningStrategy: ptr(ActiveCapacity), Conditions: slices.Clone(cb.Status.Conditions)}
 	fail := func(err error) (resolvedBuffer, bufferStatus) {
@@ -210,21 +216,8 @@ func (r *bufferReader) resolve(ctx context.Context, cb *capacityBuffer, read map
 			Reason: reasonBufferInvalid, Message: rb.obs.Error, ObservedGeneration: cb.Generation})
 		return rb, st
 	}
-	ref := fmt.Sprintf("%s/%+v/%+v", cb.Namespace, cb.Spec.PodTemplateRef, cb.Spec.ScalableRef)
-	got, seen := read[ref]
-	if !seen {
-		got.tmpl, got.scalable, got.err = r.template(ctx, cb)
-		read[ref] = got
-	}
 	tmpl, scalable, err := got.tmpl, got.scalable, got.err
 	if err != nil {
-		if errors.As(err, new(apierrors.APIStatus)) {
-			if !apierrors.IsNotFound(err) {
-				// Not the buffer's fault (a verb the role lacks, a
-				// server fault): the reader's failure too.
-				r.failed(classifyError("read buffer "+cb.Namespace+"/"+cb.Name, err))
-			}
-		}
 		return fail(err)
 	}
 	if cb.Spec.PodTemplateRef != nil {
@@ -261,6 +254,80 @@ type templateRead struct {
 	tmpl     bufferTemplate
 	scalable *int64
 	err      error
+	at       time.Time
+}
+
+// Reading a buffer's template or workload is one GET on the client the
+// drains use too, so reads are kept for templateTTL and at most
+// maxReadsPerSample are made per sample: a cluster of hundreds of
+// buffers costs a few requests a second at most, never a burst that
+// holds up an eviction.
+const (
+	templateTTL       = time.Minute
+	maxReadsPerSample = 50
+)
+
+// sampleReads is what one sample read and used.
+type sampleReads struct {
+	fresh int
+	used  map[string]bool
+}
+
+// templateOf is the buffer's template or workload, read again when the
+// last read is older than templateTTL and the sample has reads left; ok
+// is false for a reference never read that this sample has no read left
+// for.
+func (r *bufferReader) templateOf(ctx context.Context, cb *capacityBuffer, reads *sampleReads) (templateRead, bool) {
+	ref := cb.Namespace + "/" + refKey(cb)
+	reads.used[ref] = true
+	now := r.now()
+	r.mu.Lock()
+	cached, seen := r.reads[ref]
+	r.mu.Unlock()
+	if seen && now.Sub(cached.at) < templateTTL {
+		return cached, true
+	}
+	if reads.fresh >= maxReadsPerSample {
+		return cached, seen
+	}
+	reads.fresh++
+	got := templateRead{at: now}
+	got.tmpl, got.scalable, got.err = r.template(ctx, cb)
+	if got.err != nil && errors.As(got.err, new(apierrors.APIStatus)) && !apierrors.IsNotFound(got.err) {
+		// Not the buffer's fault (a verb the role lacks, a server
+		// fault): the reader's failure too.
+		r.failed(classifyError("read buffer "+cb.Namespace+"/"+cb.Name, got.err))
+	}
+	r.mu.Lock()
+	if r.reads == nil {
+		r.reads = map[string]templateRead{}
+	}
+	r.reads[ref] = got
+	r.mu.Unlock()
+	return got, true
+}
+
+// refKey names what a buffer reads its pods from.
+func refKey(cb *capacityBuffer) string {
+	var b strings.Builder
+	if t := cb.Spec.PodTemplateRef; t != nil {
+		b.WriteString("podtemplate:" + t.Name)
+	}
+	if s := cb.Spec.ScalableRef; s != nil {
+		b.WriteString("|" + s.APIGroup + "/" + s.Kind + ":" + s.Name)
+	}
+	return b.String()
+}
+
+// forgetUnused drops the reads no buffer of the sample used.
+func (r *bufferReader) forgetUnused(reads *sampleReads) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for ref := range r.reads {
+		if !reads.used[ref] {
+			delete(r.reads, ref)
+		}
+	}
 }
 
 type bufferTemplate struct {

@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -261,4 +262,42 @@ func TestAForbiddenStatusWriteKeepsTheBuffersAndPausesWrites(t *testing.T) {
 	_, err := o.ObserveCluster(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, 2, updates, "no write tried after the pause")
+}
+
+// Templates are read once per templateTTL, and at most maxReadsPerSample
+// new ones per sample: many buffers never burst the client the drains use.
+func TestTemplateReadsAreKeptAndBoundedPerSample(t *testing.T) {
+	n := maxReadsPerSample + 10
+	core := []runtime.Object{newNode("n1", apiPool.NodePoolLabel())}
+	var buffers []*unstructured.Unstructured
+	for i := range n {
+		name := fmt.Sprintf("t%03d", i)
+		core = append(core, podTemplate("shop", name, apiLabels, "10m"))
+		buffers = append(buffers, buffer("shop", name, map[string]any{"podTemplateRef": map[string]any{"name": name}, "replicas": int64(1)}))
+	}
+	o, cs, _, now := bufferCluster(t, true, core, buffers...)
+	gets := func() int {
+		c := 0
+		for _, a := range cs.Actions() {
+			if a.GetVerb() == "get" && a.GetResource().Resource == "podtemplates" {
+				c++
+			}
+		}
+		return c
+	}
+	sample := func() int {
+		obs, err := o.ObserveCluster(context.Background())
+		require.NoError(t, err)
+		p := obs.Pools[apiPool.WorkflowID()]
+		return len(p.Buffers) + p.Truncated // a pool takes in at most types.MaxBuffers
+	}
+	assert.Equal(t, maxReadsPerSample, sample(), "the first sample reads up to its bound")
+	assert.Equal(t, maxReadsPerSample, gets())
+	assert.Equal(t, n, sample(), "the next sample reads the rest")
+	assert.Equal(t, n, gets())
+	assert.Equal(t, n, sample())
+	assert.Equal(t, n, gets(), "a template read within its TTL was read again")
+	*now = now.Add(templateTTL)
+	assert.Equal(t, n, sample(), "expired reads keep their buffers while the sample's reads run out")
+	assert.Equal(t, n+maxReadsPerSample, gets())
 }
