@@ -81,3 +81,28 @@ func TestPoolPartIsThePoolOrAnEmptyOneStampedWithTheSample(t *testing.T) {
 		t.Fatalf("a pool with nothing in the cluster is observed as empty: %+v", empty)
 	}
 }
+
+// A CapacityBuffer appearing, changing its count, or gaining an error is
+// a decision input: the pool buys for buffers.
+func TestFingerprintMovesWithTheBuffers(t *testing.T) {
+	th := contract.PoolThresholds{IdleCPU: 0.3, IdleMemory: 0.4}
+	web := types.BufferObservation{Namespace: "shop", Name: "web", Pods: 2, Requests: types.Resources{MilliCPU: 500}}
+	other := types.BufferObservation{Namespace: "shop", Name: "batch", Pods: 1, Requests: types.Resources{MilliCPU: 100}}
+	base := types.PoolObservation{Buffers: []types.BufferObservation{web, other}}
+	fp := Fingerprint(base, th)
+	if Fingerprint(types.PoolObservation{Buffers: []types.BufferObservation{other, web}}, th) != fp {
+		t.Error("the buffers' order moved the fingerprint")
+	}
+	more, broken := web, web
+	more.Pods = 3
+	broken.Pods, broken.Error = 0, "podtemplate shop/web not found"
+	for name, changed := range map[string]types.PoolObservation{
+		"no buffers":       {},
+		"more pods":        {Buffers: []types.BufferObservation{more, other}},
+		"buffer is broken": {Buffers: []types.BufferObservation{broken, other}},
+	} {
+		if Fingerprint(changed, th) == fp {
+			t.Errorf("%s: fingerprint unchanged", name)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -369,5 +370,17 @@ func Fingerprint(po types.PoolObservation, t contract.PoolThresholds) string {
 	}
 	sort.Strings(nodes)
 	b.WriteString(strings.Join(nodes, ","))
+	// A CapacityBuffer's shape, count or error moves it too: the pool buys
+	// for buffers as for pending pods.
+	if len(po.Buffers) > 0 {
+		buffers := make([]string, 0, len(po.Buffers))
+		for _, buf := range po.Buffers {
+			shape, _ := json.Marshal(buf)
+			buffers = append(buffers, string(shape))
+		}
+		sort.Strings(buffers)
+		b.WriteString("|")
+		b.WriteString(strings.Join(buffers, ","))
+	}
 	return b.String()
 }

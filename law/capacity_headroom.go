@@ -46,21 +46,74 @@ func HeadroomPods(p types.Policy, key types.PoolKey) []types.PendingPod {
 	return pods
 }
 
-// IsHeadroomPod reports whether a pending pod is one of HeadroomPods.
-func IsHeadroomPod(pod types.PendingPod) bool { return pod.Namespace == HeadroomNamespace }
+// BufferNamespace is the namespace of the virtual pods that stand for a
+// pool's CapacityBuffers; like HeadroomNamespace no real pod can have it.
+const BufferNamespace = "visor:buffer"
+
+// BufferPods are the pool's CapacityBuffers as virtual pods beside
+// HeadroomPods: one per pod each buffer keeps room for, named
+// <buffer namespace>.<buffer name>-<n>, in the pool's tenant, past any
+// pending threshold from the start. A buffer with an error or no pods adds
+// none; all together they stop at types.MaxBufferPods.
+func BufferPods(buffers []types.BufferObservation, key types.PoolKey) []types.PendingPod {
+	var pods []types.PendingPod
+	for _, b := range buffers {
+		if b.Pods <= 0 {
+			continue
+		}
+		req := b.Requests
+		if req.Pods == 0 {
+			req.Pods = 1
+		}
+		for n := 0; n < b.Pods && len(pods) < types.MaxBufferPods; n++ {
+			pods = append(pods, types.PendingPod{
+				Namespace: BufferNamespace, Name: fmt.Sprintf("%s.%s-%d", b.Namespace, b.Name, n),
+				Org: key.Org, Project: key.Project, Service: key.Service,
+				Requests: req, GPUModel: b.GPUModel, Scheduling: b.Scheduling,
+			})
+		}
+	}
+	return pods
+}
+
+// bufferPods counts the BufferPods among pods.
+func bufferPods(pods []types.PendingPod) int {
+	n := 0
+	for _, pod := range pods {
+		if pod.Namespace == BufferNamespace {
+			n++
+		}
+	}
+	return n
+}
+
+// IsHeadroomPod reports whether a pending pod is one of HeadroomPods or
+// BufferPods: room kept, never a pod that waits.
+func IsHeadroomPod(pod types.PendingPod) bool {
+	return pod.Namespace == HeadroomNamespace || pod.Namespace == BufferNamespace
+}
 
 // HeadroomShortfall is the headroom pods the pool's nodes (ready and
 // booting, as sizing counts them) have no room for now, checked with the
 // scheduler's filters: the demand scale-up must buy for. Empty when the
 // room is there or the policy keeps none.
 func HeadroomShortfall(p types.Policy, key types.PoolKey, nodes []types.NodeObservation, catalog []types.InstanceType, tmpl sizing.TemplateOptions) []types.PendingPod {
-	pods := HeadroomPods(p, key)
+	return ShortfallOf(HeadroomPods(p, key), nodes, catalog, tmpl)
+}
+
+// ShortfallOf is HeadroomShortfall for any virtual pods (HeadroomPods,
+// BufferPods or both).
+func ShortfallOf(pods []types.PendingPod, nodes []types.NodeObservation, catalog []types.InstanceType, tmpl sizing.TemplateOptions) []types.PendingPod {
+	pods = slices.Clone(pods)
 	if len(pods) == 0 {
 		return nil
 	}
 	left := unplacedOnExisting(pods, nodes, catalog, tmpl)
 	return slices.DeleteFunc(pods, func(pod types.PendingPod) bool { return !left[pod.Key()] })
 }
+
+// movedNamespace holds the stand-ins for a drained node's pods.
+const movedNamespace = "visor:moved"
 
 // maxMovedPerNode bounds the stand-in pods one drained node adds.
 const maxMovedPerNode = 110
@@ -71,7 +124,12 @@ const maxMovedPerNode = 110
 // node's largest pod until its requests are covered. When it does not,
 // reason says which headroom pods would lose their room.
 func KeepsHeadroom(p types.Policy, key types.PoolKey, nodes []types.NodeObservation, remove []string, catalog []types.InstanceType, tmpl sizing.TemplateOptions) (bool, string) {
-	headroom := HeadroomPods(p, key)
+	return KeepsRoomFor(HeadroomPods(p, key), nodes, remove, catalog, tmpl)
+}
+
+// KeepsRoomFor is KeepsHeadroom for any virtual pods (HeadroomPods,
+// BufferPods or both).
+func KeepsRoomFor(headroom []types.PendingPod, nodes []types.NodeObservation, remove []string, catalog []types.InstanceType, tmpl sizing.TemplateOptions) (bool, string) {
 	if len(headroom) == 0 {
 		return true, ""
 	}
@@ -98,7 +156,7 @@ func KeepsHeadroom(p types.Policy, key types.PoolKey, nodes []types.NodeObservat
 	// Moved pods that find no room take headroom's place just the same.
 	movedLeft := 0
 	for k := range left {
-		if !strings.HasPrefix(k, HeadroomNamespace+"/") {
+		if strings.HasPrefix(k, movedNamespace+"/") {
 			movedLeft++
 		}
 	}
@@ -129,7 +187,7 @@ func movedPods(n types.NodeObservation) []types.PendingPod {
 	big.Pods = 1
 	out := make([]types.PendingPod, count)
 	for i := range out {
-		out[i] = types.PendingPod{Namespace: "visor:moved", Name: fmt.Sprintf("%s-%d", n.Name, i), Requests: big}
+		out[i] = types.PendingPod{Namespace: movedNamespace, Name: fmt.Sprintf("%s-%d", n.Name, i), Requests: big}
 	}
 	return out
 }

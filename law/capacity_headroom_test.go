@@ -101,3 +101,51 @@ func TestKeepsHeadroomRefusesARemovalThatTakesTheRoom(t *testing.T) {
 	ok, _ = KeepsHeadroom(types.DefaultPolicy(), acmeKey, nodes, []string{"n1", "n2", "n3"}, catalog, sizing.TemplateOptions{})
 	assert.True(t, ok)
 }
+
+func TestBufferPodsStandForEachBufferAndAreNeverPending(t *testing.T) {
+	sched := &types.PodScheduling{NodeSelector: map[string]string{"disk": "ssd"}}
+	buffers := []types.BufferObservation{
+		{Namespace: "shop", Name: "web", Pods: 2, Requests: types.Resources{MilliCPU: 500, Memory: types.GiB}, Scheduling: sched},
+		{Namespace: "shop", Name: "broken", Error: "podtemplate shop/missing not found"},
+		{Namespace: "shop", Name: "cut", Pods: 1, Requests: types.Resources{MilliCPU: 100}, Error: "keeps room for 1 of its 5 pods"},
+	}
+	pods := BufferPods(buffers, acmeKey)
+	keys := []string{}
+	for _, pod := range pods {
+		keys = append(keys, pod.Key())
+		assert.True(t, IsHeadroomPod(pod), "a buffer pod is room kept, never a pending pod")
+		assert.True(t, pod.UnschedulableSince.IsZero())
+		assert.Equal(t, int64(1), pod.Requests.Pods)
+		assert.Equal(t, "acme", pod.Org)
+	}
+	assert.Equal(t, []string{"visor:buffer/shop.web-0", "visor:buffer/shop.web-1", "visor:buffer/shop.cut-0"}, keys)
+	assert.Equal(t, sched, pods[0].Scheduling)
+
+	// Far more than the bound asks for: it stops at MaxBufferPods.
+	huge := []types.BufferObservation{{Namespace: "a", Name: "b", Pods: 5 * types.MaxBufferPods, Requests: types.Resources{MilliCPU: 1}}}
+	assert.Len(t, BufferPods(huge, acmeKey), types.MaxBufferPods)
+}
+
+func TestKeepsRoomForABufferAsForHeadroom(t *testing.T) {
+	catalog := catalogs.Sim()
+	nodes := []types.NodeObservation{simNode("n1", 1500, 900), simNode("n2", 1500, 900), simNode("n3", 200, 200)}
+	buffer := BufferPods([]types.BufferObservation{{Namespace: "shop", Name: "web", Pods: 4, Requests: types.Resources{MilliCPU: 1000, Memory: types.GiB}}}, acmeKey)
+	ok, why := KeepsRoomFor(buffer, nodes, []string{"n3"}, catalog, sizing.TemplateOptions{})
+	assert.True(t, ok, why)
+	ok, why = KeepsRoomFor(buffer, nodes, []string{"n2", "n3"}, catalog, sizing.TemplateOptions{})
+	assert.False(t, ok)
+	assert.Contains(t, why, "leaves no room for headroom shop.web-")
+	// The free room holds two of the four: the other two are the shortfall.
+	assert.Len(t, ShortfallOf(buffer, []types.NodeObservation{simNode("n1", 1800, 900)}, catalog, sizing.TemplateOptions{}), 2)
+}
+
+func TestAScaleUpForABufferSaysSo(t *testing.T) {
+	in := DecisionInput{Policy: types.DefaultPolicy(), Now: time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC), Rules: AllRules(),
+		Observation: &types.PoolObservation{Pool: acmeKey, ObservedAt: time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC),
+			Nodes: []types.NodeObservation{simNode("n1", 3000, 900), simNode("n2", 3000, 900)}}}
+	in.Gate.AllowScaleUp = true
+	in.HeadroomShort = BufferPods([]types.BufferObservation{{Namespace: "shop", Name: "web", Pods: 2, Requests: types.Resources{MilliCPU: 1000}}}, acmeKey)
+	d := Decide(in)
+	require.Equal(t, ActionScaleUp, d.Action, d.Blocked)
+	assert.Contains(t, d.Reason, "2 pods of them room kept for CapacityBuffers")
+}

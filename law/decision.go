@@ -281,6 +281,9 @@ func Decide(in DecisionInput) Decision {
 			if in.Rules.Batch {
 				d.Reason = fmt.Sprintf("%s unschedulable, their batch closed (%s after the newest, at most %s, or the threshold %s)", Plural(podCount(pods), "pod"), BatchIdle, BatchMax, p.PendingThreshold)
 			}
+			if n := bufferPods(pods); n > 0 {
+				d.Reason += fmt.Sprintf("; %s of them room kept for CapacityBuffers", Plural(n, "pod"))
+			}
 			if len(in.Prewarm) > 0 {
 				d.Prewarm = len(in.Prewarm)
 				d.Reason += fmt.Sprintf("; bought on forecast: room for %s (%s)", Plural(len(in.Prewarm), "expected pod"), in.PrewarmWhy)

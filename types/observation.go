@@ -163,6 +163,10 @@ type PoolObservation struct {
 	// or nominated to a node by preemption. The room they will take is no
 	// room to consolidate into, so scale-down waits while any is left.
 	Unbound int `json:"unbound,omitempty"`
+	// Buffers are the CapacityBuffers of the cluster that belong to the
+	// pool (types.BufferObservation), bounded by BoundBuffers; nil from a
+	// watcher that reads none.
+	Buffers []BufferObservation `json:"buffers,omitempty"`
 	// Auth is the watcher's system signature over the rest (package auth).
 	Auth *SystemSignature `json:"auth,omitempty"`
 }

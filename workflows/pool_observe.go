@@ -55,6 +55,13 @@ func (p *pool) applyObservation(ctx workflow.Context, obs types.PoolObservation,
 // machines come from provider reads (pool_meter.go).
 func (s *PoolState) fold(obs types.PoolObservation, now time.Time, rules runRules) {
 	obs = s.withoutRemoved(boundObservation(obs))
+	if rules.Buffers {
+		var dropped int
+		obs.Buffers, dropped = types.BoundBuffers(obs.Buffers)
+		obs.Truncated += dropped
+	} else {
+		obs.Buffers = nil // a run begun before buffers keeps deciding without them
+	}
 	s.Observation = &obs
 	s.ReceivedAt = now
 	s.IdleSince = law.UpdateIdleSince(s.Policy, s.IdleSince, obs)

@@ -205,13 +205,13 @@ func (p *pool) decide(now time.Time) law.Decision {
 		SizeGPUModel:         s.SizeGPUModel,
 		Lifecycle:            p.lifecycleInput(now),
 	}
-	if len(s.Policy.Headroom) > 0 {
+	if len(s.Policy.Headroom) > 0 || s.buffered() {
 		p.withHeadroom(&in, now)
 	}
 	if now.Before(s.HoldUntil) {
 		in.HoldFloor, in.HoldUntil = s.HoldTarget, s.HoldUntil
 	}
-	p.capacitySummary = law.Describe(s.Policy, now, s.nodeCount(), s.hourlyCost()).Summary(s.Policy)
+	p.capacitySummary = withBuffers(law.Describe(s.Policy, now, s.nodeCount(), s.hourlyCost()).Summary(s.Policy), s.Observation)
 	return law.Decide(in)
 }
 

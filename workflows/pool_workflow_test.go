@@ -96,6 +96,8 @@ type world struct {
 	// draining and maxDraining: nodes cordoned or deleting now, and the
 	// most observed at once.
 	maxDraining int
+	// buffers are the CapacityBuffers observed with the pool.
+	buffers []types.BufferObservation
 }
 
 // gone is the error the observe and read activities answer while down.
@@ -173,7 +175,8 @@ func (w *world) observation() types.PoolObservation {
 		}
 	}
 	w.lingering = kept
-	return types.PoolObservation{Pool: key(), ObservedAt: w.env.Now(), Nodes: nodes, PendingPods: append([]types.PendingPod(nil), w.pods...)}
+	return types.PoolObservation{Pool: key(), ObservedAt: w.env.Now(), Nodes: nodes, PendingPods: append([]types.PendingPod(nil), w.pods...),
+		Buffers: append([]types.BufferObservation(nil), w.buffers...)}
 }
 
 // plan stands in for the planner: one or two nodes for the pods, less the

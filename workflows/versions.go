@@ -99,6 +99,12 @@ const (
 	// 10,000-pod burst took minutes per hundred empty nodes. Added
 	// 2026-12-04, release v0.3.0.
 	changeParallelRemoval = "parallel-removal"
+	// changeBuffers: the CapacityBuffers the watcher reports with an
+	// observation (types.BufferObservation) are room the pool keeps beside
+	// its policy's headroom: it buys for the buffer pods that do not fit
+	// and scale-down keeps their room (runRules.Buffers, pool_headroom.go).
+	// A run begun before it drops them. Added 2026-12-04, release v0.3.0.
+	changeBuffers = "capacity-buffers"
 )
 
 // Change is one change ID this code knows: the highest version it records
@@ -129,6 +135,7 @@ var Changes = []Change{
 	{ID: changeDrainBlocked, Max: 1, Release: "v0.3.0"},
 	{ID: changeKeepReplacement, Max: 1, Release: "v0.3.0"},
 	{ID: changeParallelRemoval, Max: 1, Release: "v0.3.0"},
+	{ID: changeBuffers, Max: 1, Release: "v0.3.0"},
 }
 
 // runRules are the rules a pool run decides and buys with: the law's,
@@ -166,12 +173,15 @@ type runRules struct {
 	// ParallelRemoval: a scale-down removes removalsAtOnce nodes at the
 	// same time (pool_removal.go).
 	ParallelRemoval bool
+	// Buffers: the observation's CapacityBuffers are headroom
+	// (types.BufferObservation, withHeadroom).
+	Buffers bool
 }
 
 // allRunRules is what a new pool run decides and buys with: every rule of
 // law.AllRules and every pool rule.
 func allRunRules() runRules {
-	return runRules{Rules: law.AllRules(), FewerNodes: true, RebuyRepelled: true, Offerings: true, TriedSinceReady: true, NotReadyClock: true, ParallelRemoval: true}
+	return runRules{Rules: law.AllRules(), FewerNodes: true, RebuyRepelled: true, Offerings: true, TriedSinceReady: true, NotReadyClock: true, ParallelRemoval: true, Buffers: true}
 }
 
 // readRules reads, once per run, the rules the run decides with. It
@@ -194,5 +204,6 @@ func readRules(ctx workflow.Context) runRules {
 	r.RetryBlocked = workflow.GetVersion(ctx, changeDrainBlocked, workflow.DefaultVersion, 1) == 1 && r.RetryBlocked
 	r.KeepReplacement = workflow.GetVersion(ctx, changeKeepReplacement, workflow.DefaultVersion, 1) == 1 && r.KeepReplacement
 	r.ParallelRemoval = workflow.GetVersion(ctx, changeParallelRemoval, workflow.DefaultVersion, 1) == 1 && r.ParallelRemoval
+	r.Buffers = workflow.GetVersion(ctx, changeBuffers, workflow.DefaultVersion, 1) == 1 && r.Buffers
 	return r
 }

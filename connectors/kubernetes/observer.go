@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	k8s "k8s.io/client-go/kubernetes"
 	metricsclientset "k8s.io/metrics/pkg/client/clientset/versioned"
 
@@ -38,6 +39,11 @@ type Config struct {
 	// samples from it instead of listing both at every sample. It needs
 	// watch on pods and nodes.
 	Informers bool
+	// Dynamic, when set, reads the cluster's CapacityBuffers
+	// (autoscaling.x-k8s.io) at each sample and writes their status
+	// (buffers.go); nil reads none. A cluster that does not serve the API
+	// costs one discovery call every few minutes.
+	Dynamic dynamic.Interface
 }
 
 // Observer samples one cluster's pools with a few list calls.
@@ -50,13 +56,32 @@ type Observer struct {
 
 	cacheOnce sync.Once
 	cache     *informerCache // nil unless Config.Informers
+
+	buffers *bufferReader // nil unless Config.Dynamic
 }
 
 var _ connectors.Observer = (*Observer)(nil)
 
 // NewObserver returns an Observer of the cluster behind client.
 func NewObserver(client k8s.Interface, cfg Config) *Observer {
-	return &Observer{client: client, cfg: cfg}
+	o := &Observer{client: client, cfg: cfg}
+	if cfg.Dynamic != nil {
+		o.buffers = &bufferReader{core: client, dyn: cfg.Dynamic, provider: cfg.Provider, cluster: cfg.Cluster, now: o.now}
+	}
+	return o
+}
+
+// BufferError is the latest failure reading CapacityBuffers, their pod
+// templates or workloads, or writing their status, classified as every
+// API error is (nil without Config.Dynamic). Such failures never fail an
+// observation: the pools keep deciding without the buffers.
+func (o *Observer) BufferError() error {
+	if o.buffers == nil {
+		return nil
+	}
+	o.buffers.mu.Lock()
+	defer o.buffers.mu.Unlock()
+	return o.buffers.lastErr
 }
 
 // MalformedNodes lists, from the latest ObserveCluster, the nodes skipped
@@ -79,7 +104,35 @@ func (o *Observer) ObserveCluster(ctx context.Context) (connectors.ClusterObserv
 	if err != nil {
 		return connectors.ClusterObservation{}, err
 	}
-	return o.group(nodes, pods, o.nodeUsage(ctx)), nil
+	obs := o.group(nodes, pods, o.nodeUsage(ctx))
+	if o.buffers != nil {
+		addBuffers(&obs, o.buffers.read(ctx))
+	}
+	return obs, nil
+}
+
+// addBuffers gives each pool the buffers that name it, bounded as the
+// pool bounds them; a buffer that names no pool is only in its status.
+func addBuffers(obs *connectors.ClusterObservation, buffers []resolvedBuffer) {
+	byPool := map[string][]types.BufferObservation{}
+	keys := map[string]types.PoolKey{}
+	for _, b := range buffers {
+		if !b.ok {
+			continue
+		}
+		id := b.key.WorkflowID()
+		byPool[id], keys[id] = append(byPool[id], b.obs), b.key
+	}
+	for id, bs := range byPool {
+		p, ok := obs.Pools[id]
+		if !ok {
+			p = types.PoolObservation{Pool: keys[id], ObservedAt: obs.ObservedAt}
+		}
+		var dropped int
+		p.Buffers, dropped = types.BoundBuffers(bs)
+		p.Truncated += dropped
+		obs.Pools[id] = p
+	}
 }
 
 // objects are the pool nodes and non-terminal pods, from the informer

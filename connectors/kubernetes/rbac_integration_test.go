@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8s "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
@@ -77,7 +78,8 @@ func readsSecrets(roles []rbacv1.ClusterRole) bool {
 // (by lists, then from the informer cache),
 // read a credential (when the role grants secrets), drain a node with one
 // pod, uncordon it. It returns the first step that failed.
-func connectorCycle(e *env, client k8s.Interface, withSecrets bool, node string) (string, error) {
+func connectorCycle(e *env, cfg *rest.Config, withSecrets bool, node string, buffers []string) (string, error) {
+	client := mustClient(e.t, cfg)
 	obs := kubernetes.NewObserver(client, kubernetes.Config{Cluster: "it", Provider: "do"})
 	if _, err := obs.ObserveCluster(e.ctx); err != nil {
 		return "ObserveCluster", err
@@ -99,6 +101,9 @@ func connectorCycle(e *env, client k8s.Interface, withSecrets bool, node string)
 	}
 	if err := recordTwice(e, client, node); err != nil {
 		return "RecordEvents", err
+	}
+	if err := observeBuffers(e, cfg, client, buffers); err != nil {
+		return "ObserveCluster's CapacityBuffers", err
 	}
 	return "", nil
 }
@@ -169,7 +174,7 @@ func TestIntegrationShippedClusterRoleIsExactlyEnough(t *testing.T) {
 	e.secret()
 	rs := e.owner("ReplicaSet", "web")
 
-	if step, err := connectorCycle(e, e.connector, withSecrets, e.cycleFixture("full", rs)); err != nil {
+	if step, err := connectorCycle(e, e.audit.wrap(e.cluster.ConnectorConfig), withSecrets, e.cycleFixture("full", rs), e.bufferFixture("full")); err != nil {
 		t.Fatalf("with the shipped ClusterRole, %s failed: %v", step, err)
 	}
 
@@ -191,7 +196,7 @@ func TestIntegrationShippedClusterRoleIsExactlyEnough(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		step, err := connectorCycle(e, mustClient(t, cfg), withSecrets, e.cycleFixture(fmt.Sprintf("m%d", i), rs))
+		step, err := connectorCycle(e, cfg, withSecrets, e.cycleFixture(fmt.Sprintf("m%d", i), rs), e.bufferFixture(fmt.Sprintf("m%d", i)))
 		switch {
 		case err == nil:
 			t.Errorf("without %s the connector still works: the ClusterRole grants more than it needs", what)

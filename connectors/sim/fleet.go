@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"k8s.io/client-go/dynamic"
 	k8s "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 
@@ -27,6 +28,7 @@ type Fleet struct {
 	cfg     Config
 	catalog map[string]types.InstanceType
 	cs      *fake.Clientset
+	dyn     dynamic.Interface // CapacityBuffers (buffers.go)
 	// writes counts every write through the clientset (ours, the
 	// drainer's) and to the sim's own state, so an idle Step neither
 	// relists nor saves.
@@ -70,6 +72,7 @@ func New(cfg Config) (*Fleet, error) {
 		f.catalog[t.Name] = t
 	}
 	f.cs = newClientset(&f.writes)
+	f.dyn = newBufferClient(f.cs)
 	if err := f.load(); err != nil {
 		return nil, err
 	}

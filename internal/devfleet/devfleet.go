@@ -70,7 +70,7 @@ func New(spec starter.SpecFile, opts Options) (*Fleet, error) {
 			// `visor dev` refuses the same bad arguments a real cloud's
 			// worker would.
 			Provider: connectors.Checked(s),
-			Observer: kubernetes.NewObserver(s.Clientset(), kubernetes.Config{Cluster: c.ID, Provider: c.Provider}),
+			Observer: kubernetes.NewObserver(s.Clientset(), kubernetes.Config{Cluster: c.ID, Provider: c.Provider, Dynamic: s.Dynamic()}),
 			Drainer:  kubernetes.NewDrainer(s.Clientset(), kubernetes.DrainerConfig{}),
 		}
 		if opts.TokenDir != "" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"k8s.io/client-go/dynamic"
 	k8s "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -32,7 +33,11 @@ func KwokCluster(id string, providerAPI, connectorAPI *rest.Config, cfg kwok.Con
 		return connectors.Cluster{}, nil, fmt.Errorf("kwok cluster %s: %w", id, err)
 	}
 	stopReconciler := p.Start()
-	observer := kubernetes.NewObserver(cc, kubernetes.Config{Cluster: id, Provider: kwok.ProviderName, Informers: true})
+	dyn, err := dynamic.NewForConfig(connectorAPI)
+	if err != nil {
+		return connectors.Cluster{}, nil, fmt.Errorf("kwok cluster %s: dynamic client: %w", id, err)
+	}
+	observer := kubernetes.NewObserver(cc, kubernetes.Config{Cluster: id, Provider: kwok.ProviderName, Informers: true, Dynamic: dyn})
 	// Events have a client (and rate limiter) of their own, so telling
 	// pods why never slows observing and draining.
 	ec, err := k8s.NewForConfig(connectorAPI)

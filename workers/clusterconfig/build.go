@@ -41,7 +41,7 @@ func (s *Source) build(ctx context.Context, spec ClusterSpec) (built, error) {
 	}
 	env.Secrets = kubernetes.NewSecretReader(kube.core)
 	env.Kubeconfig, env.KubeContext = spec.Kubeconfig, spec.KubeContext
-	observe := kubernetes.Config{Cluster: spec.ID, Provider: spec.Provider, Metrics: kube.metrics, Informers: spec.Informers}
+	observe := kubernetes.Config{Cluster: spec.ID, Provider: spec.Provider, Metrics: kube.metrics, Informers: spec.Informers, Dynamic: kube.dynamic}
 	if spec.Prometheus != nil {
 		usage, err := kubernetes.NewPrometheusUsage(spec.Prometheus.config(spec.ID, env.Secrets))
 		if err != nil {

@@ -3,6 +3,7 @@ package clusterconfig
 import (
 	"fmt"
 
+	"k8s.io/client-go/dynamic"
 	k8s "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	metricsclientset "k8s.io/metrics/pkg/client/clientset/versioned"
@@ -18,6 +19,8 @@ type kubeClients struct {
 	core    k8s.Interface
 	metrics metricsclientset.Interface
 	events  k8s.Interface
+	// dynamic reads CapacityBuffers, a CRD without a typed client here.
+	dynamic dynamic.Interface
 }
 
 // restConfig reads the cluster's kubeconfig (and context), or the pod's
@@ -52,5 +55,9 @@ func (c ClusterSpec) kubeClients() (kubeClients, error) {
 	if err != nil {
 		return kubeClients{}, fmt.Errorf("kubernetes events client: %w", err)
 	}
-	return kubeClients{core: core, metrics: metrics, events: events}, nil
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return kubeClients{}, fmt.Errorf("kubernetes dynamic client: %w", err)
+	}
+	return kubeClients{core: core, metrics: metrics, events: events, dynamic: dyn}, nil
 }

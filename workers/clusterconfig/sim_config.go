@@ -127,7 +127,7 @@ func buildSim(_ context.Context, section connectors.Config, env connectors.Build
 	events := kubernetes.NewEventRecorder(client)
 	return connectors.Built{
 		Provider: fleet,
-		Observer: kubernetes.NewObserver(client, kubernetes.Config{Cluster: env.ClusterID, Provider: Sim}),
+		Observer: kubernetes.NewObserver(client, kubernetes.Config{Cluster: env.ClusterID, Provider: Sim, Dynamic: fleet.Dynamic()}),
 		Drainer:  kubernetes.NewDrainer(client, kubernetes.DrainerConfig{}),
 		Events:   events,
 		Release: func(ctx context.Context) error {
