@@ -60,7 +60,7 @@ func TestPoolReplacesTwoUnderusedNodesByOneCheaper(t *testing.T) {
 	env.RegisterDelayedCallback(func() {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		require.Equal(t, []string{"n1", "n2"}, w.drained, "old nodes not drained once the replacement was Ready")
+		require.ElementsMatch(t, []string{"n1", "n2"}, w.drained, "old nodes not drained once the replacement was Ready")
 	}, 8*time.Minute)
 	finish(env, 9*time.Minute)
 	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
@@ -135,7 +135,7 @@ func TestPoolReplacementNodeStampedToTheSecondIsKept(t *testing.T) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		require.NotContains(t, w.deleted, "n3", "the replacement's new node was removed")
-		require.Equal(t, []string{"n1", "n2"}, w.drained, "old nodes not drained once the replacement was Ready")
+		require.ElementsMatch(t, []string{"n1", "n2"}, w.drained, "old nodes not drained once the replacement was Ready")
 	}, 8*time.Minute)
 	finish(env, 9*time.Minute)
 	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
