@@ -167,6 +167,8 @@ func (e *env) dumpPendingActivities(t *testing.T, key types.PoolKey) {
 		t.Logf("  describe %s: %v", key.WorkflowID(), err)
 		return
 	}
+	info := d.GetWorkflowExecutionInfo()
+	t.Logf("  run %s: %s, %d events, %d bytes of history", info.GetExecution().GetRunId(), info.GetStatus(), info.GetHistoryLength(), info.GetHistorySizeBytes())
 	for _, a := range d.GetPendingActivities() {
 		failure := ""
 		if f := a.GetLastFailure(); f != nil {
