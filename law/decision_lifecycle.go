@@ -169,7 +169,7 @@ func lifecycle(in DecisionInput, p types.Policy, current int, d *Decision, wake 
 	obs := in.Observation
 	wake(NextExpiry(in.Policy, obs, in.Now), "node expires")
 	if r := in.Replacing; r != nil && r.Lifecycle != "" && ReplacementLive(in.Policy, r, obs, in.Now) {
-		return lifecycleDrain(in, p, current, d)
+		return lifecycleDrain(in, p, current, d, wake)
 	}
 	if ReplacementLive(in.Policy, in.Replacing, obs, in.Now) {
 		return false // consolidation's replacement goes first
@@ -301,7 +301,7 @@ func hasDrainBudget(p types.Policy) bool {
 // free room (each old node's on one new node), within the floor and the
 // disruption budget. Unlike consolidation's, the new nodes may be of a new
 // template: being of it is the point.
-func lifecycleDrain(in DecisionInput, p types.Policy, current int, d *Decision) bool {
+func lifecycleDrain(in DecisionInput, p types.Policy, current int, d *Decision, wake func(time.Time, string)) bool {
 	r := in.Replacing
 	obs := in.Observation
 	names := strings.Join(r.Old, ", ")
@@ -321,6 +321,11 @@ func lifecycleDrain(in DecisionInput, p types.Policy, current int, d *Decision) 
 		past := pastGrace(in, old)
 		if past {
 			forced = append(forced, old)
+		}
+		if until, blocked := in.DrainBlocked[old]; in.Rules.LifecycleRetry && blocked && in.Now.Before(until) && !past {
+			d.Skipped = append(d.Skipped, fmt.Sprintf("%s: its drain failed, retried at %s", old, until.UTC().Format(time.RFC3339)))
+			wake(until, "retry drain of "+old)
+			return true
 		}
 		if n.State != types.NodeReady || (len(n.DrainBlockers) > 0 && !past) {
 			d.Skipped = append(d.Skipped, fmt.Sprintf("%s: not drained, it is no longer Ready or evictable", old))

@@ -179,6 +179,27 @@ func TestLifecycleReplacementDrain(t *testing.T) {
 			t.Errorf("reason %q does not name the new node", d.Reason)
 		}
 	})
+	t.Run("old node's drain failed: drained again at its retry time", func(t *testing.T) {
+		in := lifecycleInput(t0)
+		live(&in)
+		newNode(&in, 0)
+		in.DrainBlocked = map[string]time.Time{"n1": t0.Add(30 * time.Second)}
+		d := Decide(in)
+		if d.Action == ActionDisrupt || !strings.Contains(strings.Join(d.Skipped, ";"), "n1: its drain failed, retried at") {
+			t.Fatalf("got %s remove %v (%s; skipped %v), want n1 held until its retry time", d.Action, d.RemoveNodes, d.Reason, d.Skipped)
+		}
+		if want := t0.Add(30 * time.Second); !d.WakeAt.Equal(want) {
+			t.Errorf("wakes at %s (%s), want %s to retry the drain", d.WakeAt, d.WakeReason, want)
+		}
+		if d.Replacing != nil {
+			t.Errorf("bought again (%+v) while the replacement waits for the retry", d.Replacing)
+		}
+		in.Now = t0.Add(30 * time.Second)
+		in.Observation.ObservedAt = in.Now
+		if d := Decide(in); d.Action != ActionDisrupt || strings.Join(d.RemoveNodes, ",") != "n1" {
+			t.Fatalf("at the retry time got %s remove %v (%v %v), want n1 drained", d.Action, d.RemoveNodes, d.Blocked, d.Skipped)
+		}
+	})
 	t.Run("new node's creation time kept to the second", func(t *testing.T) {
 		in := lifecycleInput(t0)
 		live(&in)

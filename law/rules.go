@@ -63,9 +63,15 @@ type Rules struct {
 	// has not completed within the provision timeout, is abandoned at once
 	// (ReplacementVerdict), the workflow recording why. Only with Replace.
 	KeepReplacement bool
+	// LifecycleRetry: a drifted or expired node whose drain failed is
+	// drained again at its retry time (the pool's backoff, as RetryBlocked
+	// for idle nodes) on both halves of a lifecycle replacement; before
+	// it, the drain after the new node was bought was tried again at
+	// every decision. Only with Lifecycle.
+	LifecycleRetry bool
 }
 
 // AllRules is what a new pool run decides with.
 func AllRules() Rules {
-	return Rules{Consolidation: true, AcrossSizes: true, Replace: true, ReplaceGPU: true, Batch: true, Lifecycle: true, BudgetPaces: true, RetryBlocked: true, KeepReplacement: true}
+	return Rules{Consolidation: true, AcrossSizes: true, Replace: true, ReplaceGPU: true, Batch: true, Lifecycle: true, BudgetPaces: true, RetryBlocked: true, KeepReplacement: true, LifecycleRetry: true}
 }

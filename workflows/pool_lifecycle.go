@@ -141,6 +141,13 @@ func (p *pool) disrupt(ctx workflow.Context, d law.Decision) {
 		}
 		if err != nil {
 			failures = append(failures, fmt.Sprintf("%s: %v", node, err))
+			if p.rules.LifecycleRetry {
+				// As scale-down's: a backoff, and told once per reason
+				// with the other blockers (tellBlocked).
+				p.state.DrainBlocked[node] = workflow.Now(ctx).Add(p.drainRetryAfter(node))
+				p.state.DrainRefused[node] = truncate(err.Error(), maxRefusalText)
+				continue
+			}
 			until := workflow.Now(ctx).Add(p.state.Policy.IdleWindow.D())
 			p.state.DrainBlocked[node] = until
 			p.tellDrainBlocked(ctx, node, err, until)

@@ -92,6 +92,14 @@ const (
 	// why (law.Rules.KeepReplacement, pool_replace.go). Added 2026-12-04,
 	// release v0.3.0.
 	changeKeepReplacement = "keep-replacement"
+	// changeLifecycleRetry: a drifted or expired node whose drain failed
+	// is retried as an idle node's is under drain-blocked, with a backoff
+	// from one sample interval and one DisruptionBlocked Event per reason,
+	// on both halves of a lifecycle replacement (law.Rules.LifecycleRetry,
+	// pool_lifecycle.go); before it, after a whole idle window with an
+	// Event per failure, and at every decision once the new node was
+	// Ready. Added 2026-12-04, release v0.3.0.
+	changeLifecycleRetry = "lifecycle-retry"
 )
 
 // Change is one change ID this code knows: the highest version it records
@@ -121,6 +129,7 @@ var Changes = []Change{
 	{ID: changeBudgetPaces, Max: 1, Release: "v0.3.0"},
 	{ID: changeDrainBlocked, Max: 1, Release: "v0.3.0"},
 	{ID: changeKeepReplacement, Max: 1, Release: "v0.3.0"},
+	{ID: changeLifecycleRetry, Max: 1, Release: "v0.3.0"},
 }
 
 // runRules are the rules a pool run decides and buys with: the law's,
@@ -182,5 +191,6 @@ func readRules(ctx workflow.Context) runRules {
 	r.BudgetPaces = workflow.GetVersion(ctx, changeBudgetPaces, workflow.DefaultVersion, 1) == 1 && r.BudgetPaces
 	r.RetryBlocked = workflow.GetVersion(ctx, changeDrainBlocked, workflow.DefaultVersion, 1) == 1 && r.RetryBlocked
 	r.KeepReplacement = workflow.GetVersion(ctx, changeKeepReplacement, workflow.DefaultVersion, 1) == 1 && r.KeepReplacement
+	r.LifecycleRetry = workflow.GetVersion(ctx, changeLifecycleRetry, workflow.DefaultVersion, 1) == 1 && r.LifecycleRetry && r.Lifecycle && r.RetryBlocked
 	return r
 }
