@@ -202,6 +202,10 @@ func lifecycle(in DecisionInput, p types.Policy, current int, d *Decision, wake 
 			d.Skipped = append(d.Skipped, fmt.Sprintf("%s is %s but cannot be emptied: %s", c.Node, kind(c), strings.Join(n.DrainBlockers, "; ")))
 			continue
 		}
+		if why := untolerated(in, n); why != "" {
+			d.Skipped = append(d.Skipped, fmt.Sprintf("%s is %s but kept: %s", c.Node, kind(c), why))
+			continue
+		}
 		if until, blocked := in.DrainBlocked[c.Node]; blocked && in.Now.Before(until) && !forced {
 			d.Skipped = append(d.Skipped, fmt.Sprintf("%s is %s; its drain failed, retried at %s", c.Node, kind(c), until.UTC().Format(time.RFC3339)))
 			wake(until, "retry drain of "+c.Node)
@@ -322,6 +326,10 @@ func lifecycleDrain(in DecisionInput, p types.Policy, current int, d *Decision, 
 		if past {
 			forced = append(forced, old)
 		}
+		if why := untolerated(in, n); why != "" {
+			d.Skipped = append(d.Skipped, fmt.Sprintf("%s: not drained: %s", old, why))
+			return true
+		}
 		if until, blocked := in.DrainBlocked[old]; in.Rules.LifecycleRetry && blocked && in.Now.Before(until) && !past {
 			d.Skipped = append(d.Skipped, fmt.Sprintf("%s: its drain failed, retried at %s", old, until.UTC().Format(time.RFC3339)))
 			wake(until, "retry drain of "+old)
@@ -366,6 +374,55 @@ func lifecycleDrain(in DecisionInput, p types.Policy, current int, d *Decision, 
 	}
 	return true
 }
+
+// untolerated says which of node n's evictable pods would not tolerate a
+// taint of the current node template, which every node bought now
+// carries (the policy's NoSchedule and NoExecute nodeTaints): drained,
+// they would wait for a node that admits them, and none is bought. ""
+// when they all would, or the observer does not say. Past
+// terminationGracePeriod too: that bounds a blocked drain, and this node's
+// drain is not blocked, its pods have nowhere to go.
+func untolerated(in DecisionInput, n types.NodeObservation) string {
+	if !in.Rules.RenewalTolerations {
+		return ""
+	}
+	return Untolerated(in.Policy, n)
+}
+
+// Untolerated is untolerated's judgement whatever the rules: which of n's
+// evictable pods would not tolerate a taint of p's node template.
+func Untolerated(p types.Policy, n types.NodeObservation) string {
+	if len(p.NodeTaints) == 0 {
+		return ""
+	}
+	var names []string
+	var taints []string
+	count := 0
+	for _, s := range n.PodTolerations {
+		t, bad := s.Untolerated(p.NodeTaints)
+		if !bad {
+			continue
+		}
+		count += s.Count
+		name := s.Pod
+		if name == "" {
+			name = "pods of toleration sets not listed"
+		}
+		if len(names) < maxNamedPods {
+			names = append(names, name)
+		}
+		if !slices.Contains(taints, t.String()) {
+			taints = append(taints, t.String())
+		}
+	}
+	if count == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s (%s) do not tolerate taint %s of the current node template", Plural(count, "pod"), strings.Join(names, ", "), strings.Join(taints, ", "))
+}
+
+// maxNamedPods bounds the pods a reason names.
+const maxNamedPods = 3
 
 // createdSkew is how much earlier than the decision to buy it a new node
 // may say it was created: Kubernetes keeps creation times to the second,

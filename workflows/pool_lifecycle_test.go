@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/connectors"
@@ -462,4 +463,63 @@ func TestPoolLifecycleRefusedDrainOnlyFromItsChangeID(t *testing.T) {
 	tries, events, _ := lifecycleRefused(t, true, 8*time.Minute, 0, 9*time.Minute, nil)
 	require.Greater(t, events, 1, "the old run told one Event per reason")
 	require.Greater(t, tries, 3*7, "the old run retried with a backoff")
+}
+
+// taintDrift: a policy change at 1m adds a NoSchedule taint to two busy
+// nodes' template; n1's pods do not tolerate it, n2's do. It returns the
+// status at 3m (after one renewal was bought) and the decisions.
+func taintDrift(t *testing.T, oldRun bool) (contract.PoolStatus, []string) {
+	p := types.DefaultPolicy()
+	p.MinNodes = 1
+	p.DisableConsolidation = true
+	p.ExpireAfter = 0
+	busy := func(name string) types.NodeObservation {
+		return types.NodeObservation{Name: name, Size: "sim-4c8g", State: types.NodeReady,
+			Allocatable: types.Resources{MilliCPU: 4000, Memory: 10 * types.GiB, Pods: 110},
+			Requested:   types.Resources{MilliCPU: 3000, Memory: 6 * types.GiB, Pods: 3}}
+	}
+	n1, n2 := busy("n1"), busy("n2")
+	n1.PodTolerations = []types.PodTolerations{{Pod: "shop/cart-0", Count: 3}}
+	n2.PodTolerations = []types.PodTolerations{{Pod: "web/api-0", Count: 3, Tolerations: []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "web", Effect: corev1.TaintEffectNoSchedule}}}}
+	env, w := newTestPool(t, p, []types.NodeObservation{n1, n2})
+	if oldRun {
+		env.OnGetVersion(changeRenewalTolerations, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	}
+	w.groupOf, w.newGroup = map[string]string{}, "g2"
+	changed := p
+	changed.NodeTaints = []types.Taint{{Key: "dedicated", Value: "web", Effect: corev1.TaintEffectNoSchedule}}
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(contract.UpdateSetPolicy, "taint", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { panic(err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
+		}, contract.SetPolicyRequest{Policy: changed})
+	}, time.Minute)
+	watch(env, w, 30*time.Second, 4*time.Minute)
+	var st contract.PoolStatus
+	env.RegisterDelayedCallback(func() { st = status(t, env) }, 3*time.Minute)
+	finish(env, 4*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+	var log []string
+	for _, d := range st.Decisions {
+		log = append(log, d.Action+": "+d.Reason+" -> "+d.Outcome)
+	}
+	return st, log
+}
+
+// A drift that adds a taint renews only the node whose pods tolerate it;
+// the other is kept and the status says which pods and which taint.
+func TestPoolTaintDriftKeepsANodeWhosePodsDoNotTolerateIt(t *testing.T) {
+	st, log := taintDrift(t, false)
+	require.Equal(t, 2, st.Drifted)
+	all := strings.Join(log, "\n")
+	require.Contains(t, all, "disrupt: lifecycle: n2 drifted", "n2, whose pods tolerate the taint, not renewed")
+	require.NotContains(t, all, "lifecycle: n1 drifted", "n1 renewed although its pods do not tolerate the taint")
+	require.Contains(t, strings.Join(st.Due, "\n"),
+		"; kept: 3 pods (shop/cart-0) do not tolerate taint dedicated=web:NoSchedule of the current node template")
+}
+
+// A run recorded before renewal-tolerations renews n1 first, by name.
+func TestPoolTaintDriftOnlyFromItsChangeID(t *testing.T) {
+	_, log := taintDrift(t, true)
+	require.Contains(t, strings.Join(log, "\n"), "disrupt: lifecycle: n1 drifted")
 }

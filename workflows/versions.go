@@ -100,6 +100,12 @@ const (
 	// Event per failure, and at every decision once the new node was
 	// Ready. Added 2026-12-04, release v0.3.0.
 	changeLifecycleRetry = "lifecycle-retry"
+	// changeRenewalTolerations: a drifted or expired node whose evictable
+	// pods do not tolerate a taint of the current node template is kept,
+	// saying so, instead of drained onto nodes that refuse them
+	// (law.Rules.RenewalTolerations, NodeObservation.PodTolerations).
+	// Added 2026-12-04, release v0.3.0.
+	changeRenewalTolerations = "renewal-tolerations"
 )
 
 // Change is one change ID this code knows: the highest version it records
@@ -130,6 +136,7 @@ var Changes = []Change{
 	{ID: changeDrainBlocked, Max: 1, Release: "v0.3.0"},
 	{ID: changeKeepReplacement, Max: 1, Release: "v0.3.0"},
 	{ID: changeLifecycleRetry, Max: 1, Release: "v0.3.0"},
+	{ID: changeRenewalTolerations, Max: 1, Release: "v0.3.0"},
 }
 
 // runRules are the rules a pool run decides and buys with: the law's,
@@ -192,5 +199,6 @@ func readRules(ctx workflow.Context) runRules {
 	r.RetryBlocked = workflow.GetVersion(ctx, changeDrainBlocked, workflow.DefaultVersion, 1) == 1 && r.RetryBlocked
 	r.KeepReplacement = workflow.GetVersion(ctx, changeKeepReplacement, workflow.DefaultVersion, 1) == 1 && r.KeepReplacement
 	r.LifecycleRetry = workflow.GetVersion(ctx, changeLifecycleRetry, workflow.DefaultVersion, 1) == 1 && r.LifecycleRetry && r.Lifecycle && r.RetryBlocked
+	r.RenewalTolerations = workflow.GetVersion(ctx, changeRenewalTolerations, workflow.DefaultVersion, 1) == 1 && r.RenewalTolerations && r.Lifecycle
 	return r
 }
