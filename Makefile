@@ -79,11 +79,14 @@ replay-record:
 ## bursty demand and provider faults, restart it on the same data, then
 ## settle without faults and check invariants from ground truth. About 15
 ## minutes; not part of `make test`. Longer: make chaos CHAOSFLAGS='-kills 100 -max-up 30s'
+## Then the drift case (testsuite/chaos/drift.yaml, about 5 minutes): four
+## busy nodes drift and are renewed while visor dev is killed at random.
 CHAOSFLAGS ?=
 UPGRADE_FROM ?= v0.1.0:term v0.2.0:kill
 chaos: build
 	$(GO) build -o bin/chaos ./testsuite/chaos
 	./bin/chaos -visor $(BIN) -spec testsuite/chaos/pools.yaml $(CHAOSFLAGS)
+	VISOR_CHAOS_DRIFT=1 VISOR_BIN=$(abspath $(BIN)) $(GO) test -run '^TestDriftUnderKill$$' -count=1 -v -timeout 20m ./testsuite/chaos
 
 ## upgrade-test: an operator's upgrade from each previous release to this
 ## tree: that release's visor dev (built from its tag, or its commit in

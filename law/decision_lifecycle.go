@@ -169,7 +169,7 @@ func lifecycle(in DecisionInput, p types.Policy, current int, d *Decision, wake 
 	obs := in.Observation
 	wake(NextExpiry(in.Policy, obs, in.Now), "node expires")
 	if r := in.Replacing; r != nil && r.Lifecycle != "" && ReplacementLive(in.Policy, r, obs, in.Now) {
-		return lifecycleDrain(in, p, current, d)
+		return lifecycleDrain(in, p, current, d, wake)
 	}
 	if ReplacementLive(in.Policy, in.Replacing, obs, in.Now) {
 		return false // consolidation's replacement goes first
@@ -200,6 +200,10 @@ func lifecycle(in DecisionInput, p types.Policy, current int, d *Decision, wake 
 			continue // cordoned or NotReady: a drain or the repair rule has it
 		case len(n.DrainBlockers) > 0 && !forced:
 			d.Skipped = append(d.Skipped, fmt.Sprintf("%s is %s but cannot be emptied: %s", c.Node, kind(c), strings.Join(n.DrainBlockers, "; ")))
+			continue
+		}
+		if why := untolerated(in, n); why != "" {
+			d.Skipped = append(d.Skipped, fmt.Sprintf("%s is %s but kept: %s", c.Node, kind(c), why))
 			continue
 		}
 		if until, blocked := in.DrainBlocked[c.Node]; blocked && in.Now.Before(until) && !forced {
@@ -301,7 +305,7 @@ func hasDrainBudget(p types.Policy) bool {
 // free room (each old node's on one new node), within the floor and the
 // disruption budget. Unlike consolidation's, the new nodes may be of a new
 // template: being of it is the point.
-func lifecycleDrain(in DecisionInput, p types.Policy, current int, d *Decision) bool {
+func lifecycleDrain(in DecisionInput, p types.Policy, current int, d *Decision, wake func(time.Time, string)) bool {
 	r := in.Replacing
 	obs := in.Observation
 	names := strings.Join(r.Old, ", ")
@@ -321,6 +325,15 @@ func lifecycleDrain(in DecisionInput, p types.Policy, current int, d *Decision) 
 		past := pastGrace(in, old)
 		if past {
 			forced = append(forced, old)
+		}
+		if why := untolerated(in, n); why != "" {
+			d.Skipped = append(d.Skipped, fmt.Sprintf("%s: not drained: %s", old, why))
+			return true
+		}
+		if until, blocked := in.DrainBlocked[old]; in.Rules.LifecycleRetry && blocked && in.Now.Before(until) && !past {
+			d.Skipped = append(d.Skipped, fmt.Sprintf("%s: its drain failed, retried at %s", old, until.UTC().Format(time.RFC3339)))
+			wake(until, "retry drain of "+old)
+			return true
 		}
 		if n.State != types.NodeReady || (len(n.DrainBlockers) > 0 && !past) {
 			d.Skipped = append(d.Skipped, fmt.Sprintf("%s: not drained, it is no longer Ready or evictable", old))
@@ -361,6 +374,55 @@ func lifecycleDrain(in DecisionInput, p types.Policy, current int, d *Decision) 
 	}
 	return true
 }
+
+// untolerated says which of node n's evictable pods would not tolerate a
+// taint of the current node template, which every node bought now
+// carries (the policy's NoSchedule and NoExecute nodeTaints): drained,
+// they would wait for a node that admits them, and none is bought. ""
+// when they all would, or the observer does not say. Past
+// terminationGracePeriod too: that bounds a blocked drain, and this node's
+// drain is not blocked, its pods have nowhere to go.
+func untolerated(in DecisionInput, n types.NodeObservation) string {
+	if !in.Rules.RenewalTolerations {
+		return ""
+	}
+	return Untolerated(in.Policy, n)
+}
+
+// Untolerated is untolerated's judgement whatever the rules: which of n's
+// evictable pods would not tolerate a taint of p's node template.
+func Untolerated(p types.Policy, n types.NodeObservation) string {
+	if len(p.NodeTaints) == 0 {
+		return ""
+	}
+	var names []string
+	var taints []string
+	count := 0
+	for _, s := range n.PodTolerations {
+		t, bad := s.Untolerated(p.NodeTaints)
+		if !bad {
+			continue
+		}
+		count += s.Count
+		name := s.Pod
+		if name == "" {
+			name = "pods of toleration sets not listed"
+		}
+		if len(names) < maxNamedPods {
+			names = append(names, name)
+		}
+		if !slices.Contains(taints, t.String()) {
+			taints = append(taints, t.String())
+		}
+	}
+	if count == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s (%s) do not tolerate taint %s of the current node template", Plural(count, "pod"), strings.Join(names, ", "), strings.Join(taints, ", "))
+}
+
+// maxNamedPods bounds the pods a reason names.
+const maxNamedPods = 3
 
 // createdSkew is how much earlier than the decision to buy it a new node
 // may say it was created: Kubernetes keeps creation times to the second,

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -179,6 +181,27 @@ func TestLifecycleReplacementDrain(t *testing.T) {
 			t.Errorf("reason %q does not name the new node", d.Reason)
 		}
 	})
+	t.Run("old node's drain failed: drained again at its retry time", func(t *testing.T) {
+		in := lifecycleInput(t0)
+		live(&in)
+		newNode(&in, 0)
+		in.DrainBlocked = map[string]time.Time{"n1": t0.Add(30 * time.Second)}
+		d := Decide(in)
+		if d.Action == ActionDisrupt || !strings.Contains(strings.Join(d.Skipped, ";"), "n1: its drain failed, retried at") {
+			t.Fatalf("got %s remove %v (%s; skipped %v), want n1 held until its retry time", d.Action, d.RemoveNodes, d.Reason, d.Skipped)
+		}
+		if want := t0.Add(30 * time.Second); !d.WakeAt.Equal(want) {
+			t.Errorf("wakes at %s (%s), want %s to retry the drain", d.WakeAt, d.WakeReason, want)
+		}
+		if d.Replacing != nil {
+			t.Errorf("bought again (%+v) while the replacement waits for the retry", d.Replacing)
+		}
+		in.Now = t0.Add(30 * time.Second)
+		in.Observation.ObservedAt = in.Now
+		if d := Decide(in); d.Action != ActionDisrupt || strings.Join(d.RemoveNodes, ",") != "n1" {
+			t.Fatalf("at the retry time got %s remove %v (%v %v), want n1 drained", d.Action, d.RemoveNodes, d.Blocked, d.Skipped)
+		}
+	})
 	t.Run("new node's creation time kept to the second", func(t *testing.T) {
 		in := lifecycleInput(t0)
 		live(&in)
@@ -350,4 +373,81 @@ func TestLifecycleRenewsTogetherWithinTheBudget(t *testing.T) {
 	if d := Decide(in); d.Action == ActionDisrupt {
 		t.Fatalf("drained %v although m2 has room for neither", d.RemoveNodes)
 	}
+}
+
+// A drift that adds a taint: n1's pods must tolerate it to be drained,
+// since every node bought now carries it.
+func TestLifecycleKeepsPodsThatDoNotTolerateTheNewTaint(t *testing.T) {
+	taint := types.Taint{Key: "dedicated", Value: "web", Effect: corev1.TaintEffectNoSchedule}
+	tainted := func(taints []types.Taint, sets []types.PodTolerations) DecisionInput {
+		in := lifecycleInput(t0)
+		in.Policy.NodeTaints = taints
+		in.Lifecycle.Template = in.Policy.TemplateHash()
+		in.Lifecycle.Groups["g-new"] = GroupTemplate{Template: in.Policy.TemplateHash()}
+		in.Observation.Nodes[0].PodTolerations = sets
+		return in
+	}
+	none := []types.PodTolerations{{Pod: "web/a", Count: 4}}
+	exists := []types.PodTolerations{{Pod: "web/a", Count: 4, Tolerations: []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}}}}
+	for _, c := range []struct {
+		name string
+		in   DecisionInput
+		kept string // "" : n1's renewal is bought
+	}{
+		{"pods without tolerations: kept", tainted([]types.Taint{taint}, none), "4 pods (web/a) do not tolerate taint dedicated=web:NoSchedule of the current node template"},
+		{"a pod of another value: kept", tainted([]types.Taint{taint}, []types.PodTolerations{
+			{Pod: "web/a", Count: 3, Tolerations: exists[0].Tolerations},
+			{Pod: "web/z", Count: 1, Tolerations: []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "batch", Effect: corev1.TaintEffectNoSchedule}}},
+		}), "1 pod (web/z) do not tolerate taint dedicated=web:NoSchedule"},
+		{"pods of sets not listed: kept", tainted([]types.Taint{taint}, []types.PodTolerations{exists[0], {Count: 2}}), "2 pods (pods of toleration sets not listed)"},
+		{"NoExecute: kept", tainted([]types.Taint{{Key: "gpu", Effect: corev1.TaintEffectNoExecute}}, exists), "taint gpu:NoExecute"},
+		{"pods tolerate it: renewed", tainted([]types.Taint{taint}, exists), ""},
+		{"PreferNoSchedule repels no pod: renewed", tainted([]types.Taint{{Key: "soft", Effect: corev1.TaintEffectPreferNoSchedule}}, none), ""},
+		{"the observer does not say: renewed", tainted([]types.Taint{taint}, nil), ""},
+		{"no taint: renewed", tainted(nil, none), ""},
+		{"a run before the rule: renewed", func() DecisionInput {
+			in := tainted([]types.Taint{taint}, none)
+			in.Rules.RenewalTolerations = false
+			return in
+		}(), ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := Decide(c.in)
+			if c.kept == "" {
+				if d.Action != ActionDisrupt || d.Replacing == nil || d.Replacing.Old[0] != "n1" {
+					t.Fatalf("got %s (%s; skipped %v), want n1's renewal bought", d.Action, d.Reason, d.Skipped)
+				}
+				return
+			}
+			if d.Action == ActionDisrupt {
+				t.Fatalf("renewed %v / drained %v although its pods do not tolerate the new taint (%s)", d.Replacing, d.RemoveNodes, d.Reason)
+			}
+			skipped := strings.Join(d.Skipped, ";")
+			if !strings.Contains(skipped, "n1 is drifted but kept: ") || !strings.Contains(skipped, c.kept) {
+				t.Fatalf("skipped %q, want n1 kept saying %q", skipped, c.kept)
+			}
+		})
+	}
+	t.Run("past terminationGracePeriod: still kept", func(t *testing.T) {
+		in := tainted([]types.Taint{taint}, none)
+		in.Policy.TerminationGracePeriod = types.Duration(time.Minute)
+		in.Lifecycle.DueSince["n1"] = t0.Add(-time.Hour)
+		if d := Decide(in); d.Action == ActionDisrupt {
+			t.Fatalf("disrupted n1 past its grace period onto nodes that refuse its pods: %s", d.Reason)
+		}
+	})
+	t.Run("renewal under way: the old node not drained", func(t *testing.T) {
+		in := tainted([]types.Taint{taint}, none)
+		in.Replacing = &Replacement{Old: []string{"n1"}, Size: "sim-4c8g", Since: t0.Add(-2 * time.Minute), Lifecycle: "drifted: x"}
+		nn := node("n9", 0, 0)
+		nn.CreatedAt = t0.Add(-time.Minute)
+		in.Observation.Nodes = append(in.Observation.Nodes, nn)
+		d := Decide(in)
+		if d.Action == ActionDisrupt {
+			t.Fatalf("drained %v onto a node whose taint its pods do not tolerate", d.RemoveNodes)
+		}
+		if s := strings.Join(d.Skipped, ";"); !strings.Contains(s, "n1: not drained: 4 pods (web/a) do not tolerate taint dedicated=web:NoSchedule") {
+			t.Fatalf("skipped %q, want why n1 is not drained", s)
+		}
+	})
 }

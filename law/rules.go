@@ -63,9 +63,21 @@ type Rules struct {
 	// has not completed within the provision timeout, is abandoned at once
 	// (ReplacementVerdict), the workflow recording why. Only with Replace.
 	KeepReplacement bool
+	// LifecycleRetry: a drifted or expired node whose drain failed is
+	// drained again at its retry time (the pool's backoff, as RetryBlocked
+	// for idle nodes) on both halves of a lifecycle replacement; before
+	// it, the drain after the new node was bought was tried again at
+	// every decision. Only with Lifecycle.
+	LifecycleRetry bool
+	// RenewalTolerations: a drifted or expired node whose evictable pods
+	// do not tolerate a taint of the current node template is kept, with
+	// why, instead of drained onto nodes that refuse them (its new node
+	// would carry the taint). Only with Lifecycle; needs the observer's
+	// NodeObservation.PodTolerations.
+	RenewalTolerations bool
 }
 
 // AllRules is what a new pool run decides with.
 func AllRules() Rules {
-	return Rules{Consolidation: true, AcrossSizes: true, Replace: true, ReplaceGPU: true, Batch: true, Lifecycle: true, BudgetPaces: true, RetryBlocked: true, KeepReplacement: true}
+	return Rules{Consolidation: true, AcrossSizes: true, Replace: true, ReplaceGPU: true, Batch: true, Lifecycle: true, BudgetPaces: true, RetryBlocked: true, KeepReplacement: true, LifecycleRetry: true, RenewalTolerations: true}
 }

@@ -2,12 +2,15 @@ package starter
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"go.temporal.io/sdk/client"
 
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/types"
 )
 
 // DefaultApplyConcurrency bounds how many pools ApplyPools applies at once:
@@ -22,6 +25,10 @@ type ApplyOptions struct {
 	Concurrency int
 	// Progress, when set, is called after each pool with the counts so far.
 	Progress func(done, total int)
+	// ExpiryDefaulted names the pools (by workflow ID) whose expireAfter
+	// is the spec file's default, not written (PoolEntry.ExpiryDefaulted):
+	// a new one is created with it, a running one keeps its own.
+	ExpiryDefaulted map[string]bool
 }
 
 // PoolApplied is one pool's outcome. Attempted is false for a pool not
@@ -31,6 +38,9 @@ type PoolApplied struct {
 	Attempted bool
 	Result    ApplyResult
 	Err       error
+	// Expiry says what became of a defaulted expireAfter ("" when the
+	// spec wrote one): on by default for a new pool, kept for a running one.
+	Expiry string
 }
 
 // ApplyPools applies pools that CheckApply has passed, a bounded number at
@@ -61,8 +71,12 @@ func ApplyPools(ctx context.Context, c client.Client, namespace string, pools []
 	for range min(n, len(pools)) {
 		wg.Go(func() {
 			for i := range next {
-				res, err := applyListed(ctx, c, pools[i], opts.TaskQueue, running)
+				defaulted := opts.ExpiryDefaulted[pools[i].Key.WorkflowID()]
+				res, exp, err := applyListed(ctx, c, pools[i], opts.TaskQueue, running, defaulted)
 				out[i].Attempted, out[i].Result, out[i].Err = true, res, err
+				if err == nil && defaulted {
+					out[i].Expiry = expiryNote(res, exp)
+				}
 				if err != nil {
 					failed.Store(true)
 				}
@@ -93,13 +107,33 @@ type listedPool struct {
 }
 
 // applyListed skips a pool whose own memo shows the file's policy, and
-// otherwise applies it knowing whether it runs.
-func applyListed(ctx context.Context, c client.Client, spec contract.PoolSpec, taskQueue string, running map[string]listedPool) (ApplyResult, error) {
+// otherwise applies it knowing whether it runs. keepExpiry: the spec's
+// expireAfter is the default, which a running pool does not take
+// (applyChecked), so its memo may also show the policy with expiry off.
+func applyListed(ctx context.Context, c client.Client, spec contract.PoolSpec, taskQueue string, running map[string]listedPool, keepExpiry bool) (ApplyResult, types.Duration, error) {
 	listed, isRunning := running[spec.Key.WorkflowID()]
-	if isRunning && listed.policyHash != "" && listed.policyHash == contract.PolicyHash(spec.Policy) {
-		return PoolUnchanged, nil
+	if isRunning && listed.policyHash != "" {
+		if listed.policyHash == contract.PolicyHash(spec.Policy) {
+			return PoolUnchanged, spec.Policy.ExpireAfter, nil
+		}
+		off := spec.Policy
+		off.ExpireAfter = 0
+		if keepExpiry && listed.policyHash == contract.PolicyHash(off) {
+			return PoolUnchanged, 0, nil
+		}
 	}
-	return applyChecked(ctx, c, spec, taskQueue, isRunning)
+	return applyChecked(ctx, c, spec, taskQueue, isRunning, keepExpiry)
+}
+
+// expiryNote tells what a spec's unwritten expireAfter did to the pool.
+func expiryNote(res ApplyResult, exp types.Duration) string {
+	switch {
+	case res == PoolCreated && exp > 0:
+		return fmt.Sprintf("expireAfter %s by default: nodes older than that are replaced (write expireAfter: 0s to keep them)", shortDuration(exp))
+	case res != PoolCreated && exp == 0:
+		return "expireAfter not written: expiry stays off for this running pool (write expireAfter to turn it on)"
+	}
+	return ""
 }
 
 // runningPoolIDs lists every open pool workflow in one page walk, with
@@ -114,4 +148,16 @@ func runningPoolIDs(ctx context.Context, c client.Client, namespace string) (map
 		ids[s.ID] = listedPool{policyHash: s.policyHash}
 	}
 	return ids, nil
+}
+
+// shortDuration writes 720h for 720h0m0s.
+func shortDuration(d types.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "h0m0s") {
+		return strings.TrimSuffix(s, "0m0s")
+	}
+	if strings.HasSuffix(s, "m0s") {
+		return strings.TrimSuffix(s, "0s")
+	}
+	return s
 }

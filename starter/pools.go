@@ -32,46 +32,66 @@ const (
 func ApplyPool(ctx context.Context, c client.Client, spec contract.PoolSpec, taskQueue string) (ApplyResult, error) {
 	// The policy is taken as given: spec files fill defaults when they are
 	// read (see ParseSpecFile), and a zero the caller wrote stays zero.
+	res, _, err := applyOne(ctx, c, spec, taskQueue, false)
+	return res, err
+}
+
+// ApplySpecPool is ApplyPool for a spec file's entry: a pool already
+// running keeps its own expireAfter when the entry does not write one
+// (PoolEntry.ExpiryDefaulted).
+func ApplySpecPool(ctx context.Context, c client.Client, e PoolEntry, taskQueue string) (ApplyResult, error) {
+	res, _, err := applyOne(ctx, c, e.PoolSpec, taskQueue, e.ExpiryDefaulted)
+	return res, err
+}
+
+func applyOne(ctx context.Context, c client.Client, spec contract.PoolSpec, taskQueue string, keepExpiry bool) (ApplyResult, types.Duration, error) {
 	if err := spec.Validate(); err != nil {
-		return "", fmt.Errorf("%s: %w", spec.Key.WorkflowID(), err)
+		return "", 0, fmt.Errorf("%s: %w", spec.Key.WorkflowID(), err)
 	}
 	if err := CheckPlacement(ctx, c, spec); err != nil {
-		return "", err
+		return "", 0, err
 	}
 	running, err := isRunning(ctx, c, spec.Key.WorkflowID())
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
-	return applyChecked(ctx, c, spec, taskQueue, running)
+	return applyChecked(ctx, c, spec, taskQueue, running, keepExpiry)
 }
 
 // applyChecked applies a pool already checked against its cluster;
 // running says whether its workflow is known to be open. A running pool
 // whose policy differs gets the set-policy update (validated by the pool).
-func applyChecked(ctx context.Context, c client.Client, spec contract.PoolSpec, taskQueue string, running bool) (ApplyResult, error) {
+// keepExpiry: the spec's expireAfter is only the default, which a running
+// pool does not take (its own stays, off for pools from before expiry):
+// turning it on for a pool of old nodes would make them all due at once.
+// It returns the expireAfter the pool has afterwards.
+func applyChecked(ctx context.Context, c client.Client, spec contract.PoolSpec, taskQueue string, running, keepExpiry bool) (ApplyResult, types.Duration, error) {
 	id := spec.Key.WorkflowID()
 	if !running {
 		// A new pool starts with its policy in its input: no update to
 		// wait for, and the pool announces itself to its cluster once.
 		created, err := startPool(ctx, c, spec, taskQueue)
 		if err != nil {
-			return "", err
+			return "", 0, err
 		}
 		if created {
-			return PoolCreated, nil
+			return PoolCreated, spec.Policy.ExpireAfter, nil
 		}
 		// Started meanwhile, or listed late: update it like a running one.
 	}
 	st, err := PoolStatus(ctx, c, spec.Key)
 	if err != nil {
-		return "", fmt.Errorf("status of %s: %w", id, err)
+		return "", 0, fmt.Errorf("status of %s: %w", id, err)
+	}
+	if keepExpiry {
+		spec.Policy.ExpireAfter = st.Policy.ExpireAfter
 	}
 	if reflect.DeepEqual(st.Policy, spec.Policy) {
-		return PoolUnchanged, nil
+		return PoolUnchanged, spec.Policy.ExpireAfter, nil
 	}
 	policyReq := contract.SetPolicyRequest{Policy: spec.Policy}
 	if policyReq.Auth, err = authorize(c, id, contract.UpdateSetPolicy, policyReq, nil); err != nil {
-		return "", err
+		return "", 0, err
 	}
 	// Update-with-start, so a pool that completed since it was listed is
 	// started again rather than the update failing.
@@ -87,16 +107,16 @@ func applyChecked(ctx context.Context, c client.Client, spec contract.PoolSpec, 
 		},
 	})
 	if err != nil {
-		return "", fmt.Errorf("apply %s: %w", id, err)
+		return "", 0, fmt.Errorf("apply %s: %w", id, err)
 	}
 	var accepted contract.PolicyAccepted
 	if err := handle.Get(ctx, &accepted); err != nil {
-		return "", fmt.Errorf("%s refused the policy: %w", id, err)
+		return "", 0, fmt.Errorf("%s refused the policy: %w", id, err)
 	}
 	if _, err := start.Get(ctx); err != nil {
-		return "", err
+		return "", 0, err
 	}
-	return PoolUpdated, nil
+	return PoolUpdated, spec.Policy.ExpireAfter, nil
 }
 
 // startPool starts a pool's workflow unless one is running; created is

@@ -48,6 +48,10 @@ type PoolEntry struct {
 	contract.PoolSpec `json:",inline"`
 	// Demo drives the simulated fleet's demand for this pool.
 	Demo *DemoDemand `json:"demo,omitempty"`
+	// ExpiryDefaulted: the entry's policy does not write expireAfter, so
+	// it holds DefaultExpireAfter. That default is for new pools only: a
+	// pool already running keeps its own expireAfter (ApplyOptions).
+	ExpiryDefaulted bool `json:"-"`
 }
 
 // DemoDemand describes simulated demand for `visor dev`: a shape and its
@@ -139,6 +143,7 @@ func ParseSpecFile(path string, raw []byte) (SpecFile, error) {
 			}
 		}
 		e.Policy = e.Policy.WithDefaultsExcept(explicit)
+		e.ExpiryDefaulted = !explicit["expireafter"]
 		if e.Policy.OrgLimits != nil {
 			errs = append(errs, fmt.Errorf("%s: pools[%d] (%s): policy.orgLimits: set the org's limits in the orgs section, not per pool", path, i, e.Key.WorkflowID()))
 		}

@@ -88,6 +88,13 @@ type NodeObservation struct {
 	// lastTransitionTime; zero when the observer did not say): a node
 	// NotReady is so since then, however late the pool first saw it.
 	ReadyChangedAt time.Time `json:"readyChangedAt,omitzero"`
+	// PodTolerations are the node's evictable pods grouped by the
+	// tolerations they carry (those the DefaultTolerationSeconds admission
+	// plugin adds left out), most pods first, at most MaxTolerationSets:
+	// a drift that adds a taint must not drain pods onto nodes that refuse
+	// them. Nil when the observer does not say (the sim), or the node has
+	// no pod a drain would move.
+	PodTolerations []PodTolerations `json:"podTolerations,omitempty"`
 }
 
 // IdleBelow reports whether the node is idle on every resource it offers:

@@ -130,7 +130,11 @@ func (p *pool) tellBlocked(ctx workflow.Context) {
 			continue
 		}
 		p.state.BlockedTold[name] = k.why
-		msg := fmt.Sprintf("visor: pool %s keeps this idle node: %s", p.spec.Key.WorkflowID(), k)
+		what := "idle node"
+		if _, idle := p.state.IdleSince[name]; !idle {
+			what = "node" // a drifted or expired one whose drain failed
+		}
+		msg := fmt.Sprintf("visor: pool %s keeps this %s: %s", p.spec.Key.WorkflowID(), what, k)
 		events = append(events, connectors.ClusterEvent{Kind: connectors.EventKindNode, Name: name, Type: connectors.EventWarning, Reason: connectors.EventDisruptionBlocked, Message: msg})
 	}
 	for name := range p.state.BlockedTold {

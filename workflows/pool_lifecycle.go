@@ -141,6 +141,13 @@ func (p *pool) disrupt(ctx workflow.Context, d law.Decision) {
 		}
 		if err != nil {
 			failures = append(failures, fmt.Sprintf("%s: %v", node, err))
+			if p.rules.LifecycleRetry {
+				// As scale-down's: a backoff, and told once per reason
+				// with the other blockers (tellBlocked).
+				p.state.DrainBlocked[node] = workflow.Now(ctx).Add(p.drainRetryAfter(node))
+				p.state.DrainRefused[node] = truncate(err.Error(), maxRefusalText)
+				continue
+			}
 			until := workflow.Now(ctx).Add(p.state.Policy.IdleWindow.D())
 			p.state.DrainBlocked[node] = until
 			p.tellDrainBlocked(ctx, node, err, until)
@@ -240,7 +247,13 @@ func (p *pool) lifecycleStatus(st *contract.PoolStatus) {
 			st.Expired++
 		}
 		if len(st.Due) < maxDueListed {
-			st.Due = append(st.Due, d.Node+": "+d.Reason)
+			line := d.Node + ": " + d.Reason
+			if n, ok := p.observedNode(d.Node); ok && p.rules.RenewalTolerations {
+				if why := law.Untolerated(p.state.Policy, n); why != "" {
+					line += "; kept: " + why
+				}
+			}
+			st.Due = append(st.Due, line)
 		}
 	}
 }
@@ -276,4 +289,17 @@ func (p *pool) intoCurrentGroup(in *activities.ProvisionInput) (creates bool) {
 	in.NodeLabels, in.NodeTaints, in.CapacityType, in.Zone = pol.NodeLabels, pol.NodeTaints, old.CapacityType, old.Zone
 	in.GroupSuffix = p.groupSuffix(in.Size, old.CapacityType, old.Zone)
 	return true
+}
+
+// observedNode is the held observation's node of that name.
+func (p *pool) observedNode(name string) (types.NodeObservation, bool) {
+	if p.state.Observation == nil {
+		return types.NodeObservation{}, false
+	}
+	for _, n := range p.state.Observation.Nodes {
+		if n.Name == name {
+			return n, true
+		}
+	}
+	return types.NodeObservation{}, false
 }

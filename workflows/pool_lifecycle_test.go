@@ -1,8 +1,10 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/connectors"
@@ -363,4 +366,160 @@ func TestPoolDriftRenewsTogetherWithinTheBudget(t *testing.T) {
 	finish(env, 5*time.Minute)
 	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
 	require.NoError(t, env.GetWorkflowError())
+}
+
+// lifecycleRefused runs two busy drifted nodes whose first renewal's new
+// node joins at 2m, while a PodDisruptionBudget refuses n1's drain until
+// allowAt; it returns how often n1's drain was tried by checkAt, the
+// DisruptionBlocked Events n1 got by then, and the status then.
+func lifecycleRefused(t *testing.T, oldRun bool, checkAt, allowAt, end time.Duration, after func(w *world)) (tries, events int, st contract.PoolStatus) {
+	p := types.DefaultPolicy()
+	p.MinNodes = 1
+	p.DisableConsolidation = true
+	p.ExpireAfter = 0
+	busy := func(name string) types.NodeObservation {
+		return types.NodeObservation{Name: name, Size: "sim-4c8g", State: types.NodeReady,
+			Allocatable: types.Resources{MilliCPU: 4000, Memory: 10 * types.GiB, Pods: 110},
+			Requested:   types.Resources{MilliCPU: 3000, Memory: 6 * types.GiB, Pods: 3}}
+	}
+	env, w := newTestPool(t, p, []types.NodeObservation{busy("n1"), busy("n2")})
+	if oldRun {
+		env.OnGetVersion(changeLifecycleRetry, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	}
+	w.groupOf, w.newGroup = map[string]string{}, "g2"
+	var mu sync.Mutex
+	allows := false
+	w.drainErr = func(in activities.DrainInput) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if in.Node == "n1" && !allows {
+			return errors.New("drain refused: web/a: its PodDisruptionBudget allows no disruption now")
+		}
+		return nil
+	}
+	changed := p
+	changed.NodeLabels = map[string]string{"team": "checkout"}
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(contract.UpdateSetPolicy, "label", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { panic(err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
+		}, contract.SetPolicyRequest{Policy: changed})
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		require.Len(t, w.provisions, 1, "no renewal bought")
+		n := busy("new1")
+		n.CreatedAt, n.Requested = env.Now(), types.Resources{}
+		w.groupOf[n.Name] = "g2"
+		w.nodes = append(w.nodes, n)
+	}, 2*time.Minute)
+	watch(env, w, 30*time.Second, end)
+	env.RegisterDelayedCallback(func() {
+		w.mu.Lock()
+		for _, n := range w.drained {
+			if n == "n1" {
+				tries++
+			}
+		}
+		w.mu.Unlock()
+		events = blockedEvents(w)["n1"]
+		st = status(t, env)
+		mu.Lock()
+		allows = true
+		mu.Unlock()
+	}, checkAt)
+	if after != nil {
+		env.RegisterDelayedCallback(func() { after(w) }, allowAt)
+	}
+	finish(env, end)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+	return tries, events, st
+}
+
+// A drifted node whose drain a PodDisruptionBudget refuses, its new node
+// Ready, is retried as an idle node's refused drain is: with a backoff,
+// one DisruptionBlocked Event however often it is retried, the refusal in
+// status.drainBlocked, and drained at the first retry once the budget
+// allows it.
+func TestPoolLifecycleRefusedDrainRetriesWithBackoff(t *testing.T) {
+	allowAt := 8 * time.Minute
+	tries, events, st := lifecycleRefused(t, false, allowAt, allowAt+maxRetrySamples*30*time.Second+time.Second, 10*time.Minute, func(w *world) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		require.Contains(t, w.deleted, "n1", "n1 not drained at the first retry after its budget allowed it")
+	})
+	// Each drain is three activity attempts; 6 minutes of 30 s decisions
+	// would be 12 drains, the backoff (30 s, 1m, 2m, 2m, …) makes 5.
+	require.GreaterOrEqual(t, tries, 3*3, "the refused drain was not retried")
+	require.LessOrEqual(t, tries, 3*7, "retried at every decision, not with a backoff")
+	require.Equal(t, 1, events, "one Event per retry, not one per reason")
+	require.Contains(t, st.DrainBlocked["n1"], "PodDisruptionBudget", "status.drainBlocked: %v", st.DrainBlocked)
+	require.Contains(t, strings.Join(st.SkippedNodes, ";"), "n1: its drain failed, retried at")
+}
+
+// A run recorded before lifecycle-retry tells an Event per failed drain.
+func TestPoolLifecycleRefusedDrainOnlyFromItsChangeID(t *testing.T) {
+	tries, events, _ := lifecycleRefused(t, true, 8*time.Minute, 0, 9*time.Minute, nil)
+	require.Greater(t, events, 1, "the old run told one Event per reason")
+	require.Greater(t, tries, 3*7, "the old run retried with a backoff")
+}
+
+// taintDrift: a policy change at 1m adds a NoSchedule taint to two busy
+// nodes' template; n1's pods do not tolerate it, n2's do. It returns the
+// status at 3m (after one renewal was bought) and the decisions.
+func taintDrift(t *testing.T, oldRun bool) (contract.PoolStatus, []string) {
+	p := types.DefaultPolicy()
+	p.MinNodes = 1
+	p.DisableConsolidation = true
+	p.ExpireAfter = 0
+	busy := func(name string) types.NodeObservation {
+		return types.NodeObservation{Name: name, Size: "sim-4c8g", State: types.NodeReady,
+			Allocatable: types.Resources{MilliCPU: 4000, Memory: 10 * types.GiB, Pods: 110},
+			Requested:   types.Resources{MilliCPU: 3000, Memory: 6 * types.GiB, Pods: 3}}
+	}
+	n1, n2 := busy("n1"), busy("n2")
+	n1.PodTolerations = []types.PodTolerations{{Pod: "shop/cart-0", Count: 3}}
+	n2.PodTolerations = []types.PodTolerations{{Pod: "web/api-0", Count: 3, Tolerations: []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "web", Effect: corev1.TaintEffectNoSchedule}}}}
+	env, w := newTestPool(t, p, []types.NodeObservation{n1, n2})
+	if oldRun {
+		env.OnGetVersion(changeRenewalTolerations, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	}
+	w.groupOf, w.newGroup = map[string]string{}, "g2"
+	changed := p
+	changed.NodeTaints = []types.Taint{{Key: "dedicated", Value: "web", Effect: corev1.TaintEffectNoSchedule}}
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(contract.UpdateSetPolicy, "taint", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { panic(err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
+		}, contract.SetPolicyRequest{Policy: changed})
+	}, time.Minute)
+	watch(env, w, 30*time.Second, 4*time.Minute)
+	var st contract.PoolStatus
+	env.RegisterDelayedCallback(func() { st = status(t, env) }, 3*time.Minute)
+	finish(env, 4*time.Minute)
+	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
+	require.NoError(t, env.GetWorkflowError())
+	var log []string
+	for _, d := range st.Decisions {
+		log = append(log, d.Action+": "+d.Reason+" -> "+d.Outcome)
+	}
+	return st, log
+}
+
+// A drift that adds a taint renews only the node whose pods tolerate it;
+// the other is kept and the status says which pods and which taint.
+func TestPoolTaintDriftKeepsANodeWhosePodsDoNotTolerateIt(t *testing.T) {
+	st, log := taintDrift(t, false)
+	require.Equal(t, 2, st.Drifted)
+	all := strings.Join(log, "\n")
+	require.Contains(t, all, "disrupt: lifecycle: n2 drifted", "n2, whose pods tolerate the taint, not renewed")
+	require.NotContains(t, all, "lifecycle: n1 drifted", "n1 renewed although its pods do not tolerate the taint")
+	require.Contains(t, strings.Join(st.Due, "\n"),
+		"; kept: 3 pods (shop/cart-0) do not tolerate taint dedicated=web:NoSchedule of the current node template")
+}
+
+// A run recorded before renewal-tolerations renews n1 first, by name.
+func TestPoolTaintDriftOnlyFromItsChangeID(t *testing.T) {
+	_, log := taintDrift(t, true)
+	require.Contains(t, strings.Join(log, "\n"), "disrupt: lifecycle: n1 drifted")
 }

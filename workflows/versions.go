@@ -92,6 +92,20 @@ const (
 	// why (law.Rules.KeepReplacement, pool_replace.go). Added 2026-12-04,
 	// release v0.3.0.
 	changeKeepReplacement = "keep-replacement"
+	// changeLifecycleRetry: a drifted or expired node whose drain failed
+	// is retried as an idle node's is under drain-blocked, with a backoff
+	// from one sample interval and one DisruptionBlocked Event per reason,
+	// on both halves of a lifecycle replacement (law.Rules.LifecycleRetry,
+	// pool_lifecycle.go); before it, after a whole idle window with an
+	// Event per failure, and at every decision once the new node was
+	// Ready. Added 2026-12-04, release v0.3.0.
+	changeLifecycleRetry = "lifecycle-retry"
+	// changeRenewalTolerations: a drifted or expired node whose evictable
+	// pods do not tolerate a taint of the current node template is kept,
+	// saying so, instead of drained onto nodes that refuse them
+	// (law.Rules.RenewalTolerations, NodeObservation.PodTolerations).
+	// Added 2026-12-04, release v0.3.0.
+	changeRenewalTolerations = "renewal-tolerations"
 	// changeParallelRemoval: a scale-down drains and deletes up to
 	// removalsAtOnce of its nodes at the same time instead of one after
 	// another, and status.removing shows it under way
@@ -134,6 +148,8 @@ var Changes = []Change{
 	{ID: changeBudgetPaces, Max: 1, Release: "v0.3.0"},
 	{ID: changeDrainBlocked, Max: 1, Release: "v0.3.0"},
 	{ID: changeKeepReplacement, Max: 1, Release: "v0.3.0"},
+	{ID: changeLifecycleRetry, Max: 1, Release: "v0.3.0"},
+	{ID: changeRenewalTolerations, Max: 1, Release: "v0.3.0"},
 	{ID: changeParallelRemoval, Max: 1, Release: "v0.3.0"},
 	{ID: changeBuffers, Max: 1, Release: "v0.3.0"},
 }
@@ -203,6 +219,8 @@ func readRules(ctx workflow.Context) runRules {
 	r.BudgetPaces = workflow.GetVersion(ctx, changeBudgetPaces, workflow.DefaultVersion, 1) == 1 && r.BudgetPaces
 	r.RetryBlocked = workflow.GetVersion(ctx, changeDrainBlocked, workflow.DefaultVersion, 1) == 1 && r.RetryBlocked
 	r.KeepReplacement = workflow.GetVersion(ctx, changeKeepReplacement, workflow.DefaultVersion, 1) == 1 && r.KeepReplacement
+	r.LifecycleRetry = workflow.GetVersion(ctx, changeLifecycleRetry, workflow.DefaultVersion, 1) == 1 && r.LifecycleRetry && r.Lifecycle && r.RetryBlocked
+	r.RenewalTolerations = workflow.GetVersion(ctx, changeRenewalTolerations, workflow.DefaultVersion, 1) == 1 && r.RenewalTolerations && r.Lifecycle
 	r.ParallelRemoval = workflow.GetVersion(ctx, changeParallelRemoval, workflow.DefaultVersion, 1) == 1 && r.ParallelRemoval
 	r.Buffers = workflow.GetVersion(ctx, changeBuffers, workflow.DefaultVersion, 1) == 1 && r.Buffers
 	return r

@@ -20,6 +20,9 @@ type applyOutcome struct {
 	Pool   string `json:"pool"`
 	Result string `json:"result"`
 	Error  string `json:"error,omitempty"`
+	// Expiry: what the spec's unwritten expireAfter did (on by default
+	// for a new pool, kept for a running one).
+	Expiry string `json:"expiry,omitempty"`
 }
 
 // providerQueuesEnv declares the provider task queues when the flag is not given.
@@ -72,10 +75,14 @@ The file's clusters section is not enrolled here: use visor cluster enroll.`,
 				return fmt.Errorf("nothing applied:\n%w", err)
 			}
 			specs := make([]contract.PoolSpec, len(spec.Pools))
+			defaulted := map[string]bool{}
 			for i, e := range spec.Pools {
 				specs[i] = e.PoolSpec
+				if e.ExpiryDefaulted {
+					defaulted[e.Key.WorkflowID()] = true
+				}
 			}
-			opts := starter.ApplyOptions{TaskQueue: taskQueue, Concurrency: concurrency}
+			opts := starter.ApplyOptions{TaskQueue: taskQueue, Concurrency: concurrency, ExpiryDefaulted: defaulted}
 			if progress := progressWriter(cmd.ErrOrStderr()); progress != nil && len(specs) > 1 {
 				opts.Progress = func(done, total int) { fmt.Fprintf(progress, "\rapplying pools: %d/%d", done, total) }
 				defer fmt.Fprint(progress, "\r\033[K")
@@ -92,6 +99,13 @@ The file's clusters section is not enrolled here: use visor cluster enroll.`,
 				}
 			}); err != nil {
 				return err
+			}
+			if p.output == outputTable {
+				for _, o := range outcomes {
+					if o.Expiry != "" {
+						fmt.Fprintf(cmd.ErrOrStderr(), "note: %s: %s\n", o.Pool, o.Expiry)
+					}
+				}
 			}
 			if len(spec.Clusters) > 0 && p.output == outputTable {
 				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s declares %s; pool apply does not enroll clusters (visor cluster enroll does)\n", file, plural(len(spec.Clusters), "cluster", "clusters"))
@@ -129,7 +143,7 @@ func summarizeApply(results []starter.PoolApplied) ([]applyOutcome, error) {
 			o.Result, o.Error = "failed", err.Error()
 			failed = append(failed, err)
 		default:
-			o.Result = string(r.Result)
+			o.Result, o.Expiry = string(r.Result), r.Expiry
 			applied = append(applied, r.Pool)
 		}
 		outcomes = append(outcomes, o)

@@ -155,3 +155,43 @@ func TestPoolRefusesWhileDeregistering(t *testing.T) {
 	require.NoError(t, cs.PolicyV1().PodDisruptionBudgets("initech").Delete(ctx, "batch-all", metav1.DeleteOptions{}))
 	require.NoError(t, env.client.GetWorkflow(ctx, batchPool, "").Get(ctx, nil))
 }
+
+// expireAfter's default is for new pools: a running pool whose spec does
+// not write it keeps its own (off here, as for a pool from before expiry),
+// or every node older than 720h would be due at once.
+func TestPoolApplyLeavesARunningPoolsExpiryAlone(t *testing.T) {
+	const (
+		oldPool = "pool/initech/expiry/old/sim/sim-cli"
+		newPool = "pool/initech/expiry/new/sim/sim-cli"
+	)
+	out, stderr, err := visor(t, "pool", "apply", "-f", "testdata/apply-expiry-off.yaml")
+	require.NoError(t, err)
+	require.Regexp(t, `(?m)^`+oldPool+`\s+created$`, out)
+	require.NotContains(t, stderr, "expireAfter", "a written expireAfter needs no note")
+	require.Zero(t, describeJSON(t, oldPool).Policy.ExpireAfter)
+
+	out, stderr, err = visor(t, "pool", "apply", "-f", "testdata/apply-expiry-unwritten.yaml")
+	require.NoError(t, err)
+	require.Regexp(t, `(?m)^`+oldPool+`\s+unchanged$`, out)
+	require.Regexp(t, `(?m)^`+newPool+`\s+created$`, out)
+	require.Contains(t, stderr, "note: "+newPool+": expireAfter 720h by default: nodes older than that are replaced (write expireAfter: 0s to keep them)")
+	require.Contains(t, stderr, "note: "+oldPool+": expireAfter not written: expiry stays off for this running pool")
+	require.Zero(t, describeJSON(t, oldPool).Policy.ExpireAfter)
+	require.Equal(t, types.Duration(types.DefaultExpireAfter), describeJSON(t, newPool).Policy.ExpireAfter)
+
+	// A policy change without expireAfter goes through set-policy and still
+	// keeps each pool's own expiry.
+	var outcomes []applyOutcome
+	require.NoError(t, json.Unmarshal([]byte(mustVisor(t, "pool", "apply", "-f", "testdata/apply-expiry-wider.yaml", "-o", "json")), &outcomes))
+	require.Equal(t, []applyOutcome{
+		{Pool: oldPool, Result: "policy updated", Expiry: "expireAfter not written: expiry stays off for this running pool (write expireAfter to turn it on)"},
+		{Pool: newPool, Result: "policy updated"},
+	}, outcomes)
+	old := describeJSON(t, oldPool).Policy
+	require.Equal(t, 5, old.MaxNodes)
+	require.Zero(t, old.ExpireAfter)
+	require.Equal(t, types.Duration(types.DefaultExpireAfter), describeJSON(t, newPool).Policy.ExpireAfter)
+	// Written again, expiry is what the spec says.
+	require.Equal(t, map[string]string{oldPool: "policy updated"}, applyJSON(t, "testdata/apply-expiry-off.yaml"))
+	require.Equal(t, 4, describeJSON(t, oldPool).Policy.MaxNodes)
+}

@@ -31,6 +31,8 @@ type nodeRoom struct {
 	largest map[string]types.Resources
 	// reserved is what the node's own (DaemonSet, mirror) pods request.
 	reserved map[string]types.Resources
+	// tolerations group the pods a drain would move by their tolerations.
+	tolerations map[string][]types.PodTolerations
 }
 
 // roomOf reads, per node, what the pool needs to simulate a drain before
@@ -79,5 +81,5 @@ func roomOf(nodes []corev1.Node, pods []corev1.Pod) nodeRoom {
 	for _, list := range blockers {
 		sort.Strings(list)
 	}
-	return nodeRoom{blockers: blockers, largest: largest, reserved: reserved}
+	return nodeRoom{blockers: blockers, largest: largest, reserved: reserved, tolerations: tolerationSets(movable)}
 }

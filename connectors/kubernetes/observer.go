@@ -251,6 +251,7 @@ func (o *Observer) group(nodes []corev1.Node, pods []corev1.Pod, usage map[strin
 		}
 		n := nodeObservation(node, requested[node.Name])
 		n.DrainBlockers, n.LargestPod, n.Reserved = room.blockers[node.Name], room.largest[node.Name], room.reserved[node.Name]
+		n.PodTolerations = room.tolerations[node.Name]
 		if u, ok := usage[node.Name]; ok {
 			n.Usage = &u
 		}

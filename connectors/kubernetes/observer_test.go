@@ -119,6 +119,8 @@ func TestObserveClusterAttributesPodsAndMeasuresNodes(t *testing.T) {
 		// The DaemonSet and mirror pods hold room no other pod can have.
 		Reserved: types.Resources{MilliCPU: 300, Memory: 300 * types.MiB, Pods: 2},
 		Labels:   map[string]string{LabelInstanceType: "s-4vcpu-8gb", types.LabelPool: apiPool.NodePoolLabel()},
+		// The two pods a drain would move, neither tolerating any taint.
+		PodTolerations: []types.PodTolerations{{Pod: "web/app", Count: 2}},
 	}, n1)
 	assert.InDelta(t, 1250.0/4000, n1.CPUUtilization(), 1e-9)
 	assert.Equal(t, types.NodeCordoned, n2.State)

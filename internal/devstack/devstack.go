@@ -192,7 +192,7 @@ func Register(ctx context.Context, c client.Client, namespace string, spec start
 		}
 	}
 	for _, p := range spec.Pools {
-		if _, err := starter.ApplyPool(ctx, c, p.PoolSpec, ""); err != nil {
+		if _, err := starter.ApplySpecPool(ctx, c, p, ""); err != nil {
 			return err
 		}
 	}

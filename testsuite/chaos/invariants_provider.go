@@ -20,7 +20,18 @@ func checkDuplicateGroups(t truth) result {
 		bySize, byName := map[string][]string{}, map[string][]string{}
 		for _, g := range t.Sims[c].Inventory.Groups {
 			r.Checked++
+			// One group per offering and node template: a drift creates
+			// a group of the new template beside the old one's.
 			k := g.Pool.WorkflowID() + " size " + g.Group.Size
+			if ct := g.Group.CapacityType; ct != "" {
+				k += " " + string(ct)
+			}
+			if g.Group.Zone != "" {
+				k += " in " + g.Group.Zone
+			}
+			if labels := templateLabels(g.Group.Labels, g.Pool); labels != "" {
+				k += " labelled " + labels
+			}
 			bySize[k] = append(bySize[k], g.Group.ID)
 			byName[g.Group.Name] = append(byName[g.Group.Name], g.Group.ID)
 		}
@@ -36,6 +47,19 @@ func checkDuplicateGroups(t truth) result {
 		}
 	}
 	return r
+}
+
+// templateLabels are a group's labels other than the pool's identity,
+// in key order: the node template they were created under.
+func templateLabels(labels map[string]string, pool types.PoolKey) string {
+	identity := pool.NodeLabels()
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		if _, own := identity[k]; !own {
+			out = append(out, k+"="+labels[k])
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 func checkDuplicateMachines(t truth) result {

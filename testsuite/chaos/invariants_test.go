@@ -275,3 +275,24 @@ func TestAWorkflowWithoutARunningRunIsCaught(t *testing.T) {
 	require.Len(t, failed.Violations, 1)
 	assert.Contains(t, failed.Violations[0], id+": 0 running runs")
 }
+
+// A drift's group of the new node template beside the old one's is not a
+// duplicate; a second group of the same template is.
+func TestDriftGroupIsNoDuplicate(t *testing.T) {
+	tr := healthyTruth(t)
+	k, s := firstPool(tr)
+	g := s.Inventory.Groups[0]
+	g.Group.ID, g.Group.Name, g.Group.TargetSize, g.Group.Instances = "g-drift", g.Group.Name+"-t0123abcd", 0, nil
+	g.Group.Labels = map[string]string{"rollout": "v2"}
+	for lk, lv := range k.NodeLabels() {
+		g.Group.Labels[lk] = lv
+	}
+	s.Inventory.Groups = append(s.Inventory.Groups, g)
+	tr.Sims[k.Cluster] = *s
+	assert.Zero(t, violations(tr)["no duplicate node group"])
+	again := g
+	again.Group.ID, again.Group.Name = "g-drift-again", g.Group.Name+"-2"
+	s.Inventory.Groups = append(s.Inventory.Groups, again)
+	tr.Sims[k.Cluster] = *s
+	assert.Equal(t, 1, violations(tr)["no duplicate node group"])
+}

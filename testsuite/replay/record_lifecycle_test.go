@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -50,7 +51,14 @@ func recordDrift(t *testing.T, name string, budget *types.DisruptionBudget) {
 	_, err := starter.SetPoolPolicy(ctx, s.Client, key, changed)
 	must(t, err)
 	testsuite.WaitForPool(t, s, key, 30*time.Second, "drift seen", func(st contract.PoolStatus) bool { return st.Drifted > 0 })
+	// What `visor pool describe` shows at each step, logged as it changes
+	// (docs/capacity-policies.md quotes it).
+	shown := ""
 	st := testsuite.WaitForPool(t, s, key, 180*time.Second, "drift rolled through", func(st contract.PoolStatus) bool {
+		if v := describeLifecycle(st); v != shown {
+			shown = v
+			t.Logf("status:\n%s", v)
+		}
 		return st.Drifted == 0 && st.PendingPods == 0 && st.Nodes >= 2
 	})
 	var log []string
@@ -67,4 +75,23 @@ func recordDrift(t *testing.T, name string, budget *types.DisruptionBudget) {
 	pc, err := codec.NewPayloadCodec(s.Identity.CodecKeys)
 	must(t, err)
 	write(t, ctx, s.Client, pc, key.WorkflowID(), "pool-"+name+"-"+fixtureTag()+".json")
+}
+
+// describeLifecycle is the part of `visor pool describe` a drift moves.
+func describeLifecycle(st contract.PoolStatus) string {
+	lines := []string{fmt.Sprintf("Nodes:        %d observed, target %d (floor %d, ceiling %d)", st.Nodes, st.TargetNodes, st.Policy.MinNodes, st.Policy.MaxNodes)}
+	for _, b := range st.Blocked {
+		lines = append(lines, "Blocked:      "+b)
+	}
+	if st.Drifted > 0 || st.Expired > 0 {
+		lines = append(lines, fmt.Sprintf("Lifecycle:    %d drifted, %d expired (replaced within the disruption budget)", st.Drifted, st.Expired))
+		for _, d := range st.Due {
+			lines = append(lines, "Due:          "+d)
+		}
+	}
+	if n := len(st.Decisions); n > 0 {
+		d := st.Decisions[n-1]
+		lines = append(lines, fmt.Sprintf("  #%d  %s  %s → %s", d.Seq, d.Action, d.Reason, d.Outcome))
+	}
+	return strings.Join(lines, "\n")
 }
