@@ -63,9 +63,19 @@ type Rules struct {
 	// has not completed within the provision timeout, is abandoned at once
 	// (ReplacementVerdict), the workflow recording why. Only with Replace.
 	KeepReplacement bool
+	// PackIdle: an idle node is removed only when its pods surely fit on
+	// the Ready nodes that stay and admit them, packed as consolidation
+	// packs (packIdle): each pod as large as the node's largest, first
+	// fit, pod slots counted, a node without GPUs giving its pods only to
+	// nodes without GPUs, labels and taints agreeing. Without it the sum
+	// of the pods' requests had to fit the sum of the others' free room
+	// and the largest pod one node, which is not a packing: pods were
+	// stranded when that room was GPU nodes' or slivers too small for any
+	// of them.
+	PackIdle bool
 }
 
 // AllRules is what a new pool run decides with.
 func AllRules() Rules {
-	return Rules{Consolidation: true, AcrossSizes: true, Replace: true, ReplaceGPU: true, Batch: true, Lifecycle: true, BudgetPaces: true, RetryBlocked: true, KeepReplacement: true}
+	return Rules{Consolidation: true, AcrossSizes: true, Replace: true, ReplaceGPU: true, Batch: true, Lifecycle: true, BudgetPaces: true, RetryBlocked: true, KeepReplacement: true, PackIdle: true}
 }

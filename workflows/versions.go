@@ -92,6 +92,12 @@ const (
 	// why (law.Rules.KeepReplacement, pool_replace.go). Added 2026-12-04,
 	// release v0.3.0.
 	changeKeepReplacement = "keep-replacement"
+	// changePackIdle: the idle rule removes a node only when its pods
+	// surely fit, packed first fit as consolidation packs them, on the
+	// nodes that stay and admit them (law.Rules.PackIdle), not when their
+	// requests merely sum to less than the others' free room. Added
+	// 2026-12-04, release v0.3.0.
+	changePackIdle = "pack-idle"
 )
 
 // Change is one change ID this code knows: the highest version it records
@@ -121,6 +127,7 @@ var Changes = []Change{
 	{ID: changeBudgetPaces, Max: 1, Release: "v0.3.0"},
 	{ID: changeDrainBlocked, Max: 1, Release: "v0.3.0"},
 	{ID: changeKeepReplacement, Max: 1, Release: "v0.3.0"},
+	{ID: changePackIdle, Max: 1, Release: "v0.3.0"},
 }
 
 // runRules are the rules a pool run decides and buys with: the law's,
@@ -182,5 +189,6 @@ func readRules(ctx workflow.Context) runRules {
 	r.BudgetPaces = workflow.GetVersion(ctx, changeBudgetPaces, workflow.DefaultVersion, 1) == 1 && r.BudgetPaces
 	r.RetryBlocked = workflow.GetVersion(ctx, changeDrainBlocked, workflow.DefaultVersion, 1) == 1 && r.RetryBlocked
 	r.KeepReplacement = workflow.GetVersion(ctx, changeKeepReplacement, workflow.DefaultVersion, 1) == 1 && r.KeepReplacement
+	r.PackIdle = workflow.GetVersion(ctx, changePackIdle, workflow.DefaultVersion, 1) == 1 && r.PackIdle
 	return r
 }
