@@ -64,11 +64,15 @@ type Rules struct {
 	// FewerNodes: the planner buys, among sizes priced at the cheapest
 	// plan's rate, the one needing fewest nodes (sizing.Request.FewerNodes).
 	FewerNodes bool
+	// LookAhead: a scale-up chooses its size for the pods pending and
+	// the demand the pool runs (law.RunningMix, sizing.Request.Expected),
+	// buying for the pending ones only.
+	LookAhead bool
 }
 
 // AllRules is what a new pool run decides and plans with.
 func AllRules() Rules {
-	return Rules{Rules: law.AllRules(), FewerNodes: true}
+	return Rules{Rules: law.AllRules(), FewerNodes: true, LookAhead: true}
 }
 
 // NewLawWith is the pool's control law with only the given rules, to
@@ -194,7 +198,11 @@ func (l *Law) grow(c *Cluster, d law.Decision) error {
 			booting = append(booting, n)
 		}
 	}
-	plan := l.plan(sizing.Request{Pending: d.Pods, Existing: booting, Catalog: l.catalog, MaxNewNodes: d.MaxNewNodes, FewerNodes: l.rules.FewerNodes, Objective: l.policy.SizingObjective})
+	req := sizing.Request{Pending: d.Pods, Existing: booting, Catalog: l.catalog, MaxNewNodes: d.MaxNewNodes, FewerNodes: l.rules.FewerNodes, Objective: l.policy.SizingObjective}
+	if l.rules.LookAhead {
+		req.Expected = law.RunningMix(l.obs)
+	}
+	plan := l.plan(req)
 	// As the workflow parks them: only pods no size can hold wait for a
 	// change; one that missed this plan's size is sized next.
 	for _, u := range plan.Unplaceable {

@@ -98,6 +98,16 @@ const (
 	// requests merely sum to less than the others' free room. Added
 	// 2026-12-04, release v0.3.0.
 	changePackIdle = "pack-idle"
+	// changeLookAhead: a scale-up chooses its size for the pods pending
+	// and the demand the pool runs (law.RunningMix), buying for the
+	// pending ones only, when that size is smaller and cheaper per unit
+	// (runRules.LookAhead, sizing.Request.Expected). Added 2026-12-04,
+	// release v0.3.0.
+	changeLookAhead = "look-ahead"
+	// changeReplaceAtRate: a replacement buys no size dearer per unit of
+	// the pods it moves than the nodes it replaces (law.Rules.ReplaceAtRate).
+	// Added 2026-12-04, release v0.3.0.
+	changeReplaceAtRate = "replace-at-rate"
 )
 
 // Change is one change ID this code knows: the highest version it records
@@ -128,6 +138,8 @@ var Changes = []Change{
 	{ID: changeDrainBlocked, Max: 1, Release: "v0.3.0"},
 	{ID: changeKeepReplacement, Max: 1, Release: "v0.3.0"},
 	{ID: changePackIdle, Max: 1, Release: "v0.3.0"},
+	{ID: changeLookAhead, Max: 1, Release: "v0.3.0"},
+	{ID: changeReplaceAtRate, Max: 1, Release: "v0.3.0"},
 }
 
 // runRules are the rules a pool run decides and buys with: the law's,
@@ -162,12 +174,17 @@ type runRules struct {
 	// condition changed (NodeObservation.ReadyChangedAt), not since the
 	// pool first saw it so, as Karpenter's node repair counts.
 	NotReadyClock bool
+	// LookAhead: a scale-up sizes for the pods pending and the demand the
+	// pool runs (law.RunningMix as sizing.Request.Expected): a batch of a
+	// few large pods does not buy a larger size dearer per unit that the
+	// pool's smaller pods would leave half empty.
+	LookAhead bool
 }
 
 // allRunRules is what a new pool run decides and buys with: every rule of
 // law.AllRules and every pool rule.
 func allRunRules() runRules {
-	return runRules{Rules: law.AllRules(), FewerNodes: true, RebuyRepelled: true, Offerings: true, TriedSinceReady: true, NotReadyClock: true}
+	return runRules{Rules: law.AllRules(), FewerNodes: true, RebuyRepelled: true, Offerings: true, TriedSinceReady: true, NotReadyClock: true, LookAhead: true}
 }
 
 // readRules reads, once per run, the rules the run decides with. It
@@ -190,5 +207,7 @@ func readRules(ctx workflow.Context) runRules {
 	r.RetryBlocked = workflow.GetVersion(ctx, changeDrainBlocked, workflow.DefaultVersion, 1) == 1 && r.RetryBlocked
 	r.KeepReplacement = workflow.GetVersion(ctx, changeKeepReplacement, workflow.DefaultVersion, 1) == 1 && r.KeepReplacement
 	r.PackIdle = workflow.GetVersion(ctx, changePackIdle, workflow.DefaultVersion, 1) == 1 && r.PackIdle
+	r.LookAhead = workflow.GetVersion(ctx, changeLookAhead, workflow.DefaultVersion, 1) == 1 && r.LookAhead
+	r.ReplaceAtRate = workflow.GetVersion(ctx, changeReplaceAtRate, workflow.DefaultVersion, 1) == 1 && r.ReplaceAtRate && r.Replace
 	return r
 }

@@ -63,12 +63,17 @@ var variants = []struct {
 	allow func([]types.InstanceType) []string
 }{
 	{"pool policy as given", func(*types.Policy) {}, nil, nil},
-	{"without the node-hours rules (AcrossSizes, FewerNodes)", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, Replace: true, ReplaceGPU: true, Batch: true}}, nil},
-	{"node-hours rules: FewerNodes only", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, Replace: true, ReplaceGPU: true, Batch: true}, FewerNodes: true}, nil},
-	{"node-hours rules: AcrossSizes only", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, AcrossSizes: true, Replace: true, ReplaceGPU: true, Batch: true}}, nil},
-	{"without replacement consolidation (Replace)", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, AcrossSizes: true, Batch: true}, FewerNodes: true}, nil},
-	{"without GPU replacement (ReplaceGPU)", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, AcrossSizes: true, Replace: true, Batch: true}, FewerNodes: true}, nil},
-	{"without batching (Batch)", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, AcrossSizes: true, Replace: true, ReplaceGPU: true}, FewerNodes: true}, nil},
+	{"without the node-hours rules (AcrossSizes, FewerNodes)", func(*types.Policy) {}, without(func(r *score.Rules) { r.AcrossSizes, r.FewerNodes = false, false }), nil},
+	{"node-hours rules: FewerNodes only", func(*types.Policy) {}, without(func(r *score.Rules) { r.AcrossSizes = false }), nil},
+	{"node-hours rules: AcrossSizes only", func(*types.Policy) {}, without(func(r *score.Rules) { r.FewerNodes = false }), nil},
+	{"without replacement consolidation (Replace)", func(*types.Policy) {}, without(func(r *score.Rules) { r.Replace, r.ReplaceGPU, r.ReplaceAtRate = false, false, false }), nil},
+	{"without GPU replacement (ReplaceGPU)", func(*types.Policy) {}, without(func(r *score.Rules) { r.ReplaceGPU = false }), nil},
+	{"without batching (Batch)", func(*types.Policy) {}, without(func(r *score.Rules) { r.Batch = false }), nil},
+	{"without look-ahead sizing (LookAhead)", func(*types.Policy) {}, without(func(r *score.Rules) { r.LookAhead = false }), nil},
+	{"without replacement at rate (ReplaceAtRate)", func(*types.Policy) {}, without(func(r *score.Rules) { r.ReplaceAtRate = false }), nil},
+	{"without LookAhead and ReplaceAtRate (the law before them)", func(*types.Policy) {}, without(func(r *score.Rules) { r.LookAhead, r.ReplaceAtRate = false, false }), nil},
+	{"idle rule by sums (without PackIdle)", func(*types.Policy) {}, without(func(r *score.Rules) { r.PackIdle = false }), nil},
+	{"idle-only, idle rule by sums (without PackIdle)", func(p *types.Policy) { p.ConsolidationDisruption = types.DisruptIdleOnly }, without(func(r *score.Rules) { r.PackIdle = false }), nil},
 	{"without Replace and Batch (before versionReplace, versionBatch)", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, AcrossSizes: true}, FewerNodes: true}, nil},
 	{"sampleInterval: 10s", func(p *types.Policy) { p.SampleInterval = types.Duration(10 * time.Second) }, nil, nil},
 	{"disableConsolidation: true", func(p *types.Policy) { p.DisableConsolidation = true }, nil, nil},
@@ -115,6 +120,14 @@ var variants = []struct {
 		},
 			func(t types.InstanceType) bool { return t.GPUs >= 8 })
 	}},
+}
+
+// without is every rule a new pool run has (score.AllRules) less what
+// change turns off: each "without" row removes one lever.
+func without(change func(*score.Rules)) *score.Rules {
+	r := score.AllRules()
+	change(&r)
+	return &r
 }
 
 // sizesWhere names the catalog's sizes keep admits, or nil when the
