@@ -39,11 +39,13 @@ type Law struct {
 	deferred map[string]bool
 	// replacing is the replacement under way; sizeRoom and sizePrice are
 	// the catalog's, as the last plan hands them to the workflow.
-	replacing     *law.Replacement
-	sizeRoom      map[string]types.Resources
-	sizePrice     map[string]float64
-	sizeGPUModel  map[string]string
-	lastSample    time.Time
+	replacing    *law.Replacement
+	sizeRoom     map[string]types.Resources
+	sizePrice    map[string]float64
+	sizeGPUModel map[string]string
+	lastSample   time.Time
+	// lastSignal is the cluster's watch signal at the last sample.
+	lastSignal    [3]int
 	wakeAt        time.Time
 	decisionCount int
 	// model is the pool's demand model (Rules.Prewarm, prewarm.go).
@@ -109,7 +111,11 @@ func (l *Law) Decisions() int { return l.decisionCount }
 func (l *Law) Step(c *Cluster) error {
 	now := c.Now()
 	fresh := l.obs == nil || !now.Before(l.lastSample.Add(l.policy.SampleInterval.D()))
+	if sig, watched := c.WatchSignal(); watched && sig != l.lastSignal {
+		fresh = true
+	}
 	if fresh {
+		l.lastSignal, _ = c.WatchSignal()
 		obs := c.Observe(l.pool)
 		l.applyObservation(obs)
 		l.lastSample = now

@@ -45,6 +45,9 @@ var spotVariant = score.Spot{PriceFactor: score.DefaultSpotPriceFactor, Interrup
 var spotVariantName = fmt.Sprintf("capacityTypes: [spot, on-demand] (spot at %.2f× on-demand, %.2f interruptions per node-hour, 2m notice)",
 	spotVariant.PriceFactor, spotVariant.InterruptionsPerNodeHour)
 
+// watchVariantName is the watched cluster's row (score.Options.WatchEvents).
+const watchVariantName = "cluster watched through informers (the pool hears of a pending pod within a second, not at its next sample)"
+
 type variantRow struct {
 	trace   string
 	variant string
@@ -196,8 +199,15 @@ func scoreSuite(openbPath, specPath string) (suite, error) {
 			}
 			out.variants = append(out.variants, variantRow{trace: j.tr.Name, variant: v.name, s: s, limit: cmp.PendingLimit()})
 		}
+		// The law on a cluster watched through informers: it hears of a
+		// pod becoming unschedulable at the next tick, not its next sample.
+		s, err := score.ScoreLawWith(j.tr, j.catalog, j.policy, score.AllRules(), cmp, score.Options{WatchEvents: true})
+		if err != nil {
+			return out, err
+		}
+		out.variants = append(out.variants, variantRow{trace: j.tr.Name, variant: watchVariantName, s: s, limit: cmp.PendingLimit()})
 		spot := spotVariant
-		s, err := score.ScoreLawWith(j.tr, j.catalog, j.policy, score.AllRules(), cmp, score.Options{Spot: &spot})
+		s, err = score.ScoreLawWith(j.tr, j.catalog, j.policy, score.AllRules(), cmp, score.Options{Spot: &spot})
 		if err != nil {
 			return out, err
 		}
