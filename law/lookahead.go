@@ -16,13 +16,16 @@ import (
 // node would stay for hours. The expected pods only choose the size:
 // nothing is bought for them.
 
+// maxMixShapes bounds the stand-in shapes RunningMix returns.
+const maxMixShapes = 32
+
 // ExpectedNamespace marks the stand-in pods of the demand expected.
 const ExpectedNamespace = "visor:expected"
 
 // RunningMix is the demand the pool runs, as stand-in pods: on each Ready
 // node without GPUs its largest pod and, for the rest, pods of their mean
 // size (the observation carries no pod list); shapes rounded up to 250m
-// CPU and 256 MiB and merged, so a pool of any size gives a few entries.
+// CPU and 256 MiB and merged, the maxMixShapes most common kept.
 // GPU nodes are left out: look-ahead never sizes GPU nodes.
 func RunningMix(obs *types.PoolObservation) []types.PendingPod {
 	if obs == nil {
@@ -48,11 +51,17 @@ func RunningMix(obs *types.PoolObservation) []types.PendingPod {
 		out = append(out, types.PendingPod{Namespace: ExpectedNamespace, Requests: r, Count: k})
 	}
 	slices.SortFunc(out, func(a, b types.PendingPod) int {
+		if a.Count != b.Count {
+			return b.Count - a.Count
+		}
 		if a.Requests.MilliCPU != b.Requests.MilliCPU {
 			return int(a.Requests.MilliCPU - b.Requests.MilliCPU)
 		}
 		return int((a.Requests.Memory - b.Requests.Memory) / types.MiB)
 	})
+	// The most common shapes say what the pool runs; a plan over
+	// thousands of shapes would cost every scale-up of a large pool.
+	out = out[:min(len(out), maxMixShapes)]
 	for i := range out {
 		out[i].Name = fmt.Sprintf("mix-%d", i)
 	}

@@ -34,3 +34,23 @@ func TestRunningMixIsTheDemandOfTheReadyNodesWithoutGPUs(t *testing.T) {
 		t.Fatal("no observation: no mix")
 	}
 }
+
+func TestRunningMixKeepsTheMostCommonShapes(t *testing.T) {
+	var nodes []types.NodeObservation
+	for i := range 40 {
+		pod := types.Resources{MilliCPU: int64(250 * (i + 1)), Memory: types.GiB, Pods: 1}
+		n := withPods(node("n", 0, 0), 1, pod)
+		n.Requested = pod
+		nodes = append(nodes, n)
+	}
+	common := types.Resources{MilliCPU: 250, Memory: types.GiB, Pods: 1}
+	for i := range 3 {
+		n := withPods(node("c", 0, 0), 1, common)
+		n.Requested, n.Name = common, string(rune('a'+i))
+		nodes = append(nodes, n)
+	}
+	got := RunningMix(obs(t0, nodes))
+	if len(got) != maxMixShapes || got[0].Requests != common || got[0].Count != 4 {
+		t.Fatalf("%d shapes, first %v ×%d; want %d, the 250m shape ×4 first", len(got), got[0].Requests, got[0].Count, maxMixShapes)
+	}
+}
