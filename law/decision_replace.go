@@ -243,7 +243,7 @@ func replace(in DecisionInput, p types.Policy, current int, cands []types.NodeOb
 			if !want.Fits(room) {
 				continue
 			}
-			if in.Rules.ReplaceAtRate && dearerPerUnit(in, set, size, load) {
+			if in.Rules.ReplaceAtRate && k > 1 && dearerPerUnit(in, set, size, load) {
 				continue
 			}
 			old := make([]string, k)
@@ -268,7 +268,9 @@ func replace(in DecisionInput, p types.Policy, current int, cands []types.NodeOb
 }
 
 // dearerPerUnit says whether size costs more per copy of load than the
-// cheapest of the old nodes' sizes (Rules.ReplaceAtRate), within 1 %.
+// dearest of the old nodes' sizes (Rules.ReplaceAtRate), within 1 %. It
+// is asked of merges only: one node replaced by one cheaper shrinks the
+// pool's capacity, and its rate then matters less than its price.
 func dearerPerUnit(in DecisionInput, old []types.NodeObservation, size string, load types.Resources) bool {
 	perCopy := func(size string) float64 {
 		room, copies := in.SizeRoom[size], 0.0

@@ -286,6 +286,13 @@ func TestReplaceAtRateBuysNoSizeDearerPerUnit(t *testing.T) {
 		{"cheaper per unit", func(*DecisionInput) {}, true},
 		{"dearer per unit", dear, false},
 		{"dearer per unit, without the rule", func(in *DecisionInput) { dear(in); in.Rules.ReplaceAtRate = false }, true},
+		{"one node by one cheaper, though dearer per unit", func(in *DecisionInput) {
+			// Only n1 is a candidate: a 2.5-core size at $0.19/h holds its
+			// pod for less, at $0.18 per copy of it against $0.12.
+			in.UnderusedSince["n2"] = t0.Add(-time.Minute)
+			in.SizeRoom["sim-2c4g"] = types.Resources{MilliCPU: 2500, Memory: 20 * types.GiB, Pods: 110}
+			in.SizePrice["sim-2c4g"] = 0.19
+		}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -73,9 +73,9 @@ type Rules struct {
 	// stranded when that room was GPU nodes' or slivers too small for any
 	// of them.
 	PackIdle bool
-	// ReplaceAtRate: a replacement (Rules.Replace, nodes without GPUs)
-	// buys only a size no dearer per unit of the pods it moves than the
-	// cheapest of the nodes it replaces: three half-empty 8-CPU nodes
+	// ReplaceAtRate: a replacement of several nodes by one (Rules.Replace,
+	// nodes without GPUs) buys only a size no dearer per unit of the pods
+	// it moves than the dearest of the nodes it replaces: three half-empty 8-CPU nodes
 	// replaced by one 16-CPU node dearer per CPU save a little now and
 	// cost more for as long as it lives, the pool buying the cheaper size
 	// again around it as soon as demand comes back.
