@@ -1,5 +1,7 @@
 package law
 
+import "time"
+
 // Rules are the law's switchable rules, only those Decide reads. A pool
 // run decides with AllRules (workflows.readRules starts from it); the
 // scorer turns single rules off to measure what each one is worth
@@ -86,3 +88,10 @@ type Rules struct {
 func AllRules() Rules {
 	return Rules{Consolidation: true, AcrossSizes: true, Replace: true, ReplaceGPU: true, Batch: true, Lifecycle: true, BudgetPaces: true, RetryBlocked: true, KeepReplacement: true, PackIdle: true, ReplaceAtRate: true}
 }
+
+// FreshScaleDownAge is the oldest observation a pool removes nodes on
+// when it runs with the fresh scale-down rule (workflows' runRules,
+// score.Rules.FreshScaleDown): older, it looks again and decides again
+// first. Pods bind between samples, so a node seen empty, or with room,
+// a sample interval ago may hold pods now.
+const FreshScaleDownAge = 5 * time.Second

@@ -70,11 +70,16 @@ type Rules struct {
 	// the demand the pool runs (law.RunningMix, sizing.Request.Expected),
 	// buying for the pending ones only.
 	LookAhead bool
+	// FreshScaleDown: a scale-down decided on an observation older than
+	// law.FreshScaleDownAge looks again and decides again first (the
+	// workflow's act); without it, only one older than two sample
+	// intervals does.
+	FreshScaleDown bool
 }
 
 // AllRules is what a new pool run decides and plans with.
 func AllRules() Rules {
-	return Rules{Rules: law.AllRules(), FewerNodes: true, LookAhead: true}
+	return Rules{Rules: law.AllRules(), FewerNodes: true, LookAhead: true, FreshScaleDown: true}
 }
 
 // NewLawWith is the pool's control law with only the given rules, to
@@ -125,6 +130,17 @@ func (l *Law) Step(c *Cluster) error {
 		return nil
 	}
 	d := l.decide(now)
+	stale := 2 * l.policy.SampleInterval.D()
+	if l.rules.FreshScaleDown {
+		stale = law.FreshScaleDownAge
+	}
+	if d.Action == law.ActionScaleDown && now.Sub(l.obs.ObservedAt) > stale {
+		// As the workflow's act: destructive steps act on fresh data.
+		l.lastSignal, _ = c.WatchSignal()
+		l.applyObservation(c.Observe(l.pool))
+		l.lastSample = now
+		d = l.decide(now)
+	}
 	var err error
 	switch d.Action {
 	case law.ActionScaleUp:

@@ -108,6 +108,12 @@ const (
 	// the pods it moves than the nodes it replaces (law.Rules.ReplaceAtRate).
 	// Added 2026-12-04, release v0.3.0.
 	changeReplaceAtRate = "replace-at-rate"
+	// changeFreshScaleDown: a scale-down decided on an observation older
+	// than freshScaleDownAge resyncs and decides again first, not only one
+	// older than two sample intervals (runRules.FreshScaleDown): pods bind
+	// between samples, and a decision woken by a timer decides on the
+	// last one. Added 2026-12-04, release v0.3.0.
+	changeFreshScaleDown = "fresh-scale-down"
 )
 
 // Change is one change ID this code knows: the highest version it records
@@ -140,6 +146,7 @@ var Changes = []Change{
 	{ID: changePackIdle, Max: 1, Release: "v0.3.0"},
 	{ID: changeLookAhead, Max: 1, Release: "v0.3.0"},
 	{ID: changeReplaceAtRate, Max: 1, Release: "v0.3.0"},
+	{ID: changeFreshScaleDown, Max: 1, Release: "v0.3.0"},
 }
 
 // runRules are the rules a pool run decides and buys with: the law's,
@@ -179,12 +186,19 @@ type runRules struct {
 	// few large pods does not buy a larger size dearer per unit that the
 	// pool's smaller pods would leave half empty.
 	LookAhead bool
+	// FreshScaleDown: a scale-down acts only on an observation at most
+	// freshScaleDownAge old; an older one is resynced and the decision
+	// taken again (pool_workflow.go act). Two sample intervals were
+	// allowed before: a node seen empty or with room 30 s ago may have
+	// taken pods since, and draining it, or packing onto its room,
+	// strands them.
+	FreshScaleDown bool
 }
 
 // allRunRules is what a new pool run decides and buys with: every rule of
 // law.AllRules and every pool rule.
 func allRunRules() runRules {
-	return runRules{Rules: law.AllRules(), FewerNodes: true, RebuyRepelled: true, Offerings: true, TriedSinceReady: true, NotReadyClock: true, LookAhead: true}
+	return runRules{Rules: law.AllRules(), FewerNodes: true, RebuyRepelled: true, Offerings: true, TriedSinceReady: true, NotReadyClock: true, LookAhead: true, FreshScaleDown: true}
 }
 
 // readRules reads, once per run, the rules the run decides with. It
@@ -209,5 +223,6 @@ func readRules(ctx workflow.Context) runRules {
 	r.PackIdle = workflow.GetVersion(ctx, changePackIdle, workflow.DefaultVersion, 1) == 1 && r.PackIdle
 	r.LookAhead = workflow.GetVersion(ctx, changeLookAhead, workflow.DefaultVersion, 1) == 1 && r.LookAhead
 	r.ReplaceAtRate = workflow.GetVersion(ctx, changeReplaceAtRate, workflow.DefaultVersion, 1) == 1 && r.ReplaceAtRate && r.Replace
+	r.FreshScaleDown = workflow.GetVersion(ctx, changeFreshScaleDown, workflow.DefaultVersion, 1) == 1 && r.FreshScaleDown
 	return r
 }

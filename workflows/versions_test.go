@@ -63,8 +63,8 @@ func TestReadRulesOfAnOldRunTurnOffItsChanges(t *testing.T) {
 	want.Batch, want.RebuyRepelled = false, false
 	require.Equal(t, want, got)
 
-	got = runReadRules(t, changePackIdle, changeLookAhead, changeReplaceAtRate)
+	got = runReadRules(t, changePackIdle, changeLookAhead, changeReplaceAtRate, changeFreshScaleDown)
 	want = allRunRules()
-	want.PackIdle, want.LookAhead, want.ReplaceAtRate = false, false, false
+	want.PackIdle, want.LookAhead, want.ReplaceAtRate, want.FreshScaleDown = false, false, false, false
 	require.Equal(t, want, got)
 }
