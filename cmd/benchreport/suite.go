@@ -75,6 +75,7 @@ var variants = []struct {
 	{"without look-ahead sizing (LookAhead)", func(*types.Policy) {}, without(func(r *score.Rules) { r.LookAhead = false }), nil},
 	{"without replacement at rate (ReplaceAtRate)", func(*types.Policy) {}, without(func(r *score.Rules) { r.ReplaceAtRate = false }), nil},
 	{"without LookAhead and ReplaceAtRate (the law before them)", func(*types.Policy) {}, without(func(r *score.Rules) { r.LookAhead, r.ReplaceAtRate = false, false }), nil},
+	{"without fresh scale-down (FreshScaleDown)", func(*types.Policy) {}, without(func(r *score.Rules) { r.FreshScaleDown = false }), nil},
 	{"idle rule by sums (without PackIdle)", func(*types.Policy) {}, without(func(r *score.Rules) { r.PackIdle = false }), nil},
 	{"idle-only, idle rule by sums (without PackIdle)", func(p *types.Policy) { p.ConsolidationDisruption = types.DisruptIdleOnly }, without(func(r *score.Rules) { r.PackIdle = false }), nil},
 	{"without Replace and Batch (before versionReplace, versionBatch)", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, AcrossSizes: true}, FewerNodes: true}, nil},
@@ -206,6 +207,11 @@ func scoreSuite(openbPath, specPath string) (suite, error) {
 			return out, err
 		}
 		out.variants = append(out.variants, variantRow{trace: j.tr.Name, variant: watchVariantName, s: s, limit: cmp.PendingLimit()})
+		s, err = score.ScoreLawWith(j.tr, j.catalog, j.policy, *without(func(r *score.Rules) { r.FreshScaleDown = false }), cmp, score.Options{WatchEvents: true})
+		if err != nil {
+			return out, err
+		}
+		out.variants = append(out.variants, variantRow{trace: j.tr.Name, variant: "cluster watched through informers, without fresh scale-down (FreshScaleDown)", s: s, limit: cmp.PendingLimit()})
 		spot := spotVariant
 		s, err = score.ScoreLawWith(j.tr, j.catalog, j.policy, score.AllRules(), cmp, score.Options{Spot: &spot})
 		if err != nil {
