@@ -60,6 +60,9 @@ type PlanInput struct {
 	FewerNodes bool `json:"fewerNodes,omitempty"`
 	// Objective is sizing.Request.Objective (the policy's sizingObjective).
 	Objective string `json:"objective,omitempty"`
+	// Expected is sizing.Request.Expected: stand-ins for the demand the
+	// pool runs, which choose the size and buy nothing (look-ahead).
+	Expected []types.PendingPod `json:"expected,omitempty"`
 	// SkipGroups are groups of an older node template (drifted): the
 	// plan never grows them, it creates a group of the current template.
 	SkipGroups []string `json:"skipGroups,omitempty"`
@@ -160,7 +163,7 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 	template := sizing.TemplateOptions{Labels: in.NodeLabels, Taints: in.NodeTaints, Region: in.Region, PoolLabels: in.Key.NodeLabels()}
 	req := sizing.Request{
 		Pending: in.Pods, Existing: withCatalogRoom(in.Existing, catalog), Promised: in.Promised, Catalog: catalog, Template: template, MaxNewNodes: in.MaxNewNodes,
-		FewerNodes: in.FewerNodes, Objective: in.Objective,
+		FewerNodes: in.FewerNodes, Objective: in.Objective, Expected: in.Expected,
 	}
 	op, err := planOfferings(req, in)
 	if err != nil {

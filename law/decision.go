@@ -414,7 +414,12 @@ func Decide(in DecisionInput) Decision {
 		}
 		limit, budgetHeld = slots, true
 	}
-	remove := fitsElsewhere(obs, idle, limit, &d)
+	var remove []string
+	if in.Rules.PackIdle {
+		remove = packIdle(in, idle, limit, &d)
+	} else {
+		remove = fitsElsewhere(obs, idle, limit, &d)
+	}
 	if in.KeepsHeadroom != nil {
 		remove = keepHeadroom(remove, in.KeepsHeadroom, &d)
 	}

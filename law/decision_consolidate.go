@@ -188,11 +188,28 @@ func consolidate(in DecisionInput, p types.Policy, current int, d *Decision, wak
 // packElsewhere keeps, in order, up to limit candidates whose pods surely
 // fit on the other Ready nodes of the same size (same template: labels,
 // taints, GPU model), or with acrossSizes of any size sameTemplate
-// admits: each of its pods is taken to be as large as its largest, and
-// that many slots must fit the free room left, which holds whatever the
-// pods really are. Room a removal takes is gone for the next, and a node
-// that receives pods is not removed in the same decision.
+// admits (packInto).
 func packElsewhere(obs *types.PoolObservation, cands []types.NodeObservation, limit int, acrossSizes, machineLabels bool, d *Decision) []string {
+	admits := func(c, n types.NodeObservation) bool {
+		return n.Size == c.Size || acrossSizes && n.Allocatable.MilliCPU >= c.Allocatable.MilliCPU && sameTemplate(c, n, machineLabels)
+	}
+	where := func(c types.NodeObservation) string {
+		if acrossSizes {
+			return "the other nodes that admit them"
+		}
+		return "the other " + c.Size + " nodes"
+	}
+	return packInto(obs, cands, limit, admits, where, "consolidated", d)
+}
+
+// packInto keeps, in order, up to limit candidates whose pods surely fit
+// on the other Ready nodes admits allows: each of its pods is taken to be
+// as large as its largest, and that many slots must fit the free room
+// left, first fit in node order, which holds whatever the pods really are
+// and wherever the scheduler puts them. Room a removal takes is gone for
+// the next, and a node that receives pods is not removed in the same
+// decision.
+func packInto(obs *types.PoolObservation, cands []types.NodeObservation, limit int, admits func(c, n types.NodeObservation) bool, where func(c types.NodeObservation) string, verb string, d *Decision) []string {
 	free := map[string]types.Resources{}
 	for _, n := range obs.Nodes {
 		if n.State == types.NodeReady {
@@ -217,7 +234,7 @@ func packElsewhere(obs *types.PoolObservation, cands []types.NodeObservation, li
 		slot := withSlot(c.LargestPod)
 		count := load.Pods
 		if c.LargestPod.MilliCPU == 0 && c.LargestPod.Memory == 0 && c.LargestPod.GPUs == 0 || count <= 0 {
-			d.Skipped = append(d.Skipped, fmt.Sprintf("%s: not consolidated, its pods' sizes are not known", c.Name))
+			d.Skipped = append(d.Skipped, fmt.Sprintf("%s: not %s, its pods' sizes are not known", c.Name, verb))
 			continue
 		}
 		take := map[string]int64{}
@@ -226,10 +243,7 @@ func packElsewhere(obs *types.PoolObservation, cands []types.NodeObservation, li
 			if left == 0 {
 				break
 			}
-			if n.Name == c.Name || removing[n.Name] || n.State != types.NodeReady {
-				continue
-			}
-			if n.Size != c.Size && !(acrossSizes && n.Allocatable.MilliCPU >= c.Allocatable.MilliCPU && sameTemplate(c, n, machineLabels)) {
+			if n.Name == c.Name || removing[n.Name] || n.State != types.NodeReady || !admits(c, n) {
 				continue
 			}
 			k := min(slotsIn(free[n.Name], slot, n.Allocatable.Pods > 0), left)
@@ -239,11 +253,7 @@ func packElsewhere(obs *types.PoolObservation, cands []types.NodeObservation, li
 			}
 		}
 		if left > 0 {
-			where := "the other " + c.Size + " nodes"
-			if acrossSizes {
-				where = "the other nodes that admit them"
-			}
-			d.Skipped = append(d.Skipped, fmt.Sprintf("%s: not consolidated, its %s do not surely fit on %s", c.Name, Plural(int(count), "pod"), where))
+			d.Skipped = append(d.Skipped, fmt.Sprintf("%s: not %s, its %s do not surely fit on %s", c.Name, verb, Plural(int(count), "pod"), where(c)))
 			continue
 		}
 		for name, k := range take {

@@ -131,6 +131,36 @@ func fitsElsewhere(obs *types.PoolObservation, idle []string, limit int, d *Deci
 	return out
 }
 
+// packIdle is fitsElsewhere as a packing (Rules.PackIdle): an idle node
+// goes only when its pods surely fit on the Ready nodes that stay and
+// admit them (packInto: each pod as large as its largest, first fit,
+// pod slots counted, no node both giving and taking). A node without GPUs
+// gives its pods only to nodes without GPUs, as sizing keeps such pods
+// off GPU nodes; an idle GPU node (no GPU in use) to any node. Labels and
+// taints must agree as for consolidation (sameLabelsAndTaints). A node
+// whose largest pod is not reported counts as one pod of all it requests.
+func packIdle(in DecisionInput, idle []string, limit int, d *Decision) []string {
+	obs := in.Observation
+	var cands []types.NodeObservation
+	for _, name := range idle {
+		n, _ := nodeNamed(obs, name)
+		if n.LargestPod == (types.Resources{}) && n.Requested.Pods <= 0 {
+			n.LargestPod, n.Requested.Pods = n.Requested, 1
+		} else if n.LargestPod == (types.Resources{}) {
+			n.LargestPod = n.Requested
+		}
+		cands = append(cands, n)
+	}
+	admits := func(c, n types.NodeObservation) bool {
+		if c.Allocatable.GPUs == 0 && n.Allocatable.GPUs > 0 {
+			return false
+		}
+		return sameLabelsAndTaints(c, n, in.Rules.KeepReplacement)
+	}
+	where := func(types.NodeObservation) string { return "the nodes that stay and admit them" }
+	return packInto(obs, cands, limit, admits, where, "removed", d)
+}
+
 // withSlot asks for one pod slot; withSlots treats a node that reports no
 // slots as unlimited.
 func withSlot(r types.Resources) types.Resources { r.Pods = 1; return r }

@@ -243,6 +243,9 @@ func replace(in DecisionInput, p types.Policy, current int, cands []types.NodeOb
 			if !want.Fits(room) {
 				continue
 			}
+			if in.Rules.ReplaceAtRate && k > 1 && dearerPerUnit(in, set, size, load) {
+				continue
+			}
 			old := make([]string, k)
 			for i, n := range set {
 				old[i] = n.Name
@@ -262,6 +265,35 @@ func replace(in DecisionInput, p types.Policy, current int, cands []types.NodeOb
 		}
 	}
 	return false
+}
+
+// dearerPerUnit says whether size costs more per copy of load than the
+// dearest of the old nodes' sizes (Rules.ReplaceAtRate), within 1 %. It
+// is asked of merges only: one node replaced by one cheaper shrinks the
+// pool's capacity, and its rate then matters less than its price.
+func dearerPerUnit(in DecisionInput, old []types.NodeObservation, size string, load types.Resources) bool {
+	perCopy := func(size string) float64 {
+		room, copies := in.SizeRoom[size], 0.0
+		for i, dim := range [][2]int64{{room.MilliCPU, load.MilliCPU}, {room.Memory, load.Memory}} {
+			if dim[1] <= 0 {
+				continue
+			}
+			if c := float64(dim[0]) / float64(dim[1]); i == 0 || copies == 0 || c < copies {
+				copies = c
+			}
+		}
+		if copies <= 0 {
+			return 0
+		}
+		return in.SizePrice[size] / copies
+	}
+	best := 0.0
+	for _, n := range old {
+		if r := perCopy(n.Size); r > best {
+			best = r
+		}
+	}
+	return best > 0 && perCopy(size) > best*1.01
 }
 
 // replacementAdmits says whether the replacement's new node to surely

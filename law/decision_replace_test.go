@@ -268,3 +268,40 @@ func TestNewReplacementNode(t *testing.T) {
 		t.Fatalf("new node %q, want n9 created within the same second", got)
 	}
 }
+
+func TestReplaceAtRateBuysNoSizeDearerPerUnit(t *testing.T) {
+	// A 5-core size at $0.39/h holds n1 and n2's 4.8 cores for less than
+	// their $0.40/h, but at $0.37 per copy of their load against the
+	// 4-core size's $0.24: replacing them saves a cent now and costs more
+	// per unit for as long as the node lives.
+	dear := func(in *DecisionInput) {
+		in.SizeRoom["sim-8c16g"] = types.Resources{MilliCPU: 5000, Memory: 20 * types.GiB, Pods: 110}
+		in.SizePrice["sim-8c16g"] = 0.39
+	}
+	cases := []struct {
+		name    string
+		change  func(*DecisionInput)
+		replace bool
+	}{
+		{"cheaper per unit", func(*DecisionInput) {}, true},
+		{"dearer per unit", dear, false},
+		{"dearer per unit, without the rule", func(in *DecisionInput) { dear(in); in.Rules.ReplaceAtRate = false }, true},
+		{"one node by one cheaper, though dearer per unit", func(in *DecisionInput) {
+			// Only n1 is a candidate: a 2.5-core size at $0.19/h holds its
+			// pod for less, at $0.18 per copy of it against $0.12.
+			in.UnderusedSince["n2"] = t0.Add(-time.Minute)
+			in.SizeRoom["sim-2c4g"] = types.Resources{MilliCPU: 2500, Memory: 20 * types.GiB, Pods: 110}
+			in.SizePrice["sim-2c4g"] = 0.19
+		}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := replaceInput(t0)
+			tc.change(&in)
+			d := Decide(in)
+			if got := d.Action == ActionReplace; got != tc.replace {
+				t.Fatalf("replace = %v (%s %+v), want %v", got, d.Reason, d.Replacing, tc.replace)
+			}
+		})
+	}
+}

@@ -1,5 +1,7 @@
 package law
 
+import "time"
+
 // Rules are the law's switchable rules, only those Decide reads. A pool
 // run decides with AllRules (workflows.readRules starts from it); the
 // scorer turns single rules off to measure what each one is worth
@@ -75,9 +77,34 @@ type Rules struct {
 	// would carry the taint). Only with Lifecycle; needs the observer's
 	// NodeObservation.PodTolerations.
 	RenewalTolerations bool
+	// PackIdle: an idle node is removed only when its pods surely fit on
+	// the Ready nodes that stay and admit them, packed as consolidation
+	// packs (packIdle): each pod as large as the node's largest, first
+	// fit, pod slots counted, a node without GPUs giving its pods only to
+	// nodes without GPUs, labels and taints agreeing. Without it the sum
+	// of the pods' requests had to fit the sum of the others' free room
+	// and the largest pod one node, which is not a packing: pods were
+	// stranded when that room was GPU nodes' or slivers too small for any
+	// of them.
+	PackIdle bool
+	// ReplaceAtRate: a replacement of several nodes by one (Rules.Replace,
+	// nodes without GPUs) buys only a size no dearer per unit of the pods
+	// it moves than the dearest of the nodes it replaces: three half-empty 8-CPU nodes
+	// replaced by one 16-CPU node dearer per CPU save a little now and
+	// cost more for as long as it lives, the pool buying the cheaper size
+	// again around it as soon as demand comes back.
+	ReplaceAtRate bool
 }
 
 // AllRules is what a new pool run decides with.
 func AllRules() Rules {
-	return Rules{Consolidation: true, AcrossSizes: true, Replace: true, ReplaceGPU: true, Batch: true, Lifecycle: true, BudgetPaces: true, RetryBlocked: true, KeepReplacement: true, LifecycleRetry: true, RenewalTolerations: true}
+	return Rules{Consolidation: true, AcrossSizes: true, Replace: true, ReplaceGPU: true, Batch: true, Lifecycle: true, BudgetPaces: true, RetryBlocked: true, KeepReplacement: true,
+		LifecycleRetry: true, RenewalTolerations: true, PackIdle: true, ReplaceAtRate: true}
 }
+
+// FreshScaleDownAge is the oldest observation a pool removes nodes on
+// when it runs with the fresh scale-down rule (workflows' runRules,
+// score.Rules.FreshScaleDown): older, it looks again and decides again
+// first. Pods bind between samples, so a node seen empty, or with room,
+// a sample interval ago may hold pods now.
+const FreshScaleDownAge = 5 * time.Second

@@ -37,6 +37,8 @@ type Cluster struct {
 	gen int
 	// spot is the spot variant's interruption model (nil: on demand).
 	spot *spotState
+	// watch: the watcher signals pools on changes (Options.WatchEvents).
+	watch bool
 
 	stats clusterStats
 }
@@ -112,6 +114,22 @@ func admitsPod(p Pod, offGPU bool, t types.InstanceType) bool {
 		return t.GPUs > 0 && (p.GPUModel == "" || p.GPUModel == t.GPUModel)
 	}
 	return !(offGPU && t.GPUs > 0)
+}
+
+// WatchSignal is what a watcher with informers signals a pool on: the
+// pending pods, and the nodes there are and how many are Ready; ok is
+// false when the cluster is not watched (Options.WatchEvents).
+func (c *Cluster) WatchSignal() (sig [3]int, ok bool) {
+	if !c.watch {
+		return sig, false
+	}
+	ready := 0
+	for _, nd := range c.nodes {
+		if nd.ready {
+			ready++
+		}
+	}
+	return [3]int{len(c.pending), len(c.nodes), ready}, true
 }
 
 // Now is the simulated wall clock.

@@ -39,11 +39,13 @@ type Law struct {
 	deferred map[string]bool
 	// replacing is the replacement under way; sizeRoom and sizePrice are
 	// the catalog's, as the last plan hands them to the workflow.
-	replacing     *law.Replacement
-	sizeRoom      map[string]types.Resources
-	sizePrice     map[string]float64
-	sizeGPUModel  map[string]string
-	lastSample    time.Time
+	replacing    *law.Replacement
+	sizeRoom     map[string]types.Resources
+	sizePrice    map[string]float64
+	sizeGPUModel map[string]string
+	lastSample   time.Time
+	// lastSignal is the cluster's watch signal at the last sample.
+	lastSignal    [3]int
 	wakeAt        time.Time
 	decisionCount int
 	// model is the pool's demand model (Rules.Prewarm, prewarm.go).
@@ -64,11 +66,20 @@ type Rules struct {
 	// FewerNodes: the planner buys, among sizes priced at the cheapest
 	// plan's rate, the one needing fewest nodes (sizing.Request.FewerNodes).
 	FewerNodes bool
+	// LookAhead: a scale-up chooses its size for the pods pending and
+	// the demand the pool runs (law.RunningMix, sizing.Request.Expected),
+	// buying for the pending ones only.
+	LookAhead bool
+	// FreshScaleDown: a scale-down decided on an observation older than
+	// law.FreshScaleDownAge looks again and decides again first (the
+	// workflow's act); without it, only one older than two sample
+	// intervals does.
+	FreshScaleDown bool
 }
 
 // AllRules is what a new pool run decides and plans with.
 func AllRules() Rules {
-	return Rules{Rules: law.AllRules(), FewerNodes: true}
+	return Rules{Rules: law.AllRules(), FewerNodes: true, LookAhead: true, FreshScaleDown: true}
 }
 
 // NewLawWith is the pool's control law with only the given rules, to
@@ -105,7 +116,11 @@ func (l *Law) Decisions() int { return l.decisionCount }
 func (l *Law) Step(c *Cluster) error {
 	now := c.Now()
 	fresh := l.obs == nil || !now.Before(l.lastSample.Add(l.policy.SampleInterval.D()))
+	if sig, watched := c.WatchSignal(); watched && sig != l.lastSignal {
+		fresh = true
+	}
 	if fresh {
+		l.lastSignal, _ = c.WatchSignal()
 		obs := c.Observe(l.pool)
 		l.applyObservation(obs)
 		l.lastSample = now
@@ -115,6 +130,17 @@ func (l *Law) Step(c *Cluster) error {
 		return nil
 	}
 	d := l.decide(now)
+	stale := 2 * l.policy.SampleInterval.D()
+	if l.rules.FreshScaleDown {
+		stale = law.FreshScaleDownAge
+	}
+	if d.Action == law.ActionScaleDown && now.Sub(l.obs.ObservedAt) > stale {
+		// As the workflow's act: destructive steps act on fresh data.
+		l.lastSignal, _ = c.WatchSignal()
+		l.applyObservation(c.Observe(l.pool))
+		l.lastSample = now
+		d = l.decide(now)
+	}
 	var err error
 	switch d.Action {
 	case law.ActionScaleUp:
@@ -194,7 +220,11 @@ func (l *Law) grow(c *Cluster, d law.Decision) error {
 			booting = append(booting, n)
 		}
 	}
-	plan := l.plan(sizing.Request{Pending: d.Pods, Existing: booting, Catalog: l.catalog, MaxNewNodes: d.MaxNewNodes, FewerNodes: l.rules.FewerNodes, Objective: l.policy.SizingObjective})
+	req := sizing.Request{Pending: d.Pods, Existing: booting, Catalog: l.catalog, MaxNewNodes: d.MaxNewNodes, FewerNodes: l.rules.FewerNodes, Objective: l.policy.SizingObjective}
+	if l.rules.LookAhead {
+		req.Expected = law.RunningMix(l.obs)
+	}
+	plan := l.plan(req)
 	// As the workflow parks them: only pods no size can hold wait for a
 	// change; one that missed this plan's size is sized next.
 	for _, u := range plan.Unplaceable {

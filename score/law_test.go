@@ -31,3 +31,26 @@ func TestOtherSizePodIsSizedByTheNextDecision(t *testing.T) {
 		}
 	}
 }
+
+// A pod arriving just after a sample: polled, the law hears of it at the
+// next sample, 30 s later; watched (Options.WatchEvents), at the next
+// tick, so it waits about a tick, the batch and a boot.
+func TestWatchEventsWakeTheLawBeforeItsNextSample(t *testing.T) {
+	catalog := catalogs.Sim()
+	policy := types.DefaultPolicy()
+	policy.MinNodes = 0
+	tr := Trace{Name: "one", Pods: []Pod{
+		{Name: "late", Requests: types.Resources{MilliCPU: 3000, Memory: 4 * types.GiB, Pods: 1}, Arrive: 31 * time.Second, Depart: time.Hour},
+	}}
+	wait := func(watch bool) time.Duration {
+		r, err := Simulate(tr, catalog, policy, NewLaw("visor law", policy, catalog), Options{WatchEvents: watch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Waits[0]
+	}
+	polled, watched := wait(false), wait(true)
+	if watched > time.Minute+30*time.Second || watched+15*time.Second > polled {
+		t.Fatalf("waited %s watched, %s polled; want at most 1m30s watched and 15s less than polled", watched, polled)
+	}
+}

@@ -27,6 +27,13 @@ type Options struct {
 	SeriesEvery time.Duration
 	// Spot, when set, buys every node as spot and interrupts them (spot.go).
 	Spot *Spot
+	// WatchEvents models a cluster watched through informers (a cluster
+	// spec's `informers: true`): the watcher signals a pool within
+	// activities.EventInterval (1 s, so at the next tick here) of a pod
+	// becoming unschedulable or scheduled, or a node joining, leaving or
+	// becoming Ready, besides its sample every sampleInterval. Off, the
+	// law hears of the cluster only at its samples.
+	WatchEvents bool
 }
 
 func (o Options) withDefaults() Options {
@@ -111,6 +118,7 @@ func Simulate(tr Trace, catalog []types.InstanceType, pool types.Policy, ctl Con
 	}
 	c := newCluster(tr.Pods, catalog, opt.ProvisioningDelay, pool.MaxNodes, pool)
 	c.spot = spot
+	c.watch = opt.WatchEvents
 	if floor := cheapestCPU(catalog); floor.Name != "" {
 		for range pool.MinNodes {
 			c.addNode(floor, 0)

@@ -48,6 +48,14 @@ type Request struct {
 	// price per unit of capacity, fewer node-hours and less per-node
 	// overhead once later pods fill it. Off, the cheapest plan wins.
 	FewerNodes bool
+	// Expected are pods the pool expects to go pending over the next
+	// minutes (the caller's estimate: the pods its recent scale-ups
+	// bought for). They buy nothing: the size is chosen for Pending and
+	// Expected together, and nodes of it are bought for Pending alone,
+	// when that size places every pod the plan for Pending alone places
+	// (lookAhead). A batch's own fragmentation then does not buy a size
+	// dearer per unit that the next batches would not fill.
+	Expected []types.PendingPod
 	// Objective is types.SizingNodes to buy, among the plans that leave
 	// fewest pods out, the one with the fewest new nodes (then the
 	// cheapest); anything else buys the cheapest plan.
@@ -157,7 +165,7 @@ type Alternative struct {
 // one); pods without GPUs stay off GPU nodes unless no other size holds
 // them (see admits). It never fails: pods that fit nowhere are reported in
 // Plan.Unplaceable. The same input in any order gives the same plan.
-func PlanScaleUp(req Request) Plan { return plan(req, nil) }
+func PlanScaleUp(req Request) Plan { return lookAhead(req, nil) }
 
 // PlanScaleUpExcluding is PlanScaleUp with some sizes struck off, for when a
 // provider answered errclass.InsufficientCapacity for a size: the caller
@@ -165,4 +173,6 @@ func PlanScaleUp(req Request) Plan { return plan(req, nil) }
 // size. Names not in the catalog are ignored (the size may be gone).
 // Excluded sizes stay in Alternatives with Skipped set, and pods only they
 // could hold are reported with CodeOutOfCapacity.
-func PlanScaleUpExcluding(req Request, excluded []string) Plan { return plan(req, excluded) }
+func PlanScaleUpExcluding(req Request, excluded []string) Plan {
+	return lookAhead(req, excluded)
+}

@@ -144,6 +144,9 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 			FewerNodes: p.rules.FewerNodes, Objective: p.state.Policy.SizingObjective,
 			Promised: p.state.awaitingPods(), SkipGroups: p.driftedGroups(), PriceAdjustments: p.state.Policy.PriceAdjustments,
 		}
+		if p.rules.LookAhead {
+			in.Expected = law.RunningMix(p.state.Observation)
+		}
 		if err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "plan scale-up"), a.PlanScaleUp, in), &plan); err != nil {
 			return 0, "", "", err
 		}

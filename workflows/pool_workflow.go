@@ -224,7 +224,11 @@ func (p *pool) act(ctx workflow.Context, d law.Decision) bool {
 		return true
 	}
 	resynced := false
-	if d.Action == law.ActionScaleDown && p.observationAge(ctx) > 2*p.state.Policy.SampleInterval.D() {
+	stale := 2 * p.state.Policy.SampleInterval.D()
+	if p.rules.FreshScaleDown {
+		stale = law.FreshScaleDownAge
+	}
+	if d.Action == law.ActionScaleDown && p.observationAge(ctx) > stale {
 		// Look again before removing anything: destructive steps act on
 		// fresh data only.
 		p.resync(ctx)

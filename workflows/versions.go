@@ -119,6 +119,28 @@ const (
 	// and scale-down keeps their room (runRules.Buffers, pool_headroom.go).
 	// A run begun before it drops them. Added 2026-12-04, release v0.3.0.
 	changeBuffers = "capacity-buffers"
+	// changePackIdle: the idle rule removes a node only when its pods
+	// surely fit, packed first fit as consolidation packs them, on the
+	// nodes that stay and admit them (law.Rules.PackIdle), not when their
+	// requests merely sum to less than the others' free room. Added
+	// 2026-12-04, release v0.3.0.
+	changePackIdle = "pack-idle"
+	// changeLookAhead: a scale-up chooses its size for the pods pending
+	// and the demand the pool runs (law.RunningMix), buying for the
+	// pending ones only, when that size is smaller and cheaper per unit
+	// (runRules.LookAhead, sizing.Request.Expected). Added 2026-12-04,
+	// release v0.3.0.
+	changeLookAhead = "look-ahead"
+	// changeReplaceAtRate: a replacement buys no size dearer per unit of
+	// the pods it moves than the nodes it replaces (law.Rules.ReplaceAtRate).
+	// Added 2026-12-04, release v0.3.0.
+	changeReplaceAtRate = "replace-at-rate"
+	// changeFreshScaleDown: a scale-down decided on an observation older
+	// than freshScaleDownAge resyncs and decides again first, not only one
+	// older than two sample intervals (runRules.FreshScaleDown): pods bind
+	// between samples, and a decision woken by a timer decides on the
+	// last one. Added 2026-12-04, release v0.3.0.
+	changeFreshScaleDown = "fresh-scale-down"
 )
 
 // Change is one change ID this code knows: the highest version it records
@@ -152,6 +174,10 @@ var Changes = []Change{
 	{ID: changeRenewalTolerations, Max: 1, Release: "v0.3.0"},
 	{ID: changeParallelRemoval, Max: 1, Release: "v0.3.0"},
 	{ID: changeBuffers, Max: 1, Release: "v0.3.0"},
+	{ID: changePackIdle, Max: 1, Release: "v0.3.0"},
+	{ID: changeLookAhead, Max: 1, Release: "v0.3.0"},
+	{ID: changeReplaceAtRate, Max: 1, Release: "v0.3.0"},
+	{ID: changeFreshScaleDown, Max: 1, Release: "v0.3.0"},
 }
 
 // runRules are the rules a pool run decides and buys with: the law's,
@@ -192,12 +218,25 @@ type runRules struct {
 	// Buffers: the observation's CapacityBuffers are headroom
 	// (types.BufferObservation, withHeadroom).
 	Buffers bool
+	// LookAhead: a scale-up sizes for the pods pending and the demand the
+	// pool runs (law.RunningMix as sizing.Request.Expected): a batch of a
+	// few large pods does not buy a larger size dearer per unit that the
+	// pool's smaller pods would leave half empty.
+	LookAhead bool
+	// FreshScaleDown: a scale-down acts only on an observation at most
+	// freshScaleDownAge old; an older one is resynced and the decision
+	// taken again (pool_workflow.go act). Two sample intervals were
+	// allowed before: a node seen empty or with room 30 s ago may have
+	// taken pods since, and draining it, or packing onto its room,
+	// strands them.
+	FreshScaleDown bool
 }
 
 // allRunRules is what a new pool run decides and buys with: every rule of
 // law.AllRules and every pool rule.
 func allRunRules() runRules {
-	return runRules{Rules: law.AllRules(), FewerNodes: true, RebuyRepelled: true, Offerings: true, TriedSinceReady: true, NotReadyClock: true, ParallelRemoval: true, Buffers: true}
+	return runRules{Rules: law.AllRules(), FewerNodes: true, RebuyRepelled: true, Offerings: true, TriedSinceReady: true, NotReadyClock: true,
+		ParallelRemoval: true, Buffers: true, LookAhead: true, FreshScaleDown: true}
 }
 
 // readRules reads, once per run, the rules the run decides with. It
@@ -223,5 +262,9 @@ func readRules(ctx workflow.Context) runRules {
 	r.RenewalTolerations = workflow.GetVersion(ctx, changeRenewalTolerations, workflow.DefaultVersion, 1) == 1 && r.RenewalTolerations && r.Lifecycle
 	r.ParallelRemoval = workflow.GetVersion(ctx, changeParallelRemoval, workflow.DefaultVersion, 1) == 1 && r.ParallelRemoval
 	r.Buffers = workflow.GetVersion(ctx, changeBuffers, workflow.DefaultVersion, 1) == 1 && r.Buffers
+	r.PackIdle = workflow.GetVersion(ctx, changePackIdle, workflow.DefaultVersion, 1) == 1 && r.PackIdle
+	r.LookAhead = workflow.GetVersion(ctx, changeLookAhead, workflow.DefaultVersion, 1) == 1 && r.LookAhead
+	r.ReplaceAtRate = workflow.GetVersion(ctx, changeReplaceAtRate, workflow.DefaultVersion, 1) == 1 && r.ReplaceAtRate && r.Replace
+	r.FreshScaleDown = workflow.GetVersion(ctx, changeFreshScaleDown, workflow.DefaultVersion, 1) == 1 && r.FreshScaleDown
 	return r
 }

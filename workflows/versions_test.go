@@ -55,11 +55,16 @@ func TestReadRulesOfANewRunAgreeWithAllRules(t *testing.T) {
 func TestReadRulesOfAnOldRunTurnOffItsChanges(t *testing.T) {
 	got := runReadRules(t, versionReplace, changeOfferings)
 	want := allRunRules()
-	want.Replace, want.ReplaceGPU, want.Offerings = false, false, false // GPU replacement is a kind of replacement
+	want.Replace, want.ReplaceGPU, want.ReplaceAtRate, want.Offerings = false, false, false, false // GPU replacement and its rate are replacement's
 	require.Equal(t, want, got)
 
 	got = runReadRules(t, versionBatch, versionRebuyRepelled)
 	want = allRunRules()
 	want.Batch, want.RebuyRepelled = false, false
+	require.Equal(t, want, got)
+
+	got = runReadRules(t, changePackIdle, changeLookAhead, changeReplaceAtRate, changeFreshScaleDown)
+	want = allRunRules()
+	want.PackIdle, want.LookAhead, want.ReplaceAtRate, want.FreshScaleDown = false, false, false, false
 	require.Equal(t, want, got)
 }

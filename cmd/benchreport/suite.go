@@ -45,6 +45,9 @@ var spotVariant = score.Spot{PriceFactor: score.DefaultSpotPriceFactor, Interrup
 var spotVariantName = fmt.Sprintf("capacityTypes: [spot, on-demand] (spot at %.2f× on-demand, %.2f interruptions per node-hour, 2m notice)",
 	spotVariant.PriceFactor, spotVariant.InterruptionsPerNodeHour)
 
+// watchVariantName is the watched cluster's row (score.Options.WatchEvents).
+const watchVariantName = "cluster watched through informers (the pool hears of a pending pod within a second, not at its next sample)"
+
 type variantRow struct {
 	trace   string
 	variant string
@@ -63,12 +66,18 @@ var variants = []struct {
 	allow func([]types.InstanceType) []string
 }{
 	{"pool policy as given", func(*types.Policy) {}, nil, nil},
-	{"without the node-hours rules (AcrossSizes, FewerNodes)", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, Replace: true, ReplaceGPU: true, Batch: true}}, nil},
-	{"node-hours rules: FewerNodes only", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, Replace: true, ReplaceGPU: true, Batch: true}, FewerNodes: true}, nil},
-	{"node-hours rules: AcrossSizes only", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, AcrossSizes: true, Replace: true, ReplaceGPU: true, Batch: true}}, nil},
-	{"without replacement consolidation (Replace)", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, AcrossSizes: true, Batch: true}, FewerNodes: true}, nil},
-	{"without GPU replacement (ReplaceGPU)", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, AcrossSizes: true, Replace: true, Batch: true}, FewerNodes: true}, nil},
-	{"without batching (Batch)", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, AcrossSizes: true, Replace: true, ReplaceGPU: true}, FewerNodes: true}, nil},
+	{"without the node-hours rules (AcrossSizes, FewerNodes)", func(*types.Policy) {}, without(func(r *score.Rules) { r.AcrossSizes, r.FewerNodes = false, false }), nil},
+	{"node-hours rules: FewerNodes only", func(*types.Policy) {}, without(func(r *score.Rules) { r.AcrossSizes = false }), nil},
+	{"node-hours rules: AcrossSizes only", func(*types.Policy) {}, without(func(r *score.Rules) { r.FewerNodes = false }), nil},
+	{"without replacement consolidation (Replace)", func(*types.Policy) {}, without(func(r *score.Rules) { r.Replace, r.ReplaceGPU, r.ReplaceAtRate = false, false, false }), nil},
+	{"without GPU replacement (ReplaceGPU)", func(*types.Policy) {}, without(func(r *score.Rules) { r.ReplaceGPU = false }), nil},
+	{"without batching (Batch)", func(*types.Policy) {}, without(func(r *score.Rules) { r.Batch = false }), nil},
+	{"without look-ahead sizing (LookAhead)", func(*types.Policy) {}, without(func(r *score.Rules) { r.LookAhead = false }), nil},
+	{"without replacement at rate (ReplaceAtRate)", func(*types.Policy) {}, without(func(r *score.Rules) { r.ReplaceAtRate = false }), nil},
+	{"without LookAhead and ReplaceAtRate (the law before them)", func(*types.Policy) {}, without(func(r *score.Rules) { r.LookAhead, r.ReplaceAtRate = false, false }), nil},
+	{"without fresh scale-down (FreshScaleDown)", func(*types.Policy) {}, without(func(r *score.Rules) { r.FreshScaleDown = false }), nil},
+	{"idle rule by sums (without PackIdle)", func(*types.Policy) {}, without(func(r *score.Rules) { r.PackIdle = false }), nil},
+	{"idle-only, idle rule by sums (without PackIdle)", func(p *types.Policy) { p.ConsolidationDisruption = types.DisruptIdleOnly }, without(func(r *score.Rules) { r.PackIdle = false }), nil},
 	{"without Replace and Batch (before versionReplace, versionBatch)", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, AcrossSizes: true}, FewerNodes: true}, nil},
 	{"sampleInterval: 10s", func(p *types.Policy) { p.SampleInterval = types.Duration(10 * time.Second) }, nil, nil},
 	{"disableConsolidation: true", func(p *types.Policy) { p.DisableConsolidation = true }, nil, nil},
@@ -115,6 +124,14 @@ var variants = []struct {
 		},
 			func(t types.InstanceType) bool { return t.GPUs >= 8 })
 	}},
+}
+
+// without is every rule a new pool run has (score.AllRules) less what
+// change turns off: each "without" row removes one lever.
+func without(change func(*score.Rules)) *score.Rules {
+	r := score.AllRules()
+	change(&r)
+	return &r
 }
 
 // sizesWhere names the catalog's sizes keep admits, or nil when the
@@ -183,8 +200,20 @@ func scoreSuite(openbPath, specPath string) (suite, error) {
 			}
 			out.variants = append(out.variants, variantRow{trace: j.tr.Name, variant: v.name, s: s, limit: cmp.PendingLimit()})
 		}
+		// The law on a cluster watched through informers: it hears of a
+		// pod becoming unschedulable at the next tick, not its next sample.
+		s, err := score.ScoreLawWith(j.tr, j.catalog, j.policy, score.AllRules(), cmp, score.Options{WatchEvents: true})
+		if err != nil {
+			return out, err
+		}
+		out.variants = append(out.variants, variantRow{trace: j.tr.Name, variant: watchVariantName, s: s, limit: cmp.PendingLimit()})
+		s, err = score.ScoreLawWith(j.tr, j.catalog, j.policy, *without(func(r *score.Rules) { r.FreshScaleDown = false }), cmp, score.Options{WatchEvents: true})
+		if err != nil {
+			return out, err
+		}
+		out.variants = append(out.variants, variantRow{trace: j.tr.Name, variant: "cluster watched through informers, without fresh scale-down (FreshScaleDown)", s: s, limit: cmp.PendingLimit()})
 		spot := spotVariant
-		s, err := score.ScoreLawWith(j.tr, j.catalog, j.policy, score.AllRules(), cmp, score.Options{Spot: &spot})
+		s, err = score.ScoreLawWith(j.tr, j.catalog, j.policy, score.AllRules(), cmp, score.Options{Spot: &spot})
 		if err != nil {
 			return out, err
 		}
