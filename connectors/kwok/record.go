@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/hanzoai/visor-fleet/types"
@@ -193,12 +194,15 @@ func (p *Provider) readRecord(ctx context.Context, id string) (*groupRecord, *co
 	return g, cm, err
 }
 
+// recordBackoff spreads up to ten writers of one record over about 2 s.
+var recordBackoff = wait.Backoff{Steps: 10, Duration: 10 * time.Millisecond, Factor: 1.8, Jitter: 0.5}
+
 // updateRecord reads the record, applies change and writes it back,
 // again on a conflict with another writer. A pool deletes several nodes
 // of one group at once, so the retries back off rather than spin.
 func (p *Provider) updateRecord(ctx context.Context, id string, change func(*groupRecord) error) (*groupRecord, error) {
 	var out *groupRecord
-	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+	err := retry.RetryOnConflict(recordBackoff, func() error {
 		g, cm, err := p.readRecord(ctx, id)
 		if err != nil {
 			return err

@@ -2,6 +2,7 @@ package kwok
 
 import (
 	"fmt"
+	"k8s.io/client-go/util/retry"
 	"strings"
 	"testing"
 	"time"
@@ -46,13 +47,18 @@ func TestPDBThatAllowsNothingIsShown(t *testing.T) {
 	setMaxUnavailable := func(n int32) {
 		ctx, cancel := ctxFor(10 * time.Second)
 		defer cancel()
-		pdb, err := e.admin.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, name, metav1.GetOptions{})
+		// The disruption controller writes the budget's status meanwhile.
+		err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+			pdb, err := e.admin.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			v := intstr.FromInt32(n)
+			pdb.Spec.MaxUnavailable = &v
+			_, err = e.admin.PolicyV1().PodDisruptionBudgets(ns).Update(ctx, pdb, metav1.UpdateOptions{})
+			return err
+		})
 		if err != nil {
-			t.Fatal(err)
-		}
-		v := intstr.FromInt32(n)
-		pdb.Spec.MaxUnavailable = &v
-		if _, err := e.admin.PolicyV1().PodDisruptionBudgets(ns).Update(ctx, pdb, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
