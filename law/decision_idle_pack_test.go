@@ -73,6 +73,21 @@ func TestIdleRulePacksThePodsOntoNodesThatAdmitThem(t *testing.T) {
 				in.Observation.Nodes[i].Taints = []types.Taint{{Key: "dedicated", Value: "batch", Effect: "NoSchedule"}}
 			}
 		}, nil, "do not surely fit"},
+		{"another zone admits them (pools spread over zones)", func(in *DecisionInput) {
+			zones := []string{"us-east-1a", "us-east-1b", "us-east-1c"}
+			for i := 0; i <= 2; i++ {
+				in.Observation.Nodes[i].Labels = map[string]string{"topology.kubernetes.io/zone": zones[i], "team": "web"}
+			}
+			in.Observation.Nodes[1].Requested.MilliCPU = 100000
+			in.Observation.Nodes[2].Requested.MilliCPU = 100000
+		}, []string{"n1"}, ""},
+		{"another label still keeps them off", func(in *DecisionInput) {
+			in.Observation.Nodes[0].Labels = map[string]string{"team": "web"}
+			for i := 1; i <= 2; i++ {
+				in.Observation.Nodes[i].Labels = map[string]string{"team": "batch"}
+				in.Observation.Nodes[i].Requested.MilliCPU = 100000
+			}
+		}, nil, "do not surely fit"},
 		{"each pod taken as large as the largest", func(in *DecisionInput) {
 			// 24 CPUs free on n2 alone hold the sum but only two 12-CPU slots.
 			in.Observation.Nodes[0].LargestPod.MilliCPU = 12000

@@ -137,8 +137,9 @@ func fitsElsewhere(obs *types.PoolObservation, idle []string, limit int, d *Deci
 // pod slots counted, no node both giving and taking). A node without GPUs
 // gives its pods only to nodes without GPUs, as sizing keeps such pods
 // off GPU nodes; an idle GPU node (no GPU in use) to any node. Labels and
-// taints must agree as for consolidation (sameLabelsAndTaints). A node
-// whose largest pod is not reported counts as one pod of all it requests.
+// taints must agree as for consolidation (sameLabelsAndTaints), but for
+// the zone (withoutZone). A node whose largest pod is not reported counts
+// as one pod of all it requests.
 func packIdle(in DecisionInput, idle []string, limit int, d *Decision) []string {
 	obs := in.Observation
 	var cands []types.NodeObservation
@@ -155,10 +156,35 @@ func packIdle(in DecisionInput, idle []string, limit int, d *Decision) []string 
 		if c.Allocatable.GPUs == 0 && n.Allocatable.GPUs > 0 {
 			return false
 		}
-		return sameLabelsAndTaints(c, n, in.Rules.KeepReplacement)
+		return sameLabelsAndTaints(withoutZone(c), n, in.Rules.KeepReplacement)
 	}
 	where := func(types.NodeObservation) string { return "the nodes that stay and admit them" }
 	return packInto(obs, cands, limit, admits, where, "removed", d)
+}
+
+// withoutZone is a node as the idle rule compares it: its zone and region
+// passed over. The idle rule emptied nodes into any zone before packing,
+// and a pool spread over zones has no two nodes of one zone's labels
+// otherwise: its idle nodes would never go. A pod pinned to its zone that
+// finds no room there stays pending, and the pool buys in that zone.
+func withoutZone(n types.NodeObservation) types.NodeObservation {
+	if n.Labels == nil {
+		return n
+	}
+	labels := make(map[string]string, len(n.Labels))
+	for k, v := range n.Labels {
+		if !slices.Contains(zoneLabels, k) {
+			labels[k] = v
+		}
+	}
+	n.Labels = labels
+	return n
+}
+
+// zoneLabels name a node's zone and region.
+var zoneLabels = []string{
+	"topology.kubernetes.io/zone", "topology.kubernetes.io/region",
+	"failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region",
 }
 
 // withSlot asks for one pod slot; withSlots treats a node that reports no
