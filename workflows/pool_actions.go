@@ -246,20 +246,35 @@ func (p *pool) scaleDown(ctx workflow.Context, reason string, nodes []string, re
 }
 
 func (p *pool) removeNode(ctx workflow.Context, seq int64, node string) error {
-	drain := activities.DrainInput{Key: p.spec.Key, Node: node, Timeout: p.state.Policy.DrainTimeout}
 	var dr connectors.DrainResult
-	if err := p.awaitCall(ctx, workflow.ExecuteActivity(p.drainCtx(ctx, "drain "+node), a.DrainNode, drain), &dr); err != nil {
+	if err := p.awaitCall(ctx, p.drainCall(ctx, node), &dr); err != nil {
 		return err
 	}
-	del := activities.DeleteInput{Key: p.spec.Key, Node: node, IdempotencyKey: p.idempotencyKey(seq, "delete-"+node)}
 	var res activities.DeleteResult
-	if err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, "delete node "+node), a.DeleteNode, del), &res); err != nil {
+	if err := p.awaitCall(ctx, p.deleteCall(ctx, seq, node), &res); err != nil {
 		return err
 	}
-	p.state.TargetNodes = res.TotalTarget
+	p.deleted(ctx, node, res)
+	return nil
+}
+
+// drainCall starts a node's drain; deleteCall its delete at the provider,
+// keyed by the decision.
+func (p *pool) drainCall(ctx workflow.Context, node string) workflow.Future {
+	drain := activities.DrainInput{Key: p.spec.Key, Node: node, Timeout: p.state.Policy.DrainTimeout}
+	return workflow.ExecuteActivity(p.drainCtx(ctx, "drain "+node), a.DrainNode, drain)
+}
+
+func (p *pool) deleteCall(ctx workflow.Context, seq int64, node string) workflow.Future {
+	del := activities.DeleteInput{Key: p.spec.Key, Node: node, IdempotencyKey: p.idempotencyKey(seq, "delete-"+node)}
+	return workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, "delete node "+node), a.DeleteNode, del)
+}
+
+// deleted takes a delete's answer: the node is removed, and the provider's
+// view read after it (or its total target) stands.
+func (p *pool) deleted(ctx workflow.Context, node string, res activities.DeleteResult) {
 	p.state.Removed[node] = workflow.Now(ctx)
 	p.adoptResult(ctx, res.View, res.TotalTarget)
-	return nil
 }
 
 // forgetNode drops a removed node from the held observation so counts are

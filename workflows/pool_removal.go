@@ -92,8 +92,7 @@ func (p *pool) removeAtOnce(ctx workflow.Context, seq int64, nodes []string, req
 
 func (p *pool) startDrain(ctx workflow.Context, node string) *removalStep {
 	p.removal.InHand[node] = "drain since " + workflow.Now(ctx).UTC().Format(time.RFC3339)
-	drain := activities.DrainInput{Key: p.spec.Key, Node: node, Timeout: p.state.Policy.DrainTimeout}
-	return &removalStep{node: node, call: workflow.ExecuteActivity(p.drainCtx(ctx, "drain "+node), a.DrainNode, drain)}
+	return &removalStep{node: node, call: p.drainCall(ctx, node)}
 }
 
 // finishStep takes a step's result: a drained node's delete is started in
@@ -106,9 +105,7 @@ func (p *pool) finishStep(ctx workflow.Context, seq int64, step *removalStep) er
 			return err
 		}
 		p.removal.InHand[step.node] = "delete since " + workflow.Now(ctx).UTC().Format(time.RFC3339)
-		del := activities.DeleteInput{Key: p.spec.Key, Node: step.node, IdempotencyKey: p.idempotencyKey(seq, "delete-"+step.node)}
-		step.delete = true
-		step.call = workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, "delete node "+step.node), a.DeleteNode, del)
+		step.delete, step.call = true, p.deleteCall(ctx, seq, step.node)
 		return nil
 	}
 	delete(p.removal.InHand, step.node)
@@ -116,13 +113,13 @@ func (p *pool) finishStep(ctx workflow.Context, seq int64, step *removalStep) er
 	if err := step.call.Get(ctx, &res); err != nil {
 		return err
 	}
-	p.state.Removed[step.node] = workflow.Now(ctx)
 	// Deletes answer in any order: a view read before another delete
 	// ended would bring that node back into the count and the meter.
-	if res.View == nil || p.state.Provider == nil || !res.View.ReadAt.Before(p.state.Provider.ReadAt) {
-		p.state.TargetNodes = res.TotalTarget
-		p.adoptResult(ctx, res.View, res.TotalTarget)
+	if res.View != nil && p.state.Provider != nil && res.View.ReadAt.Before(p.state.Provider.ReadAt) {
+		p.state.Removed[step.node] = workflow.Now(ctx)
+		return nil
 	}
+	p.deleted(ctx, step.node, res)
 	return nil
 }
 

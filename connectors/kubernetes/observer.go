@@ -357,15 +357,8 @@ const QueuedFor = 5 * time.Second
 // QueuedFor before now, pending since its creation. Only pods for the
 // default scheduler: another scheduler's pods are its own to place.
 func queuedPod(pod *corev1.Pod, now time.Time) (types.PendingPod, bool) {
-	if pod.Status.Phase != corev1.PodPending || pod.Spec.NodeName != "" || pod.Status.NominatedNodeName != "" ||
-		(pod.Spec.SchedulerName != "" && pod.Spec.SchedulerName != corev1.DefaultSchedulerName) ||
-		now.Sub(pod.CreationTimestamp.Time) < QueuedFor || pod.DeletionTimestamp != nil {
+	if pod.Status.NominatedNodeName != "" || now.Sub(pod.CreationTimestamp.Time) < QueuedFor || !awaitsScheduler(pod) {
 		return types.PendingPod{}, false
-	}
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodScheduled {
-			return types.PendingPod{}, false // tried (refused pods are pendingPod's), or gated
-		}
 	}
 	p := describePending(pod, pod.CreationTimestamp.Time)
 	// No try on record since it was created: no node has refused it.
