@@ -72,6 +72,9 @@ func TestDrainBlockedByAPDBIsShownAndRetried(t *testing.T) {
 		require.Contains(t, why, "web/a", "status.drainBlocked does not name the pod: %v", st.DrainBlocked)
 		require.Contains(t, why, "PodDisruptionBudget", "status.drainBlocked does not name the rule: %v", st.DrainBlocked)
 		require.Contains(t, why, "drained again after")
+		// The server numbers each attempt's events anew: a reason that
+		// carried them would be a new reason, and a new Event, per retry.
+		require.NotContains(t, why, "scheduledEventID", "the refusal carries the attempt's event IDs")
 		require.Equal(t, 1, blockedEvents(w)["n2"], "the node was not told once: %v", w.events)
 		refusedAt = env.Now()
 	}, 2*time.Minute+time.Minute)

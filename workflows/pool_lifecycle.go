@@ -145,7 +145,7 @@ func (p *pool) disrupt(ctx workflow.Context, d law.Decision) {
 				// As scale-down's: a backoff, and told once per reason
 				// with the other blockers (tellBlocked).
 				p.state.DrainBlocked[node] = workflow.Now(ctx).Add(p.drainRetryAfter(node))
-				p.state.DrainRefused[node] = truncate(err.Error(), maxRefusalText)
+				p.state.DrainRefused[node] = refusal(err)
 				continue
 			}
 			until := workflow.Now(ctx).Add(p.state.Policy.IdleWindow.D())

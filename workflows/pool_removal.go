@@ -1,9 +1,11 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hanzoai/visor-fleet/activities"
@@ -123,6 +125,17 @@ func (p *pool) finishStep(ctx workflow.Context, seq int64, step *removalStep) er
 	return nil
 }
 
+// refusal is why a drain or delete failed, as told to the node: the
+// activity's own message, without the attempt's event IDs that would make
+// each retry a new reason and a new Event.
+func refusal(err error) string {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.Message() != "" {
+		return truncate(appErr.Message(), maxRefusalText)
+	}
+	return truncate(err.Error(), maxRefusalText)
+}
+
 // removalFailed keeps a node that would not drain or delete for a later
 // try and says why.
 func (p *pool) removalFailed(ctx workflow.Context, node string, err error) string {
@@ -130,7 +143,7 @@ func (p *pool) removalFailed(ctx workflow.Context, node string, err error) strin
 	until := workflow.Now(ctx).Add(p.drainRetryAfter(node))
 	p.state.DrainBlocked[node] = until
 	if p.rules.RetryBlocked {
-		p.state.DrainRefused[node] = truncate(err.Error(), maxRefusalText)
+		p.state.DrainRefused[node] = refusal(err)
 		// Told once per reason with the other blockers (tellBlocked).
 	} else {
 		p.tellDrainBlocked(ctx, node, err, until)

@@ -108,11 +108,14 @@ func TestMeteringSurvivesAWorkerDyingMidReport(t *testing.T) {
 	defer second.Stop()
 
 	for {
+		// Status first, then the ledger: the cursor moves only after the
+		// ledger took the hour, so rows listed after it hold every hour it
+		// covers (listed before, an hour reported in between was missing).
+		st, qerr := starter.PoolStatus(ctx, c, key)
 		rows, err := ledger.List(ctx, meterledger.Filter{Pool: key.WorkflowID()})
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, qerr := starter.PoolStatus(ctx, c, key)
 		if qerr == nil && !st.MeteredThrough.Before(from.Add(3*time.Hour)) {
 			if len(rows) != 3 {
 				t.Fatalf("ledger has %d rows for 3 hours: %+v", len(rows), rows)
