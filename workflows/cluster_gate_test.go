@@ -48,7 +48,7 @@ func TestPoolObeysEachClusterGate(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			s := &PoolState{Gate: contract.ClusterGate{Phase: tc.phase, Reachable: tc.reachable}}
-			demand.Gate, surplus.Gate = s.gate(), s.gate()
+			demand.Gate, surplus.Gate = s.LawGate(), s.LawGate()
 			up := law.Decide(demand)
 			require.Equal(t, tc.up, up.Action, up.Reason)
 			if tc.blocked != "" {

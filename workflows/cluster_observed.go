@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/poolcore"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -31,8 +32,8 @@ func (c *cluster) applyWatcherReport(ctx workflow.Context, r contract.WatcherRep
 		c.rejectSignal(ctx, err)
 		return
 	}
-	if len(r.LastError) > maxTextLen {
-		r.LastError = truncate(r.LastError, maxTextLen)
+	if len(r.LastError) > poolcore.MaxTextLen {
+		r.LastError = poolcore.Truncate(r.LastError, poolcore.MaxTextLen)
 	}
 	s := c.state
 	s.WatcherReachable = r.Reachable

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/poolcore"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -295,7 +296,7 @@ func (c *cluster) rejecter(ctx workflow.Context) func(error) {
 
 // rejectSignal records a signal that did not decode or validate.
 func (c *cluster) rejectSignal(ctx workflow.Context, err error) {
-	c.state.LastRejected = truncate(fmt.Sprintf("signal at %s: %v", workflow.Now(ctx).UTC().Format(time.RFC3339), err), maxRejectionText)
+	c.state.LastRejected = poolcore.Truncate(fmt.Sprintf("signal at %s: %v", workflow.Now(ctx).UTC().Format(time.RFC3339), err), poolcore.MaxRejectionText)
 	c.state.Rejected++
 	workflow.GetLogger(ctx).Warn("signal rejected", "error", err)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/law"
+	"github.com/hanzoai/visor-fleet/poolcore"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -71,15 +72,6 @@ func (p *pool) resyncWithProvider(ctx workflow.Context) {
 	}
 }
 
-// Outcomes of a scale-up that asked the provider for nothing.
-const (
-	outcomeNothingBought = "nothing bought: "
-	outcomeNothingToAdd  = "nothing to add: "
-)
-
-// actionManualScaleUp records a force-scale that buys nodes.
-const actionManualScaleUp = "manual-scale-up"
-
 // scaleUp sizes the overdue pods and provisions the plan.
 func (p *pool) scaleUp(ctx workflow.Context, d law.Decision) {
 	seq := p.nextSeq()
@@ -93,9 +85,9 @@ func (p *pool) grow(ctx workflow.Context, rec contract.DecisionRecord, pods []ty
 	org := p.orgRoom(ctx)
 	p.state.OrgNote = org.Note
 	if org.Nodes <= 0 {
-		rec.Outcome = outcomeNothingBought + org.Note
+		rec.Outcome = poolcore.OutcomeNothingBought + org.Note
 		p.state.LastScaleUp = workflow.Now(ctx) // wait a cooldown, not a wake-up
-		p.state.record(rec)
+		p.state.Record(rec)
 		return
 	}
 	maxNew = min(maxNew, org.Nodes)
@@ -107,10 +99,10 @@ func (p *pool) grow(ctx workflow.Context, rec contract.DecisionRecord, pods []ty
 		rec.Outcome = "failed: " + err.Error()
 	case added == 0 && p.state.Budget != "":
 		// The budget leaves nothing to buy: wait a cooldown, not a wake-up.
-		rec.Outcome = outcomeNothingBought + p.state.Budget
+		rec.Outcome = poolcore.OutcomeNothingBought + p.state.Budget
 		p.state.LastScaleUp = workflow.Now(ctx)
 	case added == 0:
-		rec.Outcome = outcomeNothingToAdd + p.unplaceableSummary()
+		rec.Outcome = poolcore.OutcomeNothingToAdd + p.unplaceableSummary()
 	default:
 		rec.Outcome = fmt.Sprintf("asked for %d × %s", added, size)
 		p.state.LastScaleUp = workflow.Now(ctx)
@@ -118,7 +110,7 @@ func (p *pool) grow(ctx workflow.Context, rec contract.DecisionRecord, pods []ty
 	if offering != "" {
 		rec.Reason += "; buys " + offering
 	}
-	p.state.record(rec)
+	p.state.Record(rec)
 }
 
 // provision plans and provisions within the org's room, falling back to
@@ -127,22 +119,22 @@ func (p *pool) grow(ctx workflow.Context, rec contract.DecisionRecord, pods []ty
 // why (empty without offerings).
 func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPod, minNew, maxNew int, org law.OrgRoom) (int, string, string, error) {
 	excluded := p.backedOffSizes(workflow.Now(ctx))
-	fallbacks, machines := maxSizeFallbacks, p.state.machinesBySize()
+	fallbacks, machines := maxSizeFallbacks, p.state.MachinesBySize()
 	if p.rules.Offerings {
-		fallbacks, machines = maxOfferingFallbacks, p.state.offeringMachines()
+		fallbacks, machines = maxOfferingFallbacks, p.state.OfferingMachines()
 	}
 	var tried []string // offerings that ran out in this decision
 	for attempt := 0; attempt <= fallbacks; attempt++ {
 		var plan activities.PlanResult
 		in := activities.PlanInput{
-			Key: p.spec.Key, Pods: pods, Existing: p.planRoom(workflow.Now(ctx)), AllowedSizes: p.state.Policy.AllowedSizes,
+			Key: p.spec.Key, Pods: pods, Existing: p.state.PlanRoom(workflow.Now(ctx), p.rules), AllowedSizes: p.state.Policy.AllowedSizes,
 			PriceOverrides: p.spec.PriceOverrides, MinNewNodes: minNew, MaxNewNodes: maxNew, ExcludeSizes: excluded,
 			NodeLabels: p.state.Policy.NodeLabels, NodeTaints: p.state.Policy.NodeTaints, Region: p.state.Gate.Region,
-			DaemonOverhead: p.state.daemonOverhead(),
+			DaemonOverhead: p.state.DaemonOverhead(),
 			MaxHourlyCost:  p.state.Policy.MaxHourlyCost, Machines: machines, Offerings: p.planOfferings(workflow.Now(ctx)),
 			OrgBudget: org.CostCapped, OrgBudgetRoom: org.CostRoom,
 			FewerNodes: p.rules.FewerNodes, Objective: p.state.Policy.SizingObjective,
-			Promised: p.state.awaitingPods(), SkipGroups: p.driftedGroups(), PriceAdjustments: p.state.Policy.PriceAdjustments,
+			Promised: p.state.AwaitingPods(), SkipGroups: p.driftedGroups(), PriceAdjustments: p.state.Policy.PriceAdjustments,
 		}
 		if p.rules.LookAhead {
 			in.Expected = law.RunningMix(p.state.Observation)
@@ -196,7 +188,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 		return plan.NewNodes, plan.Size, plan.Offering, nil
 	}
 	if p.rules.Offerings {
-		return 0, "", "", fmt.Errorf("no capacity in offerings %s (each not bought again for %s)", strings.Join(tried, ", "), offeringUnavailableFor)
+		return 0, "", "", fmt.Errorf("no capacity in offerings %s (each not bought again for %s)", strings.Join(tried, ", "), poolcore.OfferingUnavailableFor)
 	}
 	return 0, "", "", fmt.Errorf("no capacity in sizes %s", strings.Join(excluded, ", "))
 }
@@ -242,7 +234,7 @@ func (p *pool) scaleDown(ctx workflow.Context, reason string, nodes []string, re
 	if len(failures) > 0 {
 		rec.Outcome += "; " + strings.Join(failures, "; ")
 	}
-	p.state.record(rec)
+	p.state.Record(rec)
 }
 
 func (p *pool) removeNode(ctx workflow.Context, seq int64, node string) error {
@@ -308,8 +300,8 @@ func (p *pool) forgetNode(name string) {
 
 // scaleTo carries out an explicit target: grow with the cheapest allowed
 // size, or remove the least-used nodes.
-func (p *pool) scaleTo(ctx workflow.Context, m ManualScale) {
-	current := p.state.nodeCount()
+func (p *pool) scaleTo(ctx workflow.Context, m poolcore.ManualScale) {
+	current := p.state.NodeCount()
 	reason := fmt.Sprintf("manual target %d: %s", m.Target, m.Reason)
 	// A new manual target replaces any hold: held, it stands as the
 	// floor until the hold ends; unheld, the law takes over at once.
@@ -320,12 +312,12 @@ func (p *pool) scaleTo(ctx workflow.Context, m ManualScale) {
 	}
 	switch {
 	case m.Target > current:
-		rec := contract.DecisionRecord{Seq: m.Seq, At: workflow.Now(ctx), Action: actionManualScaleUp, Reason: reason, RequestedBy: m.RequestedBy}
+		rec := contract.DecisionRecord{Seq: m.Seq, At: workflow.Now(ctx), Action: poolcore.ActionManualScaleUp, Reason: reason, RequestedBy: m.RequestedBy}
 		p.grow(ctx, rec, nil, m.Target-current, m.Target-current)
 	case m.Target < current:
 		p.scaleDown(ctx, reason, p.leastUsedNodes(current-m.Target), m.RequestedBy)
 	default:
-		p.state.record(contract.DecisionRecord{Seq: m.Seq, At: workflow.Now(ctx), Action: "manual-scale", Reason: reason, RequestedBy: m.RequestedBy, Outcome: "already at target"})
+		p.state.Record(contract.DecisionRecord{Seq: m.Seq, At: workflow.Now(ctx), Action: "manual-scale", Reason: reason, RequestedBy: m.RequestedBy, Outcome: "already at target"})
 	}
 }
 
@@ -400,7 +392,7 @@ func (p *pool) release(ctx workflow.Context) {
 		rec.Outcome = fmt.Sprintf("released %d groups, %d machines", res.Groups, res.Released)
 		p.state.TargetNodes = 0
 	}
-	p.state.record(rec)
+	p.state.Record(rec)
 }
 
 func (p *pool) unplaceableSummary() string {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/poolcore"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -95,7 +96,7 @@ func TestDrainBlockedByAPDBIsShownAndRetried(t *testing.T) {
 		defer w.mu.Unlock()
 		require.Equal(t, []string{"n2"}, w.deleted, "the node stayed after its budget allowed a disruption")
 		deletedAt = w.deletedAt["n2"]
-	}, 10*time.Minute+maxRetrySamples*p.SampleInterval.D()+time.Second)
+	}, 10*time.Minute+poolcore.MaxRetrySamples*p.SampleInterval.D()+time.Second)
 	finish(env, 13*time.Minute)
 	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})
 	require.NoError(t, env.GetWorkflowError())
@@ -212,8 +213,8 @@ func TestDrainBlockedOnlyFromItsChangeID(t *testing.T) {
 // REASON names a kept idle node when no rule of the law does.
 func TestReasonLineNamesAKeptIdleNode(t *testing.T) {
 	now := t0.Add(time.Hour)
-	p := &pool{state: newPoolState(spec(types.DefaultPolicy())), rules: allRunRules()}
-	p.state.ensureMaps()
+	p := &pool{state: poolcore.New(spec(types.DefaultPolicy())), rules: poolcore.AllRules()}
+	p.state.EnsureMaps()
 	nodes := []types.NodeObservation{node("n1", 0.8, 0.8), node("n2", 0.8, 0.8), node("n3", 0.05, 0.05)}
 	nodes[2].DrainBlockers = []string{"pod web/a: karpenter.sh/do-not-disrupt=true"}
 	p.state.Observation = obs(now, nodes)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/poolcore"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -16,8 +17,8 @@ func burstState(nodes, pending int) (*PoolState, types.PoolObservation, time.Tim
 	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
 	p := types.DefaultPolicy()
 	p.MaxNodes = 5000
-	s := newPoolState(contract.PoolSpec{Policy: p})
-	s.ensureMaps()
+	s := poolcore.New(contract.PoolSpec{Policy: p})
+	s.EnsureMaps()
 	obs := types.PoolObservation{ObservedAt: now}
 	for i := range nodes {
 		n := types.NodeObservation{
@@ -38,7 +39,7 @@ func burstState(nodes, pending int) (*PoolState, types.PoolObservation, time.Tim
 	obs = obs.SummarizePending(types.MaxListedPending, types.MaxPendingShapes)
 	for i, pod := range obs.PendingEntries() {
 		if i%2 == 0 {
-			s.BoughtFor[pod.Key()] = Purchase{Seq: 1, At: now.Add(-time.Minute), Size: "kwok-4c8g", Since: pod.UnschedulableSince}
+			s.BoughtFor[pod.Key()] = poolcore.Purchase{Seq: 1, At: now.Add(-time.Minute), Size: "kwok-4c8g", Since: pod.UnschedulableSince}
 		}
 	}
 	return s, obs, now
@@ -52,13 +53,13 @@ func BenchmarkBurstObserveAndDecide(b *testing.B) {
 	for _, size := range []struct{ nodes, pending int }{{100, 500}, {450, 2000}, {1500, 10000}} {
 		b.Run(fmt.Sprintf("nodes=%d/pending=%d", size.nodes, size.pending), func(b *testing.B) {
 			s, obs, now := burstState(size.nodes, size.pending)
-			p := &pool{state: s, rules: allRunRules()}
+			p := &pool{state: s, rules: poolcore.AllRules()}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				s.fold(obs, now, p.rules)
+				s.Fold(obs, now, p.rules)
 				p.decide(now)
-				p.planRoom(now)
+				p.state.PlanRoom(now, p.rules)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hanzoai/visor-fleet/auth"
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/poolcore"
 )
 
 // registerHandlers wires the contract of docs/design.md. Validators run before an
@@ -72,7 +73,7 @@ func (p *pool) validateScale(ctx workflow.Context, req contract.ScaleRequest) er
 	if strings.TrimSpace(req.Reason) == "" {
 		errs = append(errs, errors.New("reason is empty: say why the pool is scaled by hand"))
 	}
-	errs = append(errs, checkText("reason", req.Reason), checkText("requestedBy", req.RequestedBy))
+	errs = append(errs, poolcore.CheckText("reason", req.Reason), poolcore.CheckText("requestedBy", req.RequestedBy))
 	if req.Hold < 0 || req.Hold.D() > contract.MaxHold {
 		errs = append(errs, fmt.Errorf("hold %s must be between 0 and %s", req.Hold, contract.MaxHold))
 	}
@@ -82,9 +83,9 @@ func (p *pool) validateScale(ctx workflow.Context, req contract.ScaleRequest) er
 func (p *pool) handleScale(ctx workflow.Context, req contract.ScaleRequest) (contract.ScaleAccepted, error) {
 	req.RequestedBy = p.accepted(ctx, req.Auth, req.RequestedBy)
 	seq := p.nextSeq()
-	p.state.ManualTarget = &ManualScale{Seq: seq, Target: req.Target, Reason: req.Reason, RequestedBy: req.RequestedBy, Hold: req.Hold}
+	p.state.ManualTarget = &poolcore.ManualScale{Seq: seq, Target: req.Target, Reason: req.Reason, RequestedBy: req.RequestedBy, Hold: req.Hold}
 	p.wake.SendAsync(true)
-	return contract.ScaleAccepted{Seq: seq, From: p.state.nodeCount(), Target: req.Target, Reason: req.Reason}, nil
+	return contract.ScaleAccepted{Seq: seq, From: p.state.NodeCount(), Target: req.Target, Reason: req.Reason}, nil
 }
 
 // applyForceScale is the fire-and-forget `force-scale` signal: clamped to
@@ -94,7 +95,7 @@ func (p *pool) applyForceScale(ctx workflow.Context, req contract.ScaleRequest) 
 		p.reject(ctx, "force-scale", errors.New("pool is deregistering"))
 		return
 	}
-	if err := errors.Join(checkText("reason", req.Reason), checkText("requestedBy", req.RequestedBy)); err != nil {
+	if err := errors.Join(poolcore.CheckText("reason", req.Reason), poolcore.CheckText("requestedBy", req.RequestedBy)); err != nil {
 		p.reject(ctx, "force-scale", err)
 		return
 	}
@@ -115,7 +116,7 @@ func (p *pool) applyForceScale(ctx workflow.Context, req contract.ScaleRequest) 
 	if target != req.Target {
 		reason += fmt.Sprintf(" (target %d clamped to %d)", req.Target, target)
 	}
-	p.state.ManualTarget = &ManualScale{Seq: p.nextSeq(), Target: target, Reason: reason, RequestedBy: req.RequestedBy}
+	p.state.ManualTarget = &poolcore.ManualScale{Seq: p.nextSeq(), Target: target, Reason: reason, RequestedBy: req.RequestedBy}
 }
 
 func (p *pool) validateSetPolicy(ctx workflow.Context, req contract.SetPolicyRequest) error {
@@ -164,14 +165,14 @@ func (p *pool) validatePauseOrResume(ctx workflow.Context, message string, req c
 	if p.state.Deregistering {
 		return errors.New("pool is deregistering")
 	}
-	return errors.Join(checkText("reason", req.Reason), checkText("requestedBy", req.RequestedBy))
+	return errors.Join(poolcore.CheckText("reason", req.Reason), poolcore.CheckText("requestedBy", req.RequestedBy))
 }
 
 func (p *pool) validateDeregister(ctx workflow.Context, req contract.DeregisterRequest) error {
 	if err := p.authorize(ctx, contract.UpdateDeregister, req, req.Auth); err != nil {
 		return err
 	}
-	return errors.Join(checkText("reason", req.Reason), checkText("requestedBy", req.RequestedBy))
+	return errors.Join(poolcore.CheckText("reason", req.Reason), poolcore.CheckText("requestedBy", req.RequestedBy))
 }
 
 func (p *pool) handlePause(ctx workflow.Context, req contract.PauseRequest) (contract.PoolStatus, error) {
@@ -208,13 +209,13 @@ func (p *pool) status() contract.PoolStatus {
 	s := p.state
 	st := contract.PoolStatus{
 		Key: p.spec.Key, State: p.stateName(), Policy: s.Policy, Paused: s.Paused, PausedReason: s.PausedReason,
-		Deregistering: s.Deregistering, Nodes: s.observedNodes(), TargetNodes: s.nodeCount(), PendingPods: s.pendingPods(),
+		Deregistering: s.Deregistering, Nodes: s.ObservedNodes(), TargetNodes: s.NodeCount(), PendingPods: s.PendingPods(),
 		Seq: s.Seq, LastScaleUp: s.LastScaleUp, LastScaleDown: s.LastScaleDown, IdleSince: s.IdleSince,
-		Unplaceable: s.Unplaceable, DrainBlocked: p.drainBlockedStatus(), Frozen: p.last.Frozen, Blocked: p.last.Blocked,
+		Unplaceable: s.Unplaceable, DrainBlocked: p.state.DrainBlockedStatus(p.last.Held), Frozen: p.last.Frozen, Blocked: p.last.Blocked,
 		NextWake: p.timerAt, NextWakeReason: p.last.WakeReason, Cluster: s.Gate, Decisions: s.Decisions,
 		LastRejected: s.LastRejected, Observation: s.Observation, MeteredThrough: s.MeterCursor,
 		ContinuedAsNew: s.ContinuedAsNew,
-		InFlight:       s.inFlight(), NoHelp: s.NoHelp, Deferred: len(s.Deferred), SizeBackoff: s.SizeBackoff,
+		InFlight:       s.InFlight(), NoHelp: s.NoHelp, Deferred: len(s.Deferred), SizeBackoff: s.SizeBackoff,
 		UnavailableOffering: s.UnavailableOffering,
 		NotReadySince:       s.NotReadySince, Repairs: s.Repairs, Rejected: s.Rejected, SkippedNodes: p.last.Skipped, HeldIdle: p.last.Held,
 		AddedWithoutProgress: p.addedWithoutProgress, Removing: p.removal,
@@ -246,11 +247,11 @@ func (p *pool) stateName() string {
 		return contract.StateGated
 	case p.last.Frozen != "":
 		return contract.StateFrozen
-	case s.inFlight() > 0:
+	case s.InFlight() > 0:
 		return contract.StateScalingUp
-	case s.pendingPods() > 0:
+	case s.PendingPods() > 0:
 		return contract.StatePending
-	case len(s.IdleSince) > 0 && s.observedNodes() > s.Policy.MinNodes:
+	case len(s.IdleSince) > 0 && s.ObservedNodes() > s.Policy.MinNodes:
 		return contract.StateIdleNodes
 	default:
 		return contract.StateSteady

@@ -34,7 +34,7 @@ func (p *pool) scaleDownFrozen(ctx workflow.Context) string {
 	if p.gateDirty {
 		p.readGate(ctx)
 	}
-	if g := p.state.gate(); !g.AllowScaleDown {
+	if g := p.state.LawGate(); !g.AllowScaleDown {
 		return g.Reason
 	}
 	return ""

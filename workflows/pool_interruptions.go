@@ -3,7 +3,6 @@ package workflows
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/law"
+	"github.com/hanzoai/visor-fleet/poolcore"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -31,14 +31,6 @@ const actionInterruption = "interruption"
 // reads of its notices.
 const noticePoll = 20 * time.Second
 
-// maxNoticesKept bounds the notice IDs the pool remembers having acted on.
-const maxNoticesKept = 200
-
-// noticeMemory is how long after its deadline a notice's ID is kept: a
-// provider that lists it again within that time is acknowledged, not
-// acted on twice.
-const noticeMemory = time.Hour
-
 // MetricInterruptions counts interruption notices taken, by kind
 // (spot-interruption, rebalance-recommendation) and outcome (replaced,
 // removed, gone, failed, noted).
@@ -55,20 +47,6 @@ type noticeReader struct {
 	unsupported bool
 }
 
-// hasSpot reports whether the provider's view shows spot machines (or a
-// spot group asked to have some).
-func (s *PoolState) hasSpot() bool {
-	if s.Provider == nil {
-		return false
-	}
-	for _, g := range s.Provider.Groups {
-		if g.CapacityType == types.CapacitySpot && (g.Target > 0 || len(g.Instances) > 0) {
-			return true
-		}
-	}
-	return false
-}
-
 func (p *pool) noticePollEvery() time.Duration {
 	return min(noticePoll, max(p.state.Policy.SampleInterval.D(), time.Second))
 }
@@ -76,7 +54,7 @@ func (p *pool) noticePollEvery() time.Duration {
 // noticeWake is when the pool next reads notices; false when it does not.
 func (p *pool) noticeWake() (time.Time, bool) {
 	r := p.notices
-	if p.state.Paused || r.unsupported || !p.state.hasSpot() || (r.version != nil && *r.version == workflow.DefaultVersion) {
+	if p.state.Paused || r.unsupported || !p.state.HasSpot() || (r.version != nil && *r.version == workflow.DefaultVersion) {
 		return time.Time{}, false
 	}
 	return r.nextAt, true
@@ -145,7 +123,7 @@ func (p *pool) takeInterruptions(ctx workflow.Context) {
 // (Karpenter's default too).
 func (p *pool) actOnNotice(ctx workflow.Context, n connectors.Interruption) {
 	now := workflow.Now(ctx)
-	p.state.Notices[n.ID] = maxTime(n.Deadline, now).Add(noticeMemory)
+	p.state.Notices[n.ID] = maxTime(n.Deadline, now).Add(poolcore.NoticeMemory)
 	if n.Kind != connectors.InterruptionSpot {
 		p.countInterruption(ctx, n.Kind, "noted")
 		return
@@ -153,16 +131,16 @@ func (p *pool) actOnNotice(ctx workflow.Context, n connectors.Interruption) {
 	seq := p.nextSeq()
 	m, inGroup := p.interruptedMachine(n)
 	rec := contract.DecisionRecord{Seq: seq, At: now, Action: actionInterruption,
-		Reason: fmt.Sprintf("spot interruption notice %s (sent %s): %s goes at %s", n.ID, n.NoticeAt.UTC().Format(time.RFC3339), machineName(n), n.Deadline.UTC().Format(time.RFC3339))}
+		Reason: fmt.Sprintf("spot interruption notice %s (sent %s): %s goes at %s", n.ID, n.NoticeAt.UTC().Format(time.RFC3339), poolcore.MachineName(n), n.Deadline.UTC().Format(time.RFC3339))}
 	if !inGroup {
 		rec.Outcome = "machine already gone: nothing to do"
-		p.state.record(rec)
+		p.state.Record(rec)
 		p.countInterruption(ctx, n.Kind, "gone")
 		return
 	}
 	var steps []string
 	replaced := false
-	if g := p.state.gate(); !g.AllowScaleUp {
+	if g := p.state.LawGate(); !g.AllowScaleUp {
 		steps = append(steps, "no replacement: "+g.Reason)
 	} else if err := p.replaceWith(ctx, seq, m); err != nil {
 		steps = append(steps, "replacement failed: "+err.Error())
@@ -189,7 +167,7 @@ func (p *pool) actOnNotice(ctx workflow.Context, n connectors.Interruption) {
 		}
 	}
 	rec.Outcome = strings.Join(steps, "; ")
-	p.state.record(rec)
+	p.state.Record(rec)
 	p.countInterruption(ctx, n.Kind, outcome)
 }
 
@@ -243,34 +221,7 @@ func (p *pool) isNode(name string) bool {
 	return false
 }
 
-func machineName(n connectors.Interruption) string {
-	switch {
-	case n.NodeName != "" && n.InstanceID != "":
-		return fmt.Sprintf("node %s (%s)", n.NodeName, n.InstanceID)
-	case n.NodeName != "":
-		return "node " + n.NodeName
-	}
-	return "machine " + n.InstanceID
-}
-
-// forgetNotices drops notice IDs past their memory, then the oldest
-// beyond maxNoticesKept.
-func (s *PoolState) forgetNoticesAt(now time.Time) {
-	for id, until := range s.Notices {
-		if now.After(until) {
-			delete(s.Notices, id)
-		}
-	}
-	if over := len(s.Notices) - maxNoticesKept; over > 0 {
-		ids := workflow.DeterministicKeys(s.Notices)
-		sort.SliceStable(ids, func(i, j int) bool { return s.Notices[ids[i]].Before(s.Notices[ids[j]]) })
-		for _, id := range ids[:over] {
-			delete(s.Notices, id)
-		}
-	}
-}
-
-func (p *pool) forgetNotices(now time.Time) { p.state.forgetNoticesAt(now) }
+func (p *pool) forgetNotices(now time.Time) { p.state.ForgetNoticesAt(now) }
 
 func (p *pool) countInterruption(ctx workflow.Context, kind, outcome string) {
 	p.metricsHandler(ctx).WithTags(map[string]string{"kind": kind, "outcome": outcome}).Counter(MetricInterruptions).Inc(1)

@@ -60,7 +60,7 @@ func (p *pool) lifecycleInput(now time.Time) *law.Lifecycle {
 			}
 		}
 	}
-	due := law.DueNodes(s.Policy, lc, s.Observation, s.machines(), now)
+	due := law.DueNodes(s.Policy, lc, s.Observation, s.LawMachines(), now)
 	s.DueSince = law.UpdateDueSince(s.DueSince, due, now)
 	lc.DueSince = s.DueSince
 	p.due = due
@@ -144,7 +144,7 @@ func (p *pool) disrupt(ctx workflow.Context, d law.Decision) {
 			if p.rules.LifecycleRetry {
 				// As scale-down's: a backoff, and told once per reason
 				// with the other blockers (tellBlocked).
-				p.state.DrainBlocked[node] = workflow.Now(ctx).Add(p.drainRetryAfter(node))
+				p.state.DrainBlocked[node] = workflow.Now(ctx).Add(p.state.DrainRetryAfter(node, p.rules))
 				p.state.DrainRefused[node] = refusal(err)
 				continue
 			}
@@ -167,7 +167,7 @@ func (p *pool) disrupt(ctx workflow.Context, d law.Decision) {
 	if len(failures) > 0 {
 		rec.Outcome += "; " + strings.Join(failures, "; ")
 	}
-	p.state.record(rec)
+	p.state.Record(rec)
 }
 
 // forceRemove drains a node as far as the drain goes, then deletes it:
@@ -222,7 +222,7 @@ func (p *pool) renew(ctx workflow.Context, d law.Decision) {
 	err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, fmt.Sprintf("renew: %d × %s for %s", k, r.Size, strings.Join(r.Old, ", "))), a.Provision, in), &res)
 	if err != nil {
 		rec.Outcome = "failed: " + err.Error()
-		p.state.record(rec)
+		p.state.Record(rec)
 		return
 	}
 	p.stampGroup(res.GroupID, groupID == "", in.NodeLabels, in.NodeTaints)
@@ -234,7 +234,7 @@ func (p *pool) renew(ctx workflow.Context, d law.Decision) {
 		rec.Outcome = fmt.Sprintf("asked for %d × %s; %s drained once they are Ready", k, r.Size, strings.Join(r.Old, ", "))
 	}
 	p.state.Replacing = r
-	p.state.record(rec)
+	p.state.Record(rec)
 }
 
 // lifecycleStatus counts the nodes due, for the status query.

@@ -17,6 +17,7 @@ import (
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/poolcore"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -444,7 +445,7 @@ func lifecycleRefused(t *testing.T, oldRun bool, checkAt, allowAt, end time.Dura
 // allows it.
 func TestPoolLifecycleRefusedDrainRetriesWithBackoff(t *testing.T) {
 	allowAt := 8 * time.Minute
-	tries, events, st := lifecycleRefused(t, false, allowAt, allowAt+maxRetrySamples*30*time.Second+time.Second, 10*time.Minute, func(w *world) {
+	tries, events, st := lifecycleRefused(t, false, allowAt, allowAt+poolcore.MaxRetrySamples*30*time.Second+time.Second, 10*time.Minute, func(w *world) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		require.Contains(t, w.deleted, "n1", "n1 not drained at the first retry after its budget allowed it")

@@ -3,7 +3,6 @@ package workflows
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
@@ -57,13 +56,13 @@ type poolMetrics struct {
 func (p *pool) emitMetrics(ctx workflow.Context) {
 	h := p.metricsHandler(ctx)
 	s := p.state
-	h.Gauge(MetricPoolNodes).Update(float64(s.observedNodes()))
-	h.Gauge(MetricPoolTargetNodes).Update(float64(s.nodeCount()))
-	h.Gauge(MetricPoolPendingPods).Update(float64(s.pendingPods()))
+	h.Gauge(MetricPoolNodes).Update(float64(s.ObservedNodes()))
+	h.Gauge(MetricPoolTargetNodes).Update(float64(s.NodeCount()))
+	h.Gauge(MetricPoolPendingPods).Update(float64(s.PendingPods()))
 	h.Gauge(MetricNoHelpPods).Update(float64(len(s.NoHelp)))
-	h.Gauge(MetricInFlight).Update(float64(s.inFlight()))
+	h.Gauge(MetricInFlight).Update(float64(s.InFlight()))
 	if p.rules.Offerings {
-		h.Gauge(MetricOfferingsUnavailable).Update(float64(s.unavailableCount(p.now)))
+		h.Gauge(MetricOfferingsUnavailable).Update(float64(s.UnavailableCount(p.now)))
 	}
 	guard := 0.0
 	if limit, _ := s.Policy.EffectiveRunawayGuard(); p.addedWithoutProgress >= limit {
@@ -78,8 +77,8 @@ func (p *pool) emitMetrics(ctx workflow.Context) {
 		}
 		h.WithTags(map[string]string{"state": st}).Gauge(MetricPoolState).Update(v)
 	}
-	h.Gauge(MetricOldestPending).Update(s.oldestPendingAge(workflow.Now(ctx)).Seconds())
-	h.Gauge(MetricHourlyCost).Update(s.hourlyCost())
+	h.Gauge(MetricOldestPending).Update(s.OldestPendingAge(workflow.Now(ctx)).Seconds())
+	h.Gauge(MetricHourlyCost).Update(s.HourlyCost())
 
 	// Decisions carried over by Continue-As-New were counted by the run
 	// that made them.
@@ -164,28 +163,4 @@ func decisionOutcome(text string) string {
 		}
 	}
 	return "ok"
-}
-
-// oldestPendingAge is how long the longest-waiting pending pod of the last
-// observation has waited by now; 0 with none.
-func (s *PoolState) oldestPendingAge(now time.Time) time.Duration {
-	if s.Observation == nil {
-		return 0
-	}
-	var oldest time.Time
-	older := func(t time.Time) {
-		if !t.IsZero() && (oldest.IsZero() || t.Before(oldest)) {
-			oldest = t
-		}
-	}
-	for _, pod := range s.Observation.PendingPods {
-		older(pod.UnschedulableSince)
-	}
-	for _, sh := range s.Observation.PendingShapes {
-		older(sh.OldestSince)
-	}
-	if oldest.IsZero() || now.Before(oldest) {
-		return 0
-	}
-	return now.Sub(oldest)
 }

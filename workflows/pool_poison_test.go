@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/poolcore"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -39,7 +40,7 @@ func TestPoisonSignalsAreRecordedAndDropped(t *testing.T) {
 		require.Equal(t, 2, st.Rejected["observe"], "undecodable and future observations: %v", st.Rejected)
 		require.Equal(t, 3, st.Rejected["force-scale"], "%v", st.Rejected)
 		require.Equal(t, 2, st.Rejected["cluster-gate"], "%v", st.Rejected)
-		require.LessOrEqual(t, len(st.LastRejected), maxRejectionText)
+		require.LessOrEqual(t, len(st.LastRejected), poolcore.MaxRejectionText)
 		require.Empty(t, w.provisions, "a refused input moved the pool")
 		require.Equal(t, 0, st.PendingPods, "the forged observation was taken")
 		// A real observation after the forged future one is still taken.
@@ -107,6 +108,6 @@ func TestContinueAsNewStateStaysBounded(t *testing.T) {
 	b, err := json.Marshal(next.State)
 	require.NoError(t, err)
 	require.Less(t, len(b), 1<<20, "state carried into Continue-As-New is %d bytes", len(b))
-	require.LessOrEqual(t, len(next.State.BoughtFor), maxPendingKept)
-	require.LessOrEqual(t, len(next.State.Decisions), maxDecisionsKept)
+	require.LessOrEqual(t, len(next.State.BoughtFor), poolcore.MaxPendingKept)
+	require.LessOrEqual(t, len(next.State.Decisions), poolcore.MaxDecisionsKept)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/law"
+	"github.com/hanzoai/visor-fleet/poolcore"
 )
 
 // Typed search attribute keys (docs/design.md).
@@ -46,7 +47,7 @@ func (p *pool) publish(ctx workflow.Context) {
 	s := p.state
 	now := saSnapshot{
 		state: p.stateName(), phase: string(s.Gate.Phase), region: s.Gate.Region,
-		nodes: s.observedNodes(), target: s.nodeCount(), pods: s.pendingPods(),
+		nodes: s.ObservedNodes(), target: s.NodeCount(), pods: s.PendingPods(),
 		lastScale: slices.MaxFunc([]time.Time{s.LastScaleUp, s.LastScaleDown}, time.Time.Compare), set: true,
 		tier: p.publishedTier(ctx), // pool_tier.go
 	}
@@ -90,7 +91,7 @@ func (p *pool) publishMemo(ctx workflow.Context) {
 	memo := memoSnapshot{reason: p.reasonLine(), policy: contract.PolicyHash(p.state.Policy)}
 	fields := map[string]any{contract.MemoPoolReason: memo.reason, contract.MemoPolicyHash: memo.policy}
 	// In cents, so price noise does not rewrite the memo.
-	memo.cents = int64(math.Round(p.state.hourlyCost() * 100))
+	memo.cents = int64(math.Round(p.state.HourlyCost() * 100))
 	fields[contract.MemoPoolHourlyCost] = float64(memo.cents) / 100
 	if memo == p.lastMemo {
 		return
@@ -114,47 +115,28 @@ func (p *pool) reasonLine() string {
 	case s.Deregistering:
 		return "deregistering"
 	case s.Paused:
-		return truncate("paused: "+s.PausedReason, 120)
+		return poolcore.Truncate("paused: "+s.PausedReason, 120)
 	case p.last.Frozen != "":
-		return truncate(p.last.Frozen, 120)
+		return poolcore.Truncate(p.last.Frozen, 120)
 	case s.Gate.Phase == contract.PhaseDisabled || s.Gate.Phase == contract.PhasePending:
 		return "cluster " + string(s.Gate.Phase)
 	}
 	// A scale-up that bought nothing (cost budget, org limit, pods that fit
 	// no size) is the cause while its pods wait, even though the law's own
 	// line then reads as the cooldown that follows it.
-	if held := s.heldScaleUp(); held != "" {
-		return truncate(held, 120)
+	if held := s.HeldScaleUp(); held != "" {
+		return poolcore.Truncate(held, 120)
 	}
 	if len(p.last.Blocked) > 0 {
-		return truncate(p.last.Blocked[0], 120)
+		return poolcore.Truncate(p.last.Blocked[0], 120)
 	}
 	if p.rules.RetryBlocked {
-		if line := p.keptIdleLine(); line != "" {
-			return truncate(line, 120)
+		if line := p.state.KeptIdleLine(p.last.Held); line != "" {
+			return poolcore.Truncate(line, 120)
 		}
 	}
 	if len(s.Unplaceable) > 0 {
-		return truncate(p.unplaceableSummary(), 120)
-	}
-	return ""
-}
-
-// heldScaleUp is the outcome of the newest scale-up when it bought nothing
-// and pods are still pending, else "".
-func (s *PoolState) heldScaleUp() string {
-	if s.Observation == nil || s.Observation.PendingCount() == 0 {
-		return ""
-	}
-	for i := len(s.Decisions) - 1; i >= 0; i-- {
-		d := s.Decisions[i]
-		if d.Action != string(law.ActionScaleUp) && d.Action != actionManualScaleUp {
-			continue
-		}
-		if d.Added == 0 && (strings.HasPrefix(d.Outcome, outcomeNothingBought) || strings.HasPrefix(d.Outcome, outcomeNothingToAdd)) {
-			return d.Outcome
-		}
-		return ""
+		return poolcore.Truncate(p.unplaceableSummary(), 120)
 	}
 	return ""
 }
@@ -164,7 +146,7 @@ func (p *pool) details() string {
 	s := p.state
 	var b strings.Builder
 	fmt.Fprintf(&b, "**%s** · %s/%s/%s on %s (%s)\n\n", p.stateName(), p.spec.Key.Org, p.spec.Key.Project, p.spec.Key.Service, p.spec.Key.Cluster, p.spec.Key.Provider)
-	fmt.Fprintf(&b, "nodes %d (target %d, floor %d, ceiling %d) · pending pods %d\n\n", s.observedNodes(), s.nodeCount(), s.Policy.MinNodes, s.Policy.MaxNodes, s.pendingPods())
+	fmt.Fprintf(&b, "nodes %d (target %d, floor %d, ceiling %d) · pending pods %d\n\n", s.ObservedNodes(), s.NodeCount(), s.Policy.MinNodes, s.Policy.MaxNodes, s.PendingPods())
 	if s.Paused {
 		fmt.Fprintf(&b, "paused: %s\n\n", s.PausedReason)
 	}
@@ -174,7 +156,7 @@ func (p *pool) details() string {
 	for _, bl := range p.last.Blocked {
 		fmt.Fprintf(&b, "blocked: %s\n\n", bl)
 	}
-	if n := s.inFlight(); n > 0 {
+	if n := s.InFlight(); n > 0 {
 		fmt.Fprintf(&b, "booting: %s asked for, not Ready nodes yet\n\n", law.Plural(n, "machine"))
 	}
 	for _, key := range workflow.DeterministicKeys(s.NoHelp) {
@@ -184,7 +166,7 @@ func (p *pool) details() string {
 		fmt.Fprintf(&b, "not removed: %s\n\n", sk)
 	}
 	if p.rules.RetryBlocked {
-		kept := p.keptIdleNodes()
+		kept := p.state.KeptIdleNodes(p.last.Held)
 		for _, name := range workflow.DeterministicKeys(kept) {
 			fmt.Fprintf(&b, "kept idle: %s: %s\n\n", name, kept[name])
 		}

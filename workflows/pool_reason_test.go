@@ -7,6 +7,7 @@ import (
 
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/law"
+	"github.com/hanzoai/visor-fleet/poolcore"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -20,7 +21,7 @@ func TestReasonLineNamesEveryBlockingKind(t *testing.T) {
 	}
 	heldBy := func(outcome string) func(*pool) {
 		return func(p *pool) {
-			p.state.record(contract.DecisionRecord{Seq: 7, At: now.Add(-time.Minute), Action: string(law.ActionScaleUp), Reason: "1 pod pending", Outcome: outcome})
+			p.state.Record(contract.DecisionRecord{Seq: 7, At: now.Add(-time.Minute), Action: string(law.ActionScaleUp), Reason: "1 pod pending", Outcome: outcome})
 			p.state.LastScaleUp = now.Add(-time.Minute) // the law now reads a cooldown
 		}
 	}
@@ -32,12 +33,12 @@ func TestReasonLineNamesEveryBlockingKind(t *testing.T) {
 	}{
 		{"ceiling", func(pl *types.Policy) { pl.MaxNodes = 3 }, nil, "at its ceiling of 3 nodes"},
 		{"cooldown", nil, idleSince(now, func(p *pool) { p.state.LastScaleDown = now.Add(-30 * time.Second) }), "idle nodes; cooldown until"},
-		{"cost budget", withCooldownPolicy, heldBy(outcomeNothingBought + "cost budget $0.50/h allows no more nodes"), "nothing bought: cost budget"},
-		{"org limit", withCooldownPolicy, heldBy(outcomeNothingBought + "org acme is at its limit of 8 nodes"), "nothing bought: org acme is at its limit"},
+		{"cost budget", withCooldownPolicy, heldBy(poolcore.OutcomeNothingBought + "cost budget $0.50/h allows no more nodes"), "nothing bought: cost budget"},
+		{"org limit", withCooldownPolicy, heldBy(poolcore.OutcomeNothingBought + "org acme is at its limit of 8 nodes"), "nothing bought: org acme is at its limit"},
 		{"unplaceable", nil, func(p *pool) {
 			p.state.Unplaceable[overdue.Key()] = "no-size-fits: needs 64 CPU, the largest allowed size has 16"
 		}, "fit no allowed size (default/p1: no-size-fits"},
-		{"unplaceable, held", withCooldownPolicy, heldBy(outcomeNothingToAdd + "1 pods fit no allowed size (default/p1: no-size-fits)"), "nothing to add: 1 pods fit no allowed size"},
+		{"unplaceable, held", withCooldownPolicy, heldBy(poolcore.OutcomeNothingToAdd + "1 pods fit no allowed size (default/p1: no-size-fits)"), "nothing to add: 1 pods fit no allowed size"},
 		{"cluster draining", nil, gated(contract.PhaseDraining), "cluster is draining"},
 		{"cluster pending", nil, gated(contract.PhasePending), "cluster is pending"},
 		{"cluster disabled", nil, gated(contract.PhaseDisabled), "cluster is disabled"},
@@ -51,7 +52,7 @@ func TestReasonLineNamesEveryBlockingKind(t *testing.T) {
 			if tc.policy != nil {
 				tc.policy(&policy)
 			}
-			p := &pool{state: newPoolState(spec(policy)), rules: allRunRules()}
+			p := &pool{state: poolcore.New(spec(policy)), rules: poolcore.AllRules()}
 			p.state.Gate = contract.ClusterGate{Phase: contract.PhaseActive, Reachable: true}
 			p.state.Observation = obs(now, threeNodes(), overdue)
 			if tc.setup != nil {
@@ -81,10 +82,10 @@ func withCooldownPolicy(pl *types.Policy) { *pl = withUpCooldown(*pl) }
 // A pool with nothing to say has an empty REASON: the list shows "-".
 func TestReasonLineIsEmptyWhenNothingHolds(t *testing.T) {
 	now := t0.Add(time.Hour)
-	p := &pool{state: newPoolState(spec(types.DefaultPolicy())), rules: allRunRules()}
+	p := &pool{state: poolcore.New(spec(types.DefaultPolicy())), rules: poolcore.AllRules()}
 	p.state.Gate = contract.ClusterGate{Phase: contract.PhaseActive, Reachable: true}
 	p.state.Observation = obs(now, threeNodes())
-	p.state.record(contract.DecisionRecord{Seq: 1, At: now.Add(-time.Hour), Action: string(law.ActionScaleUp), Outcome: outcomeNothingBought + "cost budget"})
+	p.state.Record(contract.DecisionRecord{Seq: 1, At: now.Add(-time.Hour), Action: string(law.ActionScaleUp), Outcome: poolcore.OutcomeNothingBought + "cost budget"})
 	p.last = p.decide(now)
 	if got := p.reasonLine(); got != "" {
 		t.Fatalf("REASON = %q with no pod pending, want empty (an old budget hold is over)", got)
@@ -94,12 +95,12 @@ func TestReasonLineIsEmptyWhenNothingHolds(t *testing.T) {
 // Identical decisions that changed nothing fold into one record with a
 // count; one that bought, or differs, starts a new record.
 func TestRepeatedNothingBoughtFoldsIntoOneRecord(t *testing.T) {
-	s := newPoolState(spec(types.DefaultPolicy()))
-	held := contract.DecisionRecord{Action: string(law.ActionScaleUp), Reason: "2 pods pending", Outcome: outcomeNothingBought + "cost budget"}
+	s := poolcore.New(spec(types.DefaultPolicy()))
+	held := contract.DecisionRecord{Action: string(law.ActionScaleUp), Reason: "2 pods pending", Outcome: poolcore.OutcomeNothingBought + "cost budget"}
 	for i := range 3 {
 		r := held
 		r.Seq, r.At = int64(5+i), t0.Add(time.Duration(i)*time.Second)
-		s.record(r)
+		s.Record(r)
 	}
 	if len(s.Decisions) != 1 {
 		t.Fatalf("3 identical held decisions made %d records, want 1: %+v", len(s.Decisions), s.Decisions)
@@ -112,12 +113,12 @@ func TestRepeatedNothingBoughtFoldsIntoOneRecord(t *testing.T) {
 		t.Fatalf("Newest() = %d, %s", seq, at)
 	}
 	bought := contract.DecisionRecord{Seq: 8, At: t0.Add(3 * time.Second), Action: held.Action, Reason: held.Reason, Outcome: "asked for 2 × sim-4c8g", Added: 2}
-	s.record(bought)
-	s.record(contract.DecisionRecord{Seq: 9, At: t0.Add(4 * time.Second), Action: held.Action, Reason: held.Reason, Outcome: "asked for 2 × sim-4c8g", Added: 2})
+	s.Record(bought)
+	s.Record(contract.DecisionRecord{Seq: 9, At: t0.Add(4 * time.Second), Action: held.Action, Reason: held.Reason, Outcome: "asked for 2 × sim-4c8g", Added: 2})
 	failed := contract.DecisionRecord{Seq: 10, At: t0.Add(5 * time.Second), Action: held.Action, Reason: held.Reason, Outcome: "failed: quota"}
-	s.record(failed)
+	s.Record(failed)
 	failed.Seq = 11
-	s.record(failed)
+	s.Record(failed)
 	if len(s.Decisions) != 5 {
 		t.Fatalf("purchases and failures must each keep their record: got %d records: %+v", len(s.Decisions), s.Decisions)
 	}

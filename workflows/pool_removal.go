@@ -11,6 +11,7 @@ import (
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/law"
+	"github.com/hanzoai/visor-fleet/poolcore"
 )
 
 // removalsAtOnce bounds the nodes one scale-down drains and deletes at the
@@ -35,7 +36,7 @@ type removalStep struct {
 func (p *pool) removeAtOnce(ctx workflow.Context, seq int64, nodes []string, requestedBy string) (removed, failures []string) {
 	var inHand []*removalStep
 	next, stopped := 0, ""
-	atOnce := min(max(law.MaxDraining(p.state.Policy, p.state.nodeCount()), 1), removalsAtOnce)
+	atOnce := min(max(law.MaxDraining(p.state.Policy, p.state.NodeCount()), 1), removalsAtOnce)
 	for {
 		for stopped == "" && next < len(nodes) && len(inHand) < atOnce {
 			if next > 0 && p.shouldContinueAsNew(ctx) {
@@ -131,16 +132,16 @@ func (p *pool) finishStep(ctx workflow.Context, seq int64, step *removalStep) er
 func refusal(err error) string {
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) && appErr.Message() != "" {
-		return truncate(appErr.Message(), maxRefusalText)
+		return poolcore.Truncate(appErr.Message(), poolcore.MaxRefusalText)
 	}
-	return truncate(err.Error(), maxRefusalText)
+	return poolcore.Truncate(err.Error(), poolcore.MaxRefusalText)
 }
 
 // removalFailed keeps a node that would not drain or delete for a later
 // try and says why.
 func (p *pool) removalFailed(ctx workflow.Context, node string, err error) string {
 	p.removal.Failed++
-	until := workflow.Now(ctx).Add(p.drainRetryAfter(node))
+	until := workflow.Now(ctx).Add(p.state.DrainRetryAfter(node, p.rules))
 	p.state.DrainBlocked[node] = until
 	if p.rules.RetryBlocked {
 		p.state.DrainRefused[node] = refusal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/law"
+	"github.com/hanzoai/visor-fleet/poolcore"
 	"github.com/hanzoai/visor-fleet/sizing"
 	"github.com/hanzoai/visor-fleet/types"
 )
@@ -27,7 +28,7 @@ func (p *pool) repair(ctx workflow.Context, d law.Decision) {
 		err := p.deleteMachine(ctx, seq, m)
 		if err == nil {
 			p.state.SizeBackoff[m.Size] = workflow.Now(ctx).Add(p.state.Policy.EffectiveProvisionTimeout())
-			p.state.forgetPurchasesOf(m.Size)
+			p.state.ForgetPurchasesOf(m.Size)
 			rec.Removed = append(rec.Removed, m.Name)
 			p.noteRepair(ctx, m.Reason+": deleted, size "+m.Size+" backed off")
 		}
@@ -65,7 +66,7 @@ func (p *pool) repair(ctx workflow.Context, d law.Decision) {
 		outcomes = append(outcomes, outcome("collected "+strings.Join(ids, ","), err))
 	}
 	rec.Outcome = strings.Join(outcomes, "; ")
-	p.state.record(rec)
+	p.state.Record(rec)
 }
 
 func outcome(what string, err error) string {
@@ -169,11 +170,11 @@ func (p *pool) bought(ctx workflow.Context, seq int64, plan activities.PlanResul
 	now := workflow.Now(ctx)
 	for _, pod := range boughtFor(plan, pods) {
 		delete(p.state.Deferred, pod.Key())
-		if _, known := p.state.BoughtFor[pod.Key()]; !known && len(p.state.BoughtFor) < maxPendingKept {
-			p.state.BoughtFor[pod.Key()] = Purchase{Seq: seq, At: now, Size: plan.Size, Since: pod.UnschedulableSince}
+		if _, known := p.state.BoughtFor[pod.Key()]; !known && len(p.state.BoughtFor) < poolcore.MaxPendingKept {
+			p.state.BoughtFor[pod.Key()] = poolcore.Purchase{Seq: seq, At: now, Size: plan.Size, Since: pod.UnschedulableSince}
 		}
 	}
-	p.state.Additions = append(p.state.Additions, Addition{At: now, Nodes: plan.NewNodes})
+	p.state.Additions = append(p.state.Additions, poolcore.Addition{At: now, Nodes: plan.NewNodes})
 	if len(p.state.Additions) > maxAdditionsKept {
 		p.state.Additions = p.state.Additions[len(p.state.Additions)-maxAdditionsKept:]
 	}

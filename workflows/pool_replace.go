@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/workflow"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/contract"
@@ -32,8 +31,8 @@ func (p *pool) replace(ctx workflow.Context, d law.Decision) {
 	var zone string
 	var ct types.CapacityType
 	if p.rules.KeepReplacement {
-		zone, ct = p.state.offeringOfNode(r.Old[0])
-		if label := p.state.zoneOfNode(r.Old[0]); zone == "" && slices.Contains(p.state.SizeZones[r.Size], label) {
+		zone, ct = p.state.OfferingOfNode(r.Old[0])
+		if label := p.state.ZoneOfNode(r.Old[0]); zone == "" && slices.Contains(p.state.SizeZones[r.Size], label) {
 			// The old node's group was left to the provider's placement;
 			// the new one must still land beside it.
 			zone = label
@@ -60,46 +59,14 @@ func (p *pool) replace(ctx workflow.Context, d law.Decision) {
 	err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, fmt.Sprintf("replacement: 1 × %s for %s", r.Size, law.Plural(len(r.Old), "node"))), a.Provision, in), &res)
 	if err != nil {
 		rec.Outcome = "failed: " + err.Error()
-		p.state.record(rec)
+		p.state.Record(rec)
 		return
 	}
 	p.adoptResult(ctx, res.View, res.TotalTarget)
 	rec.Added, rec.Size = 1, r.Size
 	rec.Outcome = fmt.Sprintf("asked for 1 × %s; %v drained once it is Ready", r.Size, r.Old)
 	p.state.Replacing = r
-	p.state.record(rec)
-}
-
-// offeringOfNode is the offering (zone, capacity type) of the group the
-// named node's machine belongs to, as the provider last reported it: ""
-// and on-demand when the group is not pinned or the machine not found. A
-// node's zone label alone is not enough: a provider whose groups are not
-// bought zone by zone labels its nodes with a zone all the same.
-func (s *PoolState) offeringOfNode(name string) (string, types.CapacityType) {
-	if s.Provider == nil {
-		return "", ""
-	}
-	for _, g := range s.Provider.Groups {
-		for _, inst := range g.Instances {
-			if inst.Name == name {
-				return g.Zone, g.CapacityType
-			}
-		}
-	}
-	return "", ""
-}
-
-// zoneOfNode is the zone label of the named node ("" if none or gone).
-func (s *PoolState) zoneOfNode(name string) string {
-	if s.Observation == nil {
-		return ""
-	}
-	for _, n := range s.Observation.Nodes {
-		if n.Name == name {
-			return n.Labels[corev1.LabelTopologyZone]
-		}
-	}
-	return ""
+	p.state.Record(rec)
 }
 
 // lapseReplacement drops the replacement under way once it is no longer
@@ -127,25 +94,10 @@ func (p *pool) lapseReplacement(now time.Time, removed []string) {
 		if r.Node != "" {
 			outcome += fmt.Sprintf(" and %s is ordinary capacity", r.Node)
 		}
-		s.record(contract.DecisionRecord{Seq: p.nextSeq(), At: now, Action: actionReplaceAbandoned, Reason: why, Outcome: outcome})
+		s.Record(contract.DecisionRecord{Seq: p.nextSeq(), At: now, Action: actionReplaceAbandoned, Reason: why, Outcome: outcome})
 	}
 }
 
 // actionReplaceAbandoned is the decision recorded when a replacement is
 // dropped before it completed.
 const actionReplaceAbandoned = "replace-abandoned"
-
-// noteReplacementNode names the replacement's new node once an
-// observation shows it (law.Rules.KeepReplacement): from then on it is
-// that node the replacement waits for, and its going abandons it.
-func (s *PoolState) noteReplacementNode(obs *types.PoolObservation, rules law.Rules) {
-	r := s.Replacing
-	if r == nil || r.Node != "" || !rules.KeepReplacement {
-		return
-	}
-	if name := law.NewReplacementNode(obs, r); name != "" {
-		named := *r
-		named.Node = name
-		s.Replacing = &named
-	}
-}

@@ -34,7 +34,7 @@ func (p *pool) noteTier(ctx workflow.Context) {
 		return
 	}
 	p.state.Seq++
-	p.state.record(contract.DecisionRecord{
+	p.state.Record(contract.DecisionRecord{
 		Seq: p.state.Seq, At: now, Action: "tier-change",
 		Reason:  fmt.Sprintf("cluster %s is billed as %s (was %s)", p.spec.Key.Cluster, to, from),
 		Outcome: fmt.Sprintf("hours from %s are metered as %s; the hour in progress stays %s", now.UTC().Truncate(time.Hour).Add(time.Hour).Format("2006-01-02T15"), to, t.ForHour(now)),

@@ -16,6 +16,7 @@ import (
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/poolcore"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -298,7 +299,7 @@ func TestPoolRunsOnlyUnderItsOwnID(t *testing.T) {
 func TestAFreshStartIgnoresCarriedState(t *testing.T) {
 	p := types.DefaultPolicy()
 	env, w := newTestPool(t, p, busyNodes())
-	crafted := newPoolState(spec(p))
+	crafted := poolcore.New(spec(p))
 	crafted.MeterCursor = env.Now().Add(365 * 24 * time.Hour).Truncate(time.Hour)
 	crafted.Policy.MaxNodes = 1_000_000
 	crafted.Policy.PendingThreshold = 0

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/law"
+	"github.com/hanzoai/visor-fleet/poolcore"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -42,7 +43,7 @@ type pool struct {
 	last        law.Decision
 	metrics     poolMetrics
 	// rules are the rules this run decides and buys with (readRules).
-	rules runRules
+	rules poolcore.Rules
 	// addedWithoutProgress is the runaway guard's count at the last decision;
 	// capacitySummary the capacity policies in force then.
 	addedWithoutProgress int
@@ -110,11 +111,11 @@ func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 		wake:    workflow.NewBufferedChannel(ctx, 64),
 	}
 	if p.state == nil {
-		p.state = newPoolState(in.Spec)
+		p.state = poolcore.New(in.Spec)
 	}
-	p.state.ensureMaps()
+	p.state.EnsureMaps()
 	if carried {
-		p.state.record(contract.DecisionRecord{Seq: p.nextSeq(), At: workflow.Now(ctx), Action: "start",
+		p.state.Record(contract.DecisionRecord{Seq: p.nextSeq(), At: workflow.Now(ctx), Action: "start",
 			Reason:  "the start carried a pool state, but no earlier run of this pool handed it over",
 			Outcome: "carried state ignored: started from the spec"})
 	}
@@ -175,7 +176,7 @@ func (p *pool) run(ctx workflow.Context) error {
 // decide runs the pure control law over the current state.
 func (p *pool) decide(now time.Time) law.Decision {
 	s := p.state
-	p.addedWithoutProgress = s.addedWithoutProgress(now)
+	p.addedWithoutProgress = s.AddedWithoutProgress(now)
 	p.now = now
 	in := law.DecisionInput{
 		Policy:        s.Policy,
@@ -187,15 +188,15 @@ func (p *pool) decide(now time.Time) law.Decision {
 		Unplaceable:   s.Unplaceable,
 		DrainBlocked:  s.DrainBlocked,
 		Removed:       s.Removed,
-		InFlightNodes: s.inFlight(),
-		Gate:          s.gate(),
+		InFlightNodes: s.InFlight(),
+		Gate:          s.LawGate(),
 
-		Machines:             s.machines(),
-		Leaked:               s.leaked(),
+		Machines:             s.LawMachines(),
+		Leaked:               s.Leaked(),
 		NotReadySince:        s.NotReadySince,
 		Deferred:             s.Deferred,
 		NoHelp:               s.NoHelp,
-		Awaiting:             s.awaiting(),
+		Awaiting:             s.Awaiting(),
 		AddedWithoutProgress: p.addedWithoutProgress,
 		Rules:                p.rules.Rules,
 		UnderusedSince:       s.UnderusedSince,
@@ -205,13 +206,13 @@ func (p *pool) decide(now time.Time) law.Decision {
 		SizeGPUModel:         s.SizeGPUModel,
 		Lifecycle:            p.lifecycleInput(now),
 	}
-	if len(s.Policy.Headroom) > 0 || s.buffered() {
+	if len(s.Policy.Headroom) > 0 || s.Buffered() {
 		p.withHeadroom(&in, now)
 	}
 	if now.Before(s.HoldUntil) {
 		in.HoldFloor, in.HoldUntil = s.HoldTarget, s.HoldUntil
 	}
-	p.capacitySummary = withBuffers(law.Describe(s.Policy, now, s.nodeCount(), s.hourlyCost()).Summary(s.Policy), s.Observation)
+	p.capacitySummary = poolcore.WithBuffers(law.Describe(s.Policy, now, s.NodeCount(), s.HourlyCost()).Summary(s.Policy), s.Observation)
 	return law.Decide(in)
 }
 
@@ -393,8 +394,8 @@ func (p *pool) applyGate(ctx workflow.Context, g contract.ClusterGate) {
 }
 
 func (p *pool) reject(ctx workflow.Context, what string, err error) {
-	p.state.LastRejected = truncate(fmt.Sprintf("%s at %s: %v", what, workflow.Now(ctx).UTC().Format(time.RFC3339), err), maxRejectionText)
-	if p.state.Rejected != nil && len(p.state.Rejected) < maxRejectionKinds {
+	p.state.LastRejected = poolcore.Truncate(fmt.Sprintf("%s at %s: %v", what, workflow.Now(ctx).UTC().Format(time.RFC3339), err), poolcore.MaxRejectionText)
+	if p.state.Rejected != nil && len(p.state.Rejected) < poolcore.MaxRejectionKinds {
 		p.state.Rejected[what]++
 	} else if p.state.Rejected != nil {
 		p.state.Rejected["other"]++

@@ -726,6 +726,6 @@ func TestNewRunsAskThePlannerForFewerNodes(t *testing.T) {
 	env, w := newTestPool(t, p, busyNodes())
 	runWithOneOverduePod(t, env, w, spec(p), time.Minute)
 	require.NotEmpty(t, w.plans)
-	require.True(t, w.plans[0].FewerNodes, "a run plans with runRules.FewerNodes")
+	require.True(t, w.plans[0].FewerNodes, "a run plans with poolcore.Rules.FewerNodes")
 	require.Equal(t, types.SizingNodes, w.plans[0].Objective, "the policy's sizingObjective reaches the planner")
 }

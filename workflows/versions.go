@@ -1,9 +1,8 @@
 package workflows
 
 import (
+	"github.com/hanzoai/visor-fleet/poolcore"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/hanzoai/visor-fleet/law"
 )
 
 // Change IDs for workflow.GetVersion. v0.1.0 is the versioning baseline
@@ -23,7 +22,7 @@ const (
 	versionBatch = "law-batch"
 	// versionRebuyRepelled: a pod with hostname-scoped pod-to-pod rules
 	// still pending beside the roomy node bought for it buys again
-	// instead of being judged not helped (runRules.RebuyRepelled;
+	// instead of being judged not helped (poolcore.Rules.RebuyRepelled;
 	// trackPurchases). Added 2026-12-02, ships in v0.2.0.
 	versionRebuyRepelled = "rebuy-repelled"
 	// changeInterruptions: a pool with spot machines reads its provider's
@@ -49,7 +48,7 @@ const (
 	// changeTriedSinceReady: a pod pending beside a roomy new node is
 	// judged not helped only once kube-scheduler tried it after the node
 	// became Ready, and the node's free room stays planned room while
-	// pending pods wait for a try since (runRules.TriedSinceReady). A
+	// pending pods wait for a try since (poolcore.Rules.TriedSinceReady). A
 	// burst of 10,000 pods stalled at 1,906 bound: pods not yet retried
 	// were judged refused and bought for no more. Added 2026-12-04,
 	// release v0.3.0.
@@ -66,7 +65,7 @@ const (
 	changeLifecycle = "lifecycle"
 	// changeNotReadyClock: a node's NotReady clock starts when its Ready
 	// condition changed, not when the pool first saw it NotReady
-	// (runRules.NotReadyClock, pool_unready.go), so the unready repair
+	// (poolcore.Rules.NotReadyClock, pool_unready.go), so the unready repair
 	// comes unreadyTimeout after the node failed, however late the pool
 	// learnt of it. Added 2026-12-04, release v0.3.0.
 	changeNotReadyClock = "notready-clock"
@@ -109,14 +108,14 @@ const (
 	// changeParallelRemoval: a scale-down drains and deletes up to
 	// removalsAtOnce of its nodes at the same time instead of one after
 	// another, and status.removing shows it under way
-	// (runRules.ParallelRemoval, pool_removal.go). The last pool of a
+	// (poolcore.Rules.ParallelRemoval, pool_removal.go). The last pool of a
 	// 10,000-pod burst took minutes per hundred empty nodes. Added
 	// 2026-12-04, release v0.3.0.
 	changeParallelRemoval = "parallel-removal"
 	// changeBuffers: the CapacityBuffers the watcher reports with an
 	// observation (types.BufferObservation) are room the pool keeps beside
 	// its policy's headroom: it buys for the buffer pods that do not fit
-	// and scale-down keeps their room (runRules.Buffers, pool_headroom.go).
+	// and scale-down keeps their room (poolcore.Rules.Buffers, pool_headroom.go).
 	// A run begun before it drops them. Added 2026-12-04, release v0.3.0.
 	changeBuffers = "capacity-buffers"
 	// changePackIdle: the idle rule removes a node only when its pods
@@ -128,7 +127,7 @@ const (
 	// changeLookAhead: a scale-up chooses its size for the pods pending
 	// and the demand the pool runs (law.RunningMix), buying for the
 	// pending ones only, when that size is smaller and cheaper per unit
-	// (runRules.LookAhead, sizing.Request.Expected). Added 2026-12-04,
+	// (poolcore.Rules.LookAhead, sizing.Request.Expected). Added 2026-12-04,
 	// release v0.3.0.
 	changeLookAhead = "look-ahead"
 	// changeReplaceAtRate: a replacement buys no size dearer per unit of
@@ -137,7 +136,7 @@ const (
 	changeReplaceAtRate = "replace-at-rate"
 	// changeFreshScaleDown: a scale-down decided on an observation older
 	// than freshScaleDownAge resyncs and decides again first, not only one
-	// older than two sample intervals (runRules.FreshScaleDown): pods bind
+	// older than two sample intervals (poolcore.Rules.FreshScaleDown): pods bind
 	// between samples, and a decision woken by a timer decides on the
 	// last one. Added 2026-12-04, release v0.3.0.
 	changeFreshScaleDown = "fresh-scale-down"
@@ -180,73 +179,14 @@ var Changes = []Change{
 	{ID: changeFreshScaleDown, Max: 1, Release: "v0.3.0"},
 }
 
-// runRules are the rules a pool run decides and buys with: the law's,
-// and those only the pool reads.
-type runRules struct {
-	law.Rules
-	// FewerNodes: the planner buys, among sizes priced at the cheapest
-	// plan's rate, the one needing fewest nodes (sizing.Request.FewerNodes).
-	FewerNodes bool
-	// RebuyRepelled: a pod with hostname-scoped pod-to-pod rules (required
-	// anti-affinity by hostname, host ports), still pending beside the
-	// roomy node bought for it, may buy again instead of being judged not
-	// helped. The node's room was never what refused it: a pod of its own
-	// group took the node first (the scheduler binds in its own order),
-	// and any new node, a new hostname, admits it (trackPurchases).
-	RebuyRepelled bool
-	// Offerings: a scale-up buys by offering (capacity type, zone) and an
-	// insufficient-capacity answer marks only that offering unavailable
-	// for a while (pool_offerings.go).
-	Offerings bool
-	// TriedSinceReady: a pod pending beside a roomy new node is judged not
-	// helped only once kube-scheduler tried it after the node became Ready
-	// (PendingPod.TriedAt); until the backlog's pods were tried since, a
-	// new node's free room, and while pods wait for their first try every
-	// Ready node's, stays room the next scale-up plans onto; and a new
-	// node running pods is the runaway guard's progress. In a burst of
-	// thousands the scheduler takes minutes to retry every pod: a fixed
-	// grace judged pods refused that were only not tried yet, and bought
-	// nothing more for them (trackPurchases, planRoom).
-	TriedSinceReady bool
-	// NotReadyClock: a node's NotReady time counts from when its Ready
-	// condition changed (NodeObservation.ReadyChangedAt), not since the
-	// pool first saw it so, as Karpenter's node repair counts.
-	NotReadyClock bool
-	// ParallelRemoval: a scale-down removes removalsAtOnce nodes at the
-	// same time (pool_removal.go).
-	ParallelRemoval bool
-	// Buffers: the observation's CapacityBuffers are headroom
-	// (types.BufferObservation, withHeadroom).
-	Buffers bool
-	// LookAhead: a scale-up sizes for the pods pending and the demand the
-	// pool runs (law.RunningMix as sizing.Request.Expected): a batch of a
-	// few large pods does not buy a larger size dearer per unit that the
-	// pool's smaller pods would leave half empty.
-	LookAhead bool
-	// FreshScaleDown: a scale-down acts only on an observation at most
-	// freshScaleDownAge old; an older one is resynced and the decision
-	// taken again (pool_workflow.go act). Two sample intervals were
-	// allowed before: a node seen empty or with room 30 s ago may have
-	// taken pods since, and draining it, or packing onto its room,
-	// strands them.
-	FreshScaleDown bool
-}
-
-// allRunRules is what a new pool run decides and buys with: every rule of
-// law.AllRules and every pool rule.
-func allRunRules() runRules {
-	return runRules{Rules: law.AllRules(), FewerNodes: true, RebuyRepelled: true, Offerings: true, TriedSinceReady: true, NotReadyClock: true,
-		ParallelRemoval: true, Buffers: true, LookAhead: true, FreshScaleDown: true}
-}
-
 // readRules reads, once per run, the rules the run decides with. It
 // starts from allRunRules, so a rule added to law.AllRules reaches every
 // new run; a change ID that alters the law is asked here and turns its
 // rule off in a run begun before it, so a run's rules are one value,
 // never loose booleans on pool. Each GetVersion is called whatever the
 // rule's default, in this order, as the histories recorded it.
-func readRules(ctx workflow.Context) runRules {
-	r := allRunRules()
+func readRules(ctx workflow.Context) poolcore.Rules {
+	r := poolcore.AllRules()
 	r.Replace = workflow.GetVersion(ctx, versionReplace, workflow.DefaultVersion, 1) >= 1 && r.Replace
 	r.Batch = workflow.GetVersion(ctx, versionBatch, workflow.DefaultVersion, 1) >= 1 && r.Batch
 	r.RebuyRepelled = workflow.GetVersion(ctx, versionRebuyRepelled, workflow.DefaultVersion, 1) >= 1 && r.RebuyRepelled

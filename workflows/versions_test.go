@@ -9,14 +9,15 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hanzoai/visor-fleet/law"
+	"github.com/hanzoai/visor-fleet/poolcore"
 )
 
 // readRulesWorkflow runs readRules alone, as a pool run's start does.
-func readRulesWorkflow(ctx workflow.Context) (runRules, error) {
+func readRulesWorkflow(ctx workflow.Context) (poolcore.Rules, error) {
 	return readRules(ctx), nil
 }
 
-func runReadRules(t *testing.T, old ...string) runRules {
+func runReadRules(t *testing.T, old ...string) poolcore.Rules {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
@@ -27,7 +28,7 @@ func runReadRules(t *testing.T, old ...string) runRules {
 	env.ExecuteWorkflow(readRulesWorkflow)
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
-	var got runRules
+	var got poolcore.Rules
 	require.NoError(t, env.GetWorkflowResult(&got))
 	return got
 }
@@ -37,7 +38,7 @@ func runReadRules(t *testing.T, old ...string) runRules {
 func TestReadRulesOfANewRunAgreeWithAllRules(t *testing.T) {
 	got := runReadRules(t)
 	require.Equal(t, law.AllRules(), got.Rules)
-	require.Equal(t, allRunRules(), got)
+	require.Equal(t, poolcore.AllRules(), got)
 	// Every rule is on in a new run: a switch left false in AllRules or
 	// allRunRules would never reach a pool.
 	for _, v := range []reflect.Value{reflect.ValueOf(got.Rules), reflect.ValueOf(got)} {
@@ -54,17 +55,17 @@ func TestReadRulesOfANewRunAgreeWithAllRules(t *testing.T) {
 // A run begun before a change ID keeps its rule off, and only that rule.
 func TestReadRulesOfAnOldRunTurnOffItsChanges(t *testing.T) {
 	got := runReadRules(t, versionReplace, changeOfferings)
-	want := allRunRules()
+	want := poolcore.AllRules()
 	want.Replace, want.ReplaceGPU, want.ReplaceAtRate, want.Offerings = false, false, false, false // GPU replacement and its rate are replacement's
 	require.Equal(t, want, got)
 
 	got = runReadRules(t, versionBatch, versionRebuyRepelled)
-	want = allRunRules()
+	want = poolcore.AllRules()
 	want.Batch, want.RebuyRepelled = false, false
 	require.Equal(t, want, got)
 
 	got = runReadRules(t, changePackIdle, changeLookAhead, changeReplaceAtRate, changeFreshScaleDown)
-	want = allRunRules()
+	want = poolcore.AllRules()
 	want.PackIdle, want.LookAhead, want.ReplaceAtRate, want.FreshScaleDown = false, false, false, false
 	require.Equal(t, want, got)
 }

@@ -1,4 +1,4 @@
-package workflows
+package poolcore
 
 import "github.com/hanzoai/visor-fleet/types"
 
@@ -7,7 +7,7 @@ import "github.com/hanzoai/visor-fleet/types"
 // node has been NotReady since then, not since the pool looked. The clock
 // never starts before the pool saw the node Ready (a node that never was
 // is the provision timeout's) nor after the observation.
-func (s *PoolState) notReadyFromCondition(obs types.PoolObservation) {
+func (s *State) notReadyFromCondition(obs types.PoolObservation) {
 	for _, n := range obs.Nodes {
 		since, ok := s.NotReadySince[n.Name]
 		at := n.ReadyChangedAt

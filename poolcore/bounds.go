@@ -1,4 +1,4 @@
-package workflows
+package poolcore
 
 import (
 	"fmt"
@@ -11,13 +11,13 @@ import (
 // Bounds on what one pool carries in its state and across Continue-As-New,
 // whatever arrives: no message can grow it without limit.
 const (
-	maxRejectionText  = 1024
-	maxRejectionKinds = 32
-	// maxTextLen bounds reason and requestedBy on every request.
-	maxTextLen = 1024
-	// maxPendingKept bounds the pending pods an observation carries into
+	MaxRejectionText  = 1024
+	MaxRejectionKinds = 32
+	// MaxTextLen bounds reason and requestedBy on every request.
+	MaxTextLen = 1024
+	// MaxPendingKept bounds the pending pods an observation carries into
 	// state (and the purchases remembered for them).
-	maxPendingKept = types.MaxPendingPods
+	MaxPendingKept = types.MaxPendingPods
 	// maxNodesKept bounds the nodes of one observation.
 	maxNodesKept = types.MaxPolicyNodes
 )
@@ -27,7 +27,7 @@ const (
 // shapes, every pending pod stays counted in its shape; an observation
 // without them gets them from its list.
 func boundObservation(obs types.PoolObservation) types.PoolObservation {
-	obs = obs.SummarizePending(maxPendingKept, types.MaxPendingShapes)
+	obs = obs.SummarizePending(MaxPendingKept, types.MaxPendingShapes)
 	if len(obs.Nodes) > maxNodesKept {
 		obs.Truncated += len(obs.Nodes) - maxNodesKept
 		obs.Nodes = obs.Nodes[:maxNodesKept]
@@ -35,11 +35,11 @@ func boundObservation(obs types.PoolObservation) types.PoolObservation {
 	return obs
 }
 
-// checkText refuses text that is too long or holds control characters,
+// CheckText refuses text that is too long or holds control characters,
 // naming the field.
-func checkText(field, v string) error {
-	if len(v) > maxTextLen {
-		return fmt.Errorf("%s is %d bytes, at most %d", field, len(v), maxTextLen)
+func CheckText(field, v string) error {
+	if len(v) > MaxTextLen {
+		return fmt.Errorf("%s is %d bytes, at most %d", field, len(v), MaxTextLen)
 	}
 	if i := strings.IndexFunc(v, unicode.IsControl); i >= 0 {
 		return fmt.Errorf("%s holds a control character at byte %d", field, i)
@@ -47,8 +47,8 @@ func checkText(field, v string) error {
 	return nil
 }
 
-// truncate cuts s to at most n bytes on a rune boundary.
-func truncate(s string, n int) string {
+// Truncate cuts s to at most n bytes on a rune boundary.
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

@@ -1,0 +1,60 @@
+package poolcore
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/types"
+	"go.temporal.io/sdk/workflow"
+)
+
+// maxNoticesKept bounds the notice IDs the pool remembers having acted on.
+const maxNoticesKept = 200
+
+// NoticeMemory is how long after its deadline a notice's ID is kept: a
+// provider that lists it again within that time is acknowledged, not
+// acted on twice.
+const NoticeMemory = time.Hour
+
+// HasSpot reports whether the provider's view shows spot machines (or a
+// spot group asked to have some).
+func (s *State) HasSpot() bool {
+	if s.Provider == nil {
+		return false
+	}
+	for _, g := range s.Provider.Groups {
+		if g.CapacityType == types.CapacitySpot && (g.Target > 0 || len(g.Instances) > 0) {
+			return true
+		}
+	}
+	return false
+}
+
+func MachineName(n connectors.Interruption) string {
+	switch {
+	case n.NodeName != "" && n.InstanceID != "":
+		return fmt.Sprintf("node %s (%s)", n.NodeName, n.InstanceID)
+	case n.NodeName != "":
+		return "node " + n.NodeName
+	}
+	return "machine " + n.InstanceID
+}
+
+// forgetNotices drops notice IDs past their memory, then the oldest
+// beyond maxNoticesKept.
+func (s *State) ForgetNoticesAt(now time.Time) {
+	for id, until := range s.Notices {
+		if now.After(until) {
+			delete(s.Notices, id)
+		}
+	}
+	if over := len(s.Notices) - maxNoticesKept; over > 0 {
+		ids := workflow.DeterministicKeys(s.Notices)
+		sort.SliceStable(ids, func(i, j int) bool { return s.Notices[ids[i]].Before(s.Notices[ids[j]]) })
+		for _, id := range ids[:over] {
+			delete(s.Notices, id)
+		}
+	}
+}

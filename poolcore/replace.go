@@ -1,0 +1,54 @@
+package poolcore
+
+import (
+	"github.com/hanzoai/visor-fleet/law"
+	"github.com/hanzoai/visor-fleet/types"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// OfferingOfNode is the offering (zone, capacity type) of the group the
+// named node's machine belongs to, as the provider last reported it: ""
+// and on-demand when the group is not pinned or the machine not found. A
+// node's zone label alone is not enough: a provider whose groups are not
+// bought zone by zone labels its nodes with a zone all the same.
+func (s *State) OfferingOfNode(name string) (string, types.CapacityType) {
+	if s.Provider == nil {
+		return "", ""
+	}
+	for _, g := range s.Provider.Groups {
+		for _, inst := range g.Instances {
+			if inst.Name == name {
+				return g.Zone, g.CapacityType
+			}
+		}
+	}
+	return "", ""
+}
+
+// ZoneOfNode is the zone label of the named node ("" if none or gone).
+func (s *State) ZoneOfNode(name string) string {
+	if s.Observation == nil {
+		return ""
+	}
+	for _, n := range s.Observation.Nodes {
+		if n.Name == name {
+			return n.Labels[corev1.LabelTopologyZone]
+		}
+	}
+	return ""
+}
+
+// noteReplacementNode names the replacement's new node once an
+// observation shows it (law.Rules.KeepReplacement): from then on it is
+// that node the replacement waits for, and its going abandons it.
+func (s *State) noteReplacementNode(obs *types.PoolObservation, rules law.Rules) {
+	r := s.Replacing
+	if r == nil || r.Node != "" || !rules.KeepReplacement {
+		return
+	}
+	if name := law.NewReplacementNode(obs, r); name != "" {
+		named := *r
+		named.Node = name
+		s.Replacing = &named
+	}
+}
