@@ -36,17 +36,6 @@ func (o PlanOfferings) rules() sizing.OfferingRules {
 	return sizing.OfferingRules{CapacityTypes: o.CapacityTypes, Zones: o.Zones, Unavailable: o.Unavailable}
 }
 
-// MachineKey is how a pool counts a group's machines for pricing: by size
-// for a group bought on demand anywhere (so a pool that never buys by
-// offering keeps one price per size in its state), by offering
-// ("m6i.large/us-east-1a/spot") otherwise.
-func MachineKey(size string, ct types.CapacityType, zone string) string {
-	if ct.Or() == types.CapacityOnDemand && zone == "" {
-		return size
-	}
-	return types.Offering{Zone: zone, CapacityType: ct}.Key(size)
-}
-
 // OfferingGroupName is GroupName for a group bought as offering o: the
 // default group keeps its name, others say capacity type and zone.
 func OfferingGroupName(key types.PoolKey, size string, ct types.CapacityType, zone string) string {
@@ -334,8 +323,8 @@ func (op *offeringPlan) reason(size string) string {
 func offeringPrices(catalog []types.InstanceType, out map[string]float64) {
 	for _, t := range catalog {
 		for _, o := range t.Offerings {
-			out[MachineKey(t.Name, o.CapacityType, o.Zone)] = o.HourlyPrice
-			anyZone := MachineKey(t.Name, o.CapacityType, "")
+			out[types.MachineKey(t.Name, o.CapacityType, o.Zone)] = o.HourlyPrice
+			anyZone := types.MachineKey(t.Name, o.CapacityType, "")
 			if p, ok := out[anyZone]; !ok || (o.CapacityType.Or() != types.CapacityOnDemand && o.HourlyPrice < p) {
 				out[anyZone] = o.HourlyPrice
 			}

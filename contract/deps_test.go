@@ -62,6 +62,12 @@ func TestLawLinksNoTemporalNorWorker(t *testing.T) {
 
 // The scorer reaches the law and the providers' catalogs, never the pool
 // workflow, an activity, a worker or a provider's package or SDK.
+// The pool core is the pool's state and every change to it: pure, so it
+// is tested as a table and replays the same on any worker.
+func TestPoolCoreLinksNoTemporalNorWorker(t *testing.T) {
+	assertLinksNone(t, module+"/poolcore", append([]string{"go.temporal.io/", module + "/catalogs"}, except(except(workerLinks, module+"/sizing"), module+"/metering")...))
+}
+
 func TestScoreLinksNoWorkflowsNorWorkers(t *testing.T) {
 	assertLinksNone(t, module+"/score", except(workerLinks, module+"/sizing"))
 }

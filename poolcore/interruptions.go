@@ -7,7 +7,6 @@ import (
 
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/types"
-	"go.temporal.io/sdk/workflow"
 )
 
 // maxNoticesKept bounds the notice IDs the pool remembers having acted on.
@@ -51,7 +50,7 @@ func (s *State) ForgetNoticesAt(now time.Time) {
 		}
 	}
 	if over := len(s.Notices) - maxNoticesKept; over > 0 {
-		ids := workflow.DeterministicKeys(s.Notices)
+		ids := sortedKeys(s.Notices)
 		sort.SliceStable(ids, func(i, j int) bool { return s.Notices[ids[i]].Before(s.Notices[ids[j]]) })
 		for _, id := range ids[:over] {
 			delete(s.Notices, id)

@@ -2,11 +2,12 @@ package poolcore
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/types"
-	"go.temporal.io/sdk/workflow"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -157,7 +158,7 @@ func (s *State) trackPurchases(obs types.PoolObservation, now time.Time, rules R
 		empty, full bool
 	}
 	looked := map[look]seen{}
-	for _, key := range workflow.DeterministicKeys(s.BoughtFor) {
+	for _, key := range sortedKeys(s.BoughtFor) {
 		buy := s.BoughtFor[key]
 		pod, still := pending[key]
 		switch {
@@ -292,4 +293,10 @@ func keepOnly[V, P any](m map[string]V, present map[string]P) {
 			delete(m, key)
 		}
 	}
+}
+
+// sortedKeys are m's keys in order: the core's walks over maps decide in
+// the same order on every replay.
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
 }

@@ -4,7 +4,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/hanzoai/visor-fleet/activities"
+	"github.com/hanzoai/visor-fleet/types"
 )
 
 // OfferingUnavailableFor is how long an offering that ran out of capacity
@@ -77,7 +77,7 @@ func (s *State) OfferingMachines() map[string]int {
 	}
 	out := map[string]int{}
 	for _, g := range s.Provider.Groups {
-		out[activities.MachineKey(g.Size, g.CapacityType, g.Zone)] += g.Target
+		out[types.MachineKey(g.Size, g.CapacityType, g.Zone)] += g.Target
 	}
 	return out
 }

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/metering"
@@ -62,7 +61,7 @@ type State struct {
 	// Provider is the provider's own account of the pool's node groups,
 	// read on every resync and before acting: the truth for the target and
 	// for machines still booting. Nil in runs recorded before it.
-	Provider *activities.ProviderView `json:"provider,omitempty"`
+	Provider *ProviderView `json:"provider,omitempty"`
 	// NotReadySince: nodes that were Ready once and are NotReady now.
 	NotReadySince map[string]time.Time `json:"notReadySince,omitempty"`
 	// SeenReady are nodes observed Ready at least once, with when.

@@ -1,6 +1,8 @@
 package types
 
-import "fmt"
+import (
+	"fmt"
+)
 
 // CapacityType is how a machine is bought, spelled as Karpenter's
 // karpenter.sh/capacity-type label spells it.
@@ -55,4 +57,15 @@ type Offering struct {
 // Key names the offering of a size: "m6i.large/us-east-1a/spot".
 func (o Offering) Key(size string) string {
 	return size + "/" + o.Zone + "/" + string(o.CapacityType.Or())
+}
+
+// MachineKey is how a pool counts a group's machines for pricing: by size
+// for a group bought on demand anywhere (so a pool that never buys by
+// offering keeps one price per size in its state), by offering
+// ("m6i.large/us-east-1a/spot") otherwise.
+func MachineKey(size string, ct CapacityType, zone string) string {
+	if ct.Or() == CapacityOnDemand && zone == "" {
+		return size
+	}
+	return Offering{Zone: zone, CapacityType: ct}.Key(size)
 }

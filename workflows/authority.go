@@ -13,6 +13,7 @@ import (
 
 	"github.com/hanzoai/visor-fleet/auth"
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/poolcore"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -198,7 +199,7 @@ func (p *pool) readGate(ctx workflow.Context) {
 		p.reject(ctx, "cluster-gate", err)
 		return
 	}
-	p.applyGate(ctx, g)
+	p.apply(ctx, poolcore.GateChanged{Gate: g})
 }
 
 // loadTrust is the cluster's: as the pool's, closed until a read succeeds.

@@ -23,9 +23,9 @@ func (c *cluster) applyWatcherReport(ctx workflow.Context, r contract.WatcherRep
 	now := workflow.Now(ctx)
 	// A report dated in the future would keep the cluster from ever going
 	// stale: refuse it (the watcher's clock is the worker's, near ours).
-	if r.LastSync.After(now.Add(maxFutureSkew)) || r.At.After(now.Add(maxFutureSkew)) {
+	if r.LastSync.After(now.Add(poolcore.MaxFutureSkew)) || r.At.After(now.Add(poolcore.MaxFutureSkew)) {
 		c.rejectSignal(ctx, fmt.Errorf("watcher-report dated %s (last sync %s), more than %s ahead of the workflow's clock",
-			r.At.UTC().Format(time.RFC3339), r.LastSync.UTC().Format(time.RFC3339), maxFutureSkew))
+			r.At.UTC().Format(time.RFC3339), r.LastSync.UTC().Format(time.RFC3339), poolcore.MaxFutureSkew))
 		return
 	}
 	if err := c.auth.systemInput(types.ClusterWorkflowID(c.state.Declared.ID), contract.SignalWatcherReport, r, r.Auth, now); err != nil {

@@ -66,7 +66,7 @@ func (p *pool) resyncWithProvider(ctx workflow.Context) {
 	}
 	p.applyObservation(ctx, res.Observation, true)
 	if res.View != nil {
-		p.takeReading(ctx, *res.View)
+		p.apply(ctx, poolcore.ProviderRead{View: *res.View})
 	} else {
 		p.reject(ctx, "provider read", errors.New(res.ViewErr))
 	}
@@ -184,7 +184,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 		p.stampGroup(res.GroupID, plan.GroupID == "", pin.NodeLabels, pin.NodeTaints)
 		p.bought(ctx, seq, plan, pods)
 		p.tellBought(ctx, seq, plan, pods)
-		p.adoptResult(ctx, res.View, res.TotalTarget)
+		p.apply(ctx, poolcore.ProviderAnswer{View: res.View, Total: res.TotalTarget})
 		return plan.NewNodes, plan.Size, plan.Offering, nil
 	}
 	if p.rules.Offerings {
@@ -223,7 +223,7 @@ func (p *pool) scaleDown(ctx workflow.Context, reason string, nodes []string, re
 			continue
 		}
 		rec.Removed = append(rec.Removed, node)
-		p.removed(node)
+		p.apply(ctx, poolcore.NodeRemoved{Node: node})
 		p.removal.Done++
 	}
 	if len(rec.Removed) > 0 {
@@ -266,36 +266,7 @@ func (p *pool) deleteCall(ctx workflow.Context, seq int64, node string) workflow
 // view read after it (or its total target) stands.
 func (p *pool) deleted(ctx workflow.Context, node string, res activities.DeleteResult) {
 	p.state.Removed[node] = workflow.Now(ctx)
-	p.adoptResult(ctx, res.View, res.TotalTarget)
-}
-
-// forgetNode drops a removed node from the held observation so counts are
-// right before the next one arrives.
-// removed forgets what the state keeps about a node the pool drained and
-// deleted: its clocks, its drain refusals and retries, its observation.
-func (p *pool) removed(node string) {
-	for _, m := range []map[string]time.Time{p.state.DrainBlocked, p.state.IdleSince, p.state.UnderusedSince, p.state.DueSince} {
-		delete(m, node)
-	}
-	delete(p.state.DrainRefused, node)
-	delete(p.state.DrainTries, node)
-	p.forgetNode(node)
-}
-
-func (p *pool) forgetNode(name string) {
-	obs := p.state.Observation
-	if obs == nil {
-		return
-	}
-	kept := obs.Nodes[:0:0]
-	for _, n := range obs.Nodes {
-		if n.Name != name {
-			kept = append(kept, n)
-		}
-	}
-	cp := *obs
-	cp.Nodes = kept
-	p.state.Observation = &cp
+	p.apply(ctx, poolcore.ProviderAnswer{View: res.View, Total: res.TotalTarget})
 }
 
 // scaleTo carries out an explicit target: grow with the cheapest allowed

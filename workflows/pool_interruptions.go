@@ -160,7 +160,7 @@ func (p *pool) actOnNotice(ctx workflow.Context, n connectors.Interruption) {
 		rec.Removed = []string{m.Name}
 		delete(p.state.IdleSince, m.Name)
 		delete(p.state.UnderusedSince, m.Name)
-		p.forgetNode(m.Name)
+		p.state.ForgetNode(m.Name)
 		steps = append(steps, "deleted")
 		if replaced {
 			outcome = "replaced"

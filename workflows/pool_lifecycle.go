@@ -12,6 +12,7 @@ import (
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/law"
+	"github.com/hanzoai/visor-fleet/poolcore"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -154,7 +155,7 @@ func (p *pool) disrupt(ctx workflow.Context, d law.Decision) {
 			continue
 		}
 		rec.Removed = append(rec.Removed, node)
-		p.removed(node)
+		p.apply(ctx, poolcore.NodeRemoved{Node: node})
 	}
 	if len(rec.Removed) > 0 {
 		p.state.LastScaleDown = workflow.Now(ctx)
@@ -226,7 +227,7 @@ func (p *pool) renew(ctx workflow.Context, d law.Decision) {
 		return
 	}
 	p.stampGroup(res.GroupID, groupID == "", in.NodeLabels, in.NodeTaints)
-	p.adoptResult(ctx, res.View, res.TotalTarget)
+	p.apply(ctx, poolcore.ProviderAnswer{View: res.View, Total: res.TotalTarget})
 	rec.Added, rec.Size = k, r.Size
 	if k == 1 {
 		rec.Outcome = fmt.Sprintf("asked for 1 × %s; %s drained once it is Ready", r.Size, r.Old[0])

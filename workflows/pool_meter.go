@@ -1,13 +1,11 @@
 package workflows
 
 import (
-	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/metering"
 )
 
@@ -23,33 +21,6 @@ import (
 // meterReadRetry is how long the meter waits before reading the provider
 // again when a read it needed to close an hour failed.
 const meterReadRetry = 30 * time.Second
-
-// meterReading folds one provider read into the machines the meter bills.
-func (p *pool) meterReading(ctx workflow.Context, view activities.ProviderView) {
-	var live, ended []metering.MachineRun
-	for _, g := range view.Groups {
-		for _, m := range g.Instances {
-			live = append(live, metering.MachineRun{ID: m.ID, Size: metering.OfferingSize(meterSize(g.Size), g.CapacityType, g.Zone), Created: m.CreatedAt})
-		}
-		for _, m := range g.Ended {
-			ended = append(ended, metering.MachineRun{ID: m.ID, Size: metering.OfferingSize(meterSize(g.Size), g.CapacityType, g.Zone), Created: m.CreatedAt, Ended: m.EndedAt})
-		}
-	}
-	dropped, err := p.state.Machines.Take(view.ReadAt, live, ended)
-	if err != nil {
-		p.reject(ctx, "meter", fmt.Errorf("provider read: %w", err))
-	}
-	if dropped > 0 {
-		p.reject(ctx, "meter", fmt.Errorf("more than %d ended machines await billing: the %d that ended first were dropped", metering.MaxEndedSpans, dropped))
-	}
-}
-
-func meterSize(size string) string {
-	if size == "" {
-		return "unknown"
-	}
-	return size
-}
 
 // meter reports every complete hour since the cursor, back-filling hours
 // missed while workers were down. The cursor moves only after the sink

@@ -1,9 +1,6 @@
 package workflows
 
 import (
-	"fmt"
-	"time"
-
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hanzoai/visor-fleet/contract"
@@ -15,35 +12,17 @@ import (
 // by the pool's own resync; either way it passes applyObservation's checks
 // and then PoolState.fold, in this file, takes it into the state.
 
-// applyObservation folds a new observation into the durable state. A bad or
+// applyObservation takes a new observation into the state; a bad or
 // out-of-order one changes nothing and is recorded as rejected.
 //
 // fromActivity marks the pool's own resync: an activity's result comes from
 // a worker, not from a signal anyone could send, and needs no signature.
 func (p *pool) applyObservation(ctx workflow.Context, obs types.PoolObservation, fromActivity bool) {
-	if err := poolcore.ValidateObservation(p.spec.Key, obs); err != nil {
-		p.reject(ctx, "observe", err)
-		return
-	}
-	now := workflow.Now(ctx)
-	if obs.ObservedAt.After(now.Add(maxFutureSkew)) {
-		p.reject(ctx, "observe", fmt.Errorf("observation is dated %s, more than %s ahead of the workflow's clock (%s)",
-			obs.ObservedAt.UTC().Format(time.RFC3339), maxFutureSkew, now.UTC().Format(time.RFC3339)))
-		return
-	}
+	e := poolcore.Observed{Observation: obs}
 	if !fromActivity {
-		if err := p.auth.systemInput(p.spec.Key.WorkflowID(), contract.SignalObserve, obs, obs.Auth, now); err != nil {
-			p.reject(ctx, "observe", err)
-			return
+		e.Authentic = func(obs types.PoolObservation) error {
+			return p.auth.systemInput(p.spec.Key.WorkflowID(), contract.SignalObserve, obs, obs.Auth, workflow.Now(ctx))
 		}
 	}
-	if prev := p.state.Observation; prev != nil && obs.ObservedAt.Before(prev.ObservedAt) {
-		p.reject(ctx, "observe", fmt.Errorf("observation of %s is older than the one held (%s)", obs.ObservedAt.Format(time.RFC3339), prev.ObservedAt.Format(time.RFC3339)))
-		return
-	}
-	if err := obs.ValidatePendingShapes(); err != nil {
-		p.reject(ctx, "observe", err)
-		return
-	}
-	p.state.Fold(obs, now, p.rules)
+	p.apply(ctx, e)
 }

@@ -80,7 +80,7 @@ func (p *pool) removeAtOnce(ctx workflow.Context, seq int64, nodes []string, req
 			failures = append(failures, p.removalFailed(ctx, done.node, err))
 		case !drained:
 			removed = append(removed, done.node)
-			p.removed(done.node)
+			p.apply(ctx, poolcore.NodeRemoved{Node: done.node})
 			p.removal.Done++
 		}
 		kept := inHand[:0]
@@ -141,13 +141,11 @@ func refusal(err error) string {
 // try and says why.
 func (p *pool) removalFailed(ctx workflow.Context, node string, err error) string {
 	p.removal.Failed++
-	until := workflow.Now(ctx).Add(p.state.DrainRetryAfter(node, p.rules))
-	p.state.DrainBlocked[node] = until
-	if p.rules.RetryBlocked {
-		p.state.DrainRefused[node] = refusal(err)
-		// Told once per reason with the other blockers (tellBlocked).
-	} else {
-		p.tellDrainBlocked(ctx, node, err, until)
+	p.apply(ctx, poolcore.RemovalFailed{Node: node, Why: refusal(err)})
+	if !p.rules.RetryBlocked {
+		// Told once per reason with the other blockers (tellBlocked) under
+		// the rule; before it, once per failure.
+		p.tellDrainBlocked(ctx, node, err, p.state.DrainBlocked[node])
 	}
 	return fmt.Sprintf("%s: %v", node, err)
 }

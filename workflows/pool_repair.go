@@ -30,7 +30,7 @@ func (p *pool) repair(ctx workflow.Context, d law.Decision) {
 			p.state.SizeBackoff[m.Size] = workflow.Now(ctx).Add(p.state.Policy.EffectiveProvisionTimeout())
 			p.state.ForgetPurchasesOf(m.Size)
 			rec.Removed = append(rec.Removed, m.Name)
-			p.noteRepair(ctx, m.Reason+": deleted, size "+m.Size+" backed off")
+			p.state.NoteRepair(workflow.Now(ctx), m.Reason+": deleted, size "+m.Size+" backed off")
 		}
 		outcomes = append(outcomes, outcome("expired "+m.Name, err))
 	}
@@ -46,7 +46,7 @@ func (p *pool) repair(ctx workflow.Context, d law.Decision) {
 				rec.Added++
 				rec.Size = m.Size
 			}
-			p.noteRepair(ctx, m.Reason+": replaced")
+			p.state.NoteRepair(workflow.Now(ctx), m.Reason+": replaced")
 		}
 		outcomes = append(outcomes, outcome("replaced "+m.Name, err))
 	}
@@ -58,7 +58,7 @@ func (p *pool) repair(ctx workflow.Context, d law.Decision) {
 		in := activities.CollectInput{Key: p.spec.Key, IDs: ids, IdempotencyKey: p.idempotencyKey(seq, "collect")}
 		err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, fmt.Sprintf("collect %s", law.Plural(len(ids), "leaked machine"))), a.CollectLeaked, in), nil)
 		if err == nil {
-			p.noteRepair(ctx, fmt.Sprintf("collected leaked machines %s", strings.Join(ids, ", ")))
+			p.state.NoteRepair(workflow.Now(ctx), fmt.Sprintf("collected leaked machines %s", strings.Join(ids, ", ")))
 			if v := p.state.Provider; v != nil {
 				v.Leaked = nil
 			}
@@ -85,7 +85,7 @@ func (p *pool) deleteMachine(ctx workflow.Context, seq int64, m law.MachineActio
 	}
 	p.state.Removed[m.Name] = workflow.Now(ctx)
 	delete(p.state.NotReadySince, m.Name)
-	p.adoptResult(ctx, res.View, res.TotalTarget)
+	p.apply(ctx, poolcore.ProviderAnswer{View: res.View, Total: res.TotalTarget})
 	return nil
 }
 
@@ -109,7 +109,7 @@ func (p *pool) replaceWith(ctx workflow.Context, seq int64, m law.MachineAction)
 		return err
 	}
 	p.stampGroup(res.GroupID, creates, in.NodeLabels, in.NodeTaints)
-	p.adoptResult(ctx, res.View, res.TotalTarget)
+	p.apply(ctx, poolcore.ProviderAnswer{View: res.View, Total: res.TotalTarget})
 	return nil
 }
 

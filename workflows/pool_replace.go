@@ -10,6 +10,7 @@ import (
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/law"
+	"github.com/hanzoai/visor-fleet/poolcore"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -62,7 +63,7 @@ func (p *pool) replace(ctx workflow.Context, d law.Decision) {
 		p.state.Record(rec)
 		return
 	}
-	p.adoptResult(ctx, res.View, res.TotalTarget)
+	p.apply(ctx, poolcore.ProviderAnswer{View: res.View, Total: res.TotalTarget})
 	rec.Added, rec.Size = 1, r.Size
 	rec.Outcome = fmt.Sprintf("asked for 1 × %s; %v drained once it is Ready", r.Size, r.Old)
 	p.state.Replacing = r

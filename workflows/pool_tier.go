@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
@@ -16,30 +15,6 @@ import (
 // read from the cluster workflow itself (readGate), so a forged gate
 // signal cannot move it; the cluster moves it only on an administrator's
 // set-tier (cluster_tier.go).
-
-// noteTier folds the gate's tier into the pool's tier history. A change
-// applies from the next hour (metering.Tiers.ForHour) and is recorded as a
-// decision; the first tier a pool hears is no change.
-func (p *pool) noteTier(ctx workflow.Context) {
-	t := &p.state.Tiers
-	known, from := len(t.Changes) > 0, t.Current()
-	now := workflow.Now(ctx)
-	to := p.state.Gate.Tier.OrManaged()
-	changed, err := t.Record(to, now)
-	if err != nil {
-		p.reject(ctx, "cluster-gate", err)
-		return
-	}
-	if !changed || !known {
-		return
-	}
-	p.state.Seq++
-	p.state.Record(contract.DecisionRecord{
-		Seq: p.state.Seq, At: now, Action: "tier-change",
-		Reason:  fmt.Sprintf("cluster %s is billed as %s (was %s)", p.spec.Key.Cluster, to, from),
-		Outcome: fmt.Sprintf("hours from %s are metered as %s; the hour in progress stays %s", now.UTC().Truncate(time.Hour).Add(time.Hour).Format("2006-01-02T15"), to, t.ForHour(now)),
-	})
-}
 
 // noteLifespan marks when the pool began metering (its first meter call)
 // and when it ended (the final meter of a deregistration): a BYO pool's

@@ -72,9 +72,6 @@ type pool struct {
 // row: enough for repair, then scale-up, then the size it deferred.
 const maxActionsPerWake = 3
 
-// maxFutureSkew is how far ahead of workflow time an input may be dated.
-const maxFutureSkew = 2 * time.Minute
-
 // PoolWorkflow is one long-lived pool: it observes, decides and acts until
 // deregistered.
 func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
@@ -377,30 +374,22 @@ func (p *pool) takeGates(ctx workflow.Context) {
 			p.gateDirty = true
 			continue
 		}
-		p.applyGate(ctx, g)
+		p.apply(ctx, poolcore.GateChanged{Gate: g})
 	}
-}
-
-func (p *pool) applyGate(ctx workflow.Context, g contract.ClusterGate) {
-	if now := workflow.Now(ctx); g.Since.After(now.Add(maxFutureSkew)) {
-		p.reject(ctx, "cluster-gate", fmt.Errorf("gate is dated %s, more than %s ahead of the workflow's clock", g.Since.UTC().Format(time.RFC3339), maxFutureSkew))
-		return
-	}
-	if g.Since.Before(p.state.Gate.Since) {
-		return
-	}
-	p.state.Gate = g
-	p.noteTier(ctx) // pool_tier.go
 }
 
 func (p *pool) reject(ctx workflow.Context, what string, err error) {
-	p.state.LastRejected = poolcore.Truncate(fmt.Sprintf("%s at %s: %v", what, workflow.Now(ctx).UTC().Format(time.RFC3339), err), poolcore.MaxRejectionText)
-	if p.state.Rejected != nil && len(p.state.Rejected) < poolcore.MaxRejectionKinds {
-		p.state.Rejected[what]++
-	} else if p.state.Rejected != nil {
-		p.state.Rejected["other"]++
-	}
+	p.state.Reject(what, err, workflow.Now(ctx))
 	workflow.GetLogger(ctx).Warn("rejected "+what, "error", err)
+}
+
+// apply takes an event into the pool's state (poolcore.State.Apply) and
+// logs what it refused.
+func (p *pool) apply(ctx workflow.Context, e poolcore.Event) {
+	env := poolcore.Env{Pool: p.spec.Key, Now: workflow.Now(ctx), Rules: p.rules}
+	for _, r := range p.state.Apply(env, e) {
+		workflow.GetLogger(ctx).Warn("rejected "+r.What, "error", r.Err)
+	}
 }
 
 // mustContinueAsNew: a run with parallel-removal continues as new before
