@@ -123,7 +123,7 @@ CLUSTERFLAGS ?=
 cluster-test: build
 	VISOR_CLUSTER_TEST=1 VISOR_BIN=$(abspath $(BIN)) VISOR_CLUSTER_POOLS=$(CLUSTER_POOLS) VISOR_CLUSTER_RESYNC=$(CLUSTER_RESYNC) $(GO) test -run '^TestFailover$$' -count=1 -v -timeout 90m ./testsuite/cluster/ $(CLUSTERFLAGS)
 
-## scale: issue 29's pool-count measurements, never in make test: idle
+## scale: the pool-count measurements of docs/scale.md, never in make test: idle
 ## pools on the embedded server (SQLite file as visor dev runs it: apply
 ## time, CPU per pool, RSS, history per pool-day), then the multi-process
 ## PostgreSQL deployment (apply, idle CPU of every process, database growth

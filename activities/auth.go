@@ -45,8 +45,10 @@ type SignInput struct {
 // SignAsWorkflow signs in.Body for in.Target with the system key, bound to
 // the calling workflow's ID (auth.FromWorkflow): a workflow cannot have the
 // worker vouch for a message in another workflow's name. Workflow code
-// holds no key; it calls this (as a local activity) and sends the result
-// along. The signature is not a secret.
+// holds no key, so a workflow would call this (as a local activity) and
+// send the result along. No workflow runs it: the one workflow-to-workflow
+// message, cluster-gate, is not believed (a pool reads its gate with
+// ReadClusterGate). The signature is not a secret.
 func (a *Activities) SignAsWorkflow(ctx context.Context, in SignInput) (types.SystemSignature, error) {
 	if a.SystemKey == nil {
 		return types.SystemSignature{}, temporal.NewNonRetryableApplicationError("this worker has no system key (visor worker --system-key)", "NoSystemKey", nil)

@@ -7,8 +7,9 @@ import (
 	"github.com/hanzoai/visor-fleet/types"
 )
 
-// ObservePool samples the pool's cluster and returns this pool's part: the
-// pool's own safety resync and its fresh look before removing nodes.
+// ObservePool samples the pool's cluster and returns this pool's part.
+// Resync runs it for the pool's safety resync and its fresh look before
+// removing nodes, together with the provider read in one activity.
 func (a *Activities) ObservePool(ctx context.Context, key types.PoolKey) (types.PoolObservation, error) {
 	c, err := a.cluster(ctx, key.Cluster)
 	if err != nil {

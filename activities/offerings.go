@@ -221,7 +221,7 @@ func (op *offeringPlan) pinZone() {
 // admit it. Then each of the size's zones is a candidate at that price,
 // by name, and pinZone buys in the first whose template holds as many of
 // the plan's pods (none, for pods that need several zones: then the
-// provider places them, spreading, as before).
+// provider places them, spreading, as it places any zone-less group).
 func (op *offeringPlan) zonesForPinnedPods(every types.Offering) []types.Offering {
 	if !slices.ContainsFunc(op.req.Pending, func(p types.PendingPod) bool { return pinnedToZones(p.Scheduling) }) {
 		return nil

@@ -10,15 +10,15 @@ import (
 	"github.com/hanzoai/visor-fleet/types"
 )
 
-// Two offline yardsticks, both per minute over the pods alive for all of
+// Offline yardsticks, each per minute over the pods alive for all of
 // that minute, with no provisioning delay, no pending threshold, no
 // cooldown, and never fewer nodes than the floor:
 //
 //   - OfflinePacking packs those pods afresh onto new nodes with the real
 //     planner (first-fit decreasing, cheapest plan; pods one size cannot
-//     take go to the next plan's size). It is what the issue calls the
-//     lower bound, but it is a heuristic: an online policy that buys a
-//     cheaper size for a small batch can beat it on cost.
+//     take go to the next plan's size). A yardstick, not a bound: it is
+//     a heuristic, and an online policy that buys a cheaper size for a
+//     small batch can beat it on cost.
 //   - NodesFirstPacking does the same with the planner buying the fewest
 //     nodes: what a clairvoyant that moves every pod every minute and
 //     waits for no node spends in node-hours (first-fit decreasing, so a

@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// Target is one of the law's targets on one trace (issue 28), met or not,
-// with the numbers that say so.
+// Target is one of the law's targets on one trace, met or not, with the
+// numbers that say so (docs/BENCHMARKS.md, "Targets for the visor law").
 type Target struct {
 	Name   string
 	Met    bool

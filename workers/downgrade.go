@@ -100,7 +100,8 @@ func (e *DowngradeError) Error() string {
 
 // ErrDowngradeUnchecked: the caller's credential may not list the whole
 // namespace (a tenant's worker), so the check could not run; the caller
-// warns and goes on, as before the check existed.
+// warns and starts the worker unchecked, since refusing would keep a
+// tenant's worker from ever starting.
 var ErrDowngradeUnchecked = errors.New("downgrade check skipped: this credential may not list the namespace's running workflows")
 
 // CheckDowngrade lists the namespace's running workflows and returns a

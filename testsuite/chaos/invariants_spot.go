@@ -92,7 +92,7 @@ func checkPodsHaveNodes(t truth) result {
 // checkOfferingRetries: after the provider refused an offering (a size
 // bought one way) for want of capacity, the pool did not ask for it again
 // within offeringUnavailableFor. Advisory while the chaos spot pool buys
-// spot through its node label: pools now mark an offering they bought by
+// spot through its node label: pools mark an offering they bought by
 // policy (capacityTypes) unavailable, but the label's spot is bought as
 // an on-demand offering in the pool's eyes, and a sim cluster of the
 // clusters file cannot yet be given a spot catalog to buy it by policy.

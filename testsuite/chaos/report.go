@@ -149,7 +149,8 @@ func startsResult(k killStats, final []string) result {
 }
 
 // printWatchers writes each cluster watcher's attempt: the retry policy's
-// attempt count keeps growing over restarts (issue 13, item 5).
+// attempt count keeps growing over restarts, so the report shows how often
+// each watcher was started again.
 func printWatchers(w io.Writer, t truth) {
 	for _, c := range t.Spec.Clusters {
 		id := types.ClusterWorkflowID(c.ID)
