@@ -111,7 +111,7 @@ func TestRefusesWhatVisorDoesNotManage(t *testing.T) {
 
 func TestNewNamesEveryMissingSetting(t *testing.T) {
 	t.Setenv(credEnv, principal)
-	_, err := azure.New(context.Background(), azure.Config{Credentials: "env:" + credEnv, RetryMax: -1}, nil)
+	_, err := azure.New(context.Background(), azure.Config{CommonConfig: connectors.CommonConfig{Credentials: "env:" + credEnv}, RetryMax: -1}, nil)
 	require.Error(t, err)
 	assert.True(t, errclass.IsPermanent(err))
 	for _, field := range []string{"subscriptionID", "resourceGroup", "location", "subnetID", "image", "sshPublicKey", "retryMax"} {
