@@ -28,11 +28,16 @@ const (
 
 // Checked wraps a provider so every call's arguments are checked before
 // the provider sees them, the same way for all providers: an empty
-// idempotency key, group ID, node name, instance ID or size, an invalid pool key or a
-// target outside [0, MaxTargetSize] is refused with a Permanent error
-// naming the operation and the argument, and nothing is called. A
-// provider that is also a LeakFinder or an InterruptionSource stays one. Checked of a checked
-// provider returns it as is.
+// idempotency key, group ID, node name, instance ID or size, an invalid
+// pool key, a target outside [0, MaxTargetSize], a capacity type or a size
+// the catalog does not sell (in the zone asked for) is refused with a
+// Permanent error naming the operation and the argument, and nothing is
+// called. A DeleteNodes or DeleteInstances naming nothing succeeds without
+// calling the provider. Providers rely on these checks and do not repeat
+// them, so every production path reaches a provider through Checked (the
+// worker's clusterconfig, internal/devfleet, simremote). A provider that is
+// also a LeakFinder or an InterruptionSource stays one. Checked of a
+// checked provider returns it as is.
 func Checked(p Provider) Provider {
 	switch p := p.(type) {
 	case nil:
@@ -88,7 +93,10 @@ func (c *checked) CreateNodeGroup(ctx context.Context, spec NodeGroupSpec, key I
 	if spec.Size == "" {
 		errs = append(errs, errors.New("spec.size is empty"))
 	}
-	errs = append(errs, c.target(spec.TargetSize), c.key(key))
+	if err := c.target(spec.TargetSize); err != nil {
+		errs = append(errs, fmt.Errorf("spec.targetSize: %w", err))
+	}
+	errs = append(errs, c.key(key))
 	if _, err := types.ParseCapacityType(string(spec.CapacityType)); err != nil {
 		errs = append(errs, fmt.Errorf("spec.capacityType: %w", err))
 	}
@@ -117,6 +125,9 @@ func (c *checked) DeleteNodes(ctx context.Context, groupID string, nodeNames []s
 	}
 	if err := errors.Join(errs...); err != nil {
 		return c.refuse(OpDeleteNodes, "%w", err)
+	}
+	if len(nodeNames) == 0 {
+		return nil
 	}
 	return c.inner.DeleteNodes(ctx, groupID, nodeNames, key)
 }
@@ -213,6 +224,9 @@ func (c *checkedLeakFinder) DeleteInstances(ctx context.Context, pool types.Pool
 	errs = append(errs, c.key(key))
 	if err := errors.Join(errs...); err != nil {
 		return c.refuse(OpDeleteInstances, "%w", err)
+	}
+	if len(ids) == 0 {
+		return nil
 	}
 	return c.leaks.DeleteInstances(ctx, pool, ids, key)
 }

@@ -123,3 +123,16 @@ func TestCheckedKeepsALeakFinderOneAndWrapsOnce(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, rec.calls)
 }
+
+// A deletion naming nothing is success without a call, for every
+// provider the same: no connector repeats the shortcut.
+func TestCheckedDeletesNothingWithoutCallingTheProvider(t *testing.T) {
+	ctx := context.Background()
+	rec := &leakyRecorder{}
+	p := connectors.Checked(rec)
+	require.NoError(t, p.DeleteNodes(ctx, "g", nil, "k"))
+	require.NoError(t, p.(connectors.LeakFinder).DeleteInstances(ctx, pool, []string{}, "k"))
+	assert.Zero(t, rec.calls)
+	err := p.DeleteNodes(ctx, "", nil, "k")
+	assert.True(t, errclass.IsPermanent(err), "the other arguments are still checked: %v", err)
+}

@@ -171,9 +171,6 @@ func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGrou
 // IDs. Termination is naturally idempotent: an instance already shutting
 // down or gone is skipped, so the key is not needed on the wire.
 func (p *Provider) DeleteNodes(ctx context.Context, groupID string, nodeNames []string, key connectors.IdempotencyKey) error {
-	if len(nodeNames) == 0 {
-		return nil
-	}
 	return p.mode.deleteNodes(ctx, groupID, nodeNames)
 }
 

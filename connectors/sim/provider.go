@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -37,9 +36,6 @@ func (f *Fleet) CreateNodeGroup(ctx context.Context, spec connectors.NodeGroupSp
 	const op = "CreateNodeGroup"
 	defer f.enter(ctx)()
 	labels, err := f.groupLabels(spec)
-	if err == nil {
-		err = checkKey(key)
-	}
 	if err != nil {
 		return connectors.NodeGroup{}, f.permanent(op, err)
 	}
@@ -87,11 +83,8 @@ func (f *Fleet) CreateNodeGroup(ctx context.Context, spec connectors.NodeGroupSp
 func (f *Fleet) SetTargetSize(ctx context.Context, groupID string, target int, key connectors.IdempotencyKey) error {
 	const op = "SetTargetSize"
 	defer f.enter(ctx)()
-	if err := checkKey(key); err != nil {
-		return f.permanent(op, err)
-	}
-	if target < 0 || target > maxGroupTarget {
-		return f.permanent(op, fmt.Errorf("target %d for group %s is outside [0, %d]", target, groupID, maxGroupTarget))
+	if target > maxGroupTarget {
+		return f.permanent(op, fmt.Errorf("target %d for group %s is over the sim's per-group quota of %d", target, groupID, maxGroupTarget))
 	}
 	if err := f.callFault(ctx, op); err != nil {
 		return err
@@ -122,13 +115,7 @@ func (f *Fleet) SetTargetSize(ctx context.Context, groupID string, target int, k
 func (f *Fleet) DeleteNodes(ctx context.Context, groupID string, nodeNames []string, key connectors.IdempotencyKey) error {
 	const op = "DeleteNodes"
 	defer f.enter(ctx)()
-	if err := checkKey(key); err != nil {
-		return f.permanent(op, err)
-	}
-	names, err := uniqueNames(nodeNames)
-	if err != nil {
-		return f.permanent(op, err)
-	}
+	names := uniqueNames(nodeNames)
 	if err := f.callFault(ctx, op); err != nil {
 		return err
 	}
@@ -164,12 +151,6 @@ func (f *Fleet) DeleteNodes(ctx context.Context, groupID string, nodeNames []str
 func (f *Fleet) DeleteNodeGroup(ctx context.Context, groupID string, key connectors.IdempotencyKey) error {
 	const op = "DeleteNodeGroup"
 	defer f.enter(ctx)()
-	if err := checkKey(key); err != nil {
-		return f.permanent(op, err)
-	}
-	if groupID == "" {
-		return f.permanent(op, errors.New("group ID is empty"))
-	}
 	if err := f.callFault(ctx, op); err != nil {
 		return err
 	}
@@ -205,12 +186,10 @@ func (f *Fleet) groupLabels(spec connectors.NodeGroupSpec) (map[string]string, e
 	if _, ok := f.catalog[spec.Size]; !ok {
 		errs = append(errs, fmt.Errorf("spec.size %q is not in the sim catalog", spec.Size))
 	}
-	if spec.TargetSize < 0 || spec.TargetSize > maxGroupTarget {
-		errs = append(errs, fmt.Errorf("spec.targetSize %d is outside [0, %d]", spec.TargetSize, maxGroupTarget))
+	if spec.TargetSize > maxGroupTarget {
+		errs = append(errs, fmt.Errorf("spec.targetSize %d is over the sim's per-group quota of %d", spec.TargetSize, maxGroupTarget))
 	}
-	if _, err := types.ParseCapacityType(string(spec.CapacityType)); err != nil {
-		errs = append(errs, fmt.Errorf("spec.capacityType: %w", err))
-	} else if err := f.offeringProblem(spec); err != nil {
+	if err := f.offeringProblem(spec); err != nil {
 		errs = append(errs, err)
 	}
 	if spec.Name != "" {
@@ -235,21 +214,10 @@ func (f *Fleet) groupLabels(spec connectors.NodeGroupSpec) (map[string]string, e
 	return labels, errors.Join(errs...)
 }
 
-func uniqueNames(names []string) ([]string, error) {
-	if len(names) == 0 {
-		return nil, errors.New("no node names given")
-	}
-	set := make(map[string]bool, len(names))
-	for i, n := range names {
-		if n == "" {
-			return nil, fmt.Errorf("node name %d is empty", i)
-		}
-		set[n] = true
-	}
-	out := make([]string, 0, len(set))
-	for n := range set {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out, nil
+// uniqueNames is names sorted, each once. That none is empty, and that
+// there is one at all, connectors.Checked sees to.
+func uniqueNames(names []string) []string {
+	out := slices.Clone(names)
+	slices.Sort(out)
+	return slices.Compact(out)
 }

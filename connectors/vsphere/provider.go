@@ -232,9 +232,6 @@ func (p *Provider) DeleteNodes(ctx context.Context, groupID string, nodeNames []
 	if err != nil {
 		return invalid(op, err)
 	}
-	if len(nodeNames) == 0 {
-		return nil
-	}
 	if err := p.ensureSession(ctx); err != nil {
 		return err
 	}
