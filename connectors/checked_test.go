@@ -36,7 +36,9 @@ func (r *recorder) DeleteNodeGroup(context.Context, string, connectors.Idempoten
 	r.calls++
 	return nil
 }
-func (r *recorder) Catalog(context.Context) ([]types.InstanceType, error) { return nil, nil }
+func (r *recorder) Catalog(context.Context) ([]types.InstanceType, error) {
+	return []types.InstanceType{{Name: "s"}}, nil
+}
 
 type leakyRecorder struct{ recorder }
 
@@ -74,6 +76,36 @@ func TestCheckedRefusesBadArgumentsBeforeTheProvider(t *testing.T) {
 		{"CreateNodeGroup", "spec.pool", func() error {
 			s := spec
 			s.Pool.Org = "Not A Label"
+			_, err := p.CreateNodeGroup(ctx, s, "k")
+			return err
+		}},
+		{"CreateNodeGroup", `spec.size: rec does not sell size "m5.huge"`, func() error {
+			s := spec
+			s.Size = "m5.huge"
+			_, err := p.CreateNodeGroup(ctx, s, "k")
+			return err
+		}},
+		{"CreateNodeGroup", "spec.name", func() error {
+			s := spec
+			s.Name = "Not_A_Label"
+			_, err := p.CreateNodeGroup(ctx, s, "k")
+			return err
+		}},
+		{"CreateNodeGroup", `spec.labels["bad key!"]: key`, func() error {
+			s := spec
+			s.Labels = map[string]string{"bad key!": "v"}
+			_, err := p.CreateNodeGroup(ctx, s, "k")
+			return err
+		}},
+		{"CreateNodeGroup", "spec.taints[0].effect", func() error {
+			s := spec
+			s.Taints = []types.Taint{{Key: "x", Effect: "Sometimes"}}
+			_, err := p.CreateNodeGroup(ctx, s, "k")
+			return err
+		}},
+		{"CreateNodeGroup", `spec.labels["hanzo.ai/org"] is "globex" but the pool's is "acme"`, func() error {
+			s := spec
+			s.Labels = map[string]string{types.LabelOrg: "globex"}
 			_, err := p.CreateNodeGroup(ctx, s, "k")
 			return err
 		}},

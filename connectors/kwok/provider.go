@@ -99,9 +99,6 @@ func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGrou
 	if !ok {
 		return connectors.NodeGroup{}, p.permanent(op, fmt.Errorf("spec.size %q is not in the kwok catalog", spec.Size))
 	}
-	if err := errors.Join(types.ValidateNodeLabels("spec.labels", spec.Labels), types.ValidateTaints("spec.taints", spec.Taints)); err != nil {
-		return connectors.NodeGroup{}, p.permanent(op, err)
-	}
 	zone := spec.Zone
 	if labelled := spec.Labels[corev1.LabelTopologyZone]; labelled != "" {
 		if zone != "" && zone != labelled {

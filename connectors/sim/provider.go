@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
-
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
@@ -183,34 +182,17 @@ func (f *Fleet) groupLabels(spec connectors.NodeGroupSpec) (map[string]string, e
 	if err := f.checkPool(spec.Pool); err != nil {
 		errs = append(errs, fmt.Errorf("spec.pool: %w", err))
 	}
-	if _, ok := f.catalog[spec.Size]; !ok {
-		errs = append(errs, fmt.Errorf("spec.size %q is not in the sim catalog", spec.Size))
-	}
 	if spec.TargetSize > maxGroupTarget {
 		errs = append(errs, fmt.Errorf("spec.targetSize %d is over the sim's per-group quota of %d", spec.TargetSize, maxGroupTarget))
 	}
 	if err := f.offeringProblem(spec); err != nil {
 		errs = append(errs, err)
 	}
-	if spec.Name != "" {
-		if err := types.ValidateDNSLabel("spec.name", spec.Name); err != nil {
-			errs = append(errs, err)
-		}
+	labels := maps.Clone(spec.Labels)
+	if labels == nil {
+		labels = map[string]string{}
 	}
-	identity := spec.Pool.NodeLabels()
-	labels := make(map[string]string, len(spec.Labels)+len(identity))
-	for k, v := range spec.Labels {
-		if msgs := append(validation.IsQualifiedName(k), validation.IsValidLabelValue(v)...); len(msgs) > 0 {
-			errs = append(errs, fmt.Errorf("spec.labels[%q]: %s", k, strings.Join(msgs, "; ")))
-		}
-		if want, ok := identity[k]; ok && v != want {
-			errs = append(errs, fmt.Errorf("spec.labels[%q] is %q but the pool's is %q", k, v, want))
-		}
-		labels[k] = v
-	}
-	for k, v := range identity {
-		labels[k] = v
-	}
+	maps.Copy(labels, spec.Pool.NodeLabels())
 	return labels, errors.Join(errs...)
 }
 

@@ -98,7 +98,7 @@ func TestBadRequestsAreRefusedAndChangeNothing(t *testing.T) {
 		key  connectors.IdempotencyKey
 		want string
 	}{
-		{"unknown size", connectors.NodeGroupSpec{Pool: testPool("web"), Size: "m5.huge", TargetSize: 1}, "k", `"m5.huge" is not in the sim catalog`},
+		{"unknown size", connectors.NodeGroupSpec{Pool: testPool("web"), Size: "m5.huge", TargetSize: 1}, "k", `does not sell size "m5.huge"`},
 		{"negative target", connectors.NodeGroupSpec{Pool: testPool("web"), Size: "sim-2c4g", TargetSize: -1}, "k", "spec.targetSize: target -1"},
 		{"other cluster", connectors.NodeGroupSpec{Pool: wrongCluster, Size: "sim-2c4g", TargetSize: 1}, "k", `cluster "prod"`},
 		{"bad pool part", connectors.NodeGroupSpec{Pool: testPool("Web_1"), Size: "sim-2c4g", TargetSize: 1}, "k", "service"},
