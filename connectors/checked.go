@@ -102,9 +102,6 @@ func (c *checked) CreateNodeGroup(ctx context.Context, spec NodeGroupSpec, key I
 	if _, err := types.ParseCapacityType(string(spec.CapacityType)); err != nil {
 		errs = append(errs, fmt.Errorf("spec.capacityType: %w", err))
 	}
-	if spec.Name != "" {
-		errs = append(errs, types.ValidateDNSLabel("spec.name", spec.Name))
-	}
 	errs = append(errs, types.ValidateNodeLabels("spec.labels", spec.Labels), types.ValidateTaints("spec.taints", spec.Taints))
 	identity := spec.Pool.NodeLabels()
 	for _, k := range slices.Sorted(maps.Keys(identity)) {

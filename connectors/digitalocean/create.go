@@ -68,7 +68,7 @@ func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGrou
 }
 
 // createRequest checks what is DigitalOcean's own in the spec (the pool,
-// size, name, labels and key were checked by connectors.Checked, which
+// size, labels and key were checked by connectors.Checked, which
 // wraps every provider a worker builds) and builds the pool to create.
 func createRequest(spec connectors.NodeGroupSpec, key connectors.IdempotencyKey) (*godo.KubernetesNodePoolCreateRequest, error) {
 	if spec.TargetSize < 1 {
@@ -77,6 +77,8 @@ func createRequest(spec connectors.NodeGroupSpec, key connectors.IdempotencyKey)
 	name := spec.Name
 	if name == "" {
 		name = defaultPoolName(spec, key)
+	} else if err := types.ValidateDNSLabel("spec.name", name); err != nil {
+		return nil, err
 	}
 	labels := maps.Clone(spec.Labels)
 	if labels == nil {

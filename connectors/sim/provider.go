@@ -188,6 +188,9 @@ func (f *Fleet) groupLabels(spec connectors.NodeGroupSpec) (map[string]string, e
 	if err := f.offeringProblem(spec); err != nil {
 		errs = append(errs, err)
 	}
+	if spec.Name != "" {
+		errs = append(errs, types.ValidateDNSLabel("spec.name", spec.Name))
+	}
 	labels := maps.Clone(spec.Labels)
 	if labels == nil {
 		labels = map[string]string{}
