@@ -14,13 +14,17 @@ import (
 	"github.com/hanzoai/visor-fleet/types"
 )
 
+// oneCluster serves its cluster's provider through connectors.Checked, as
+// a worker does: providers leave argument checks to it.
 type oneCluster struct{ c connectors.Cluster }
 
 func (o oneCluster) Cluster(_ context.Context, id string) (connectors.Cluster, error) {
 	if id != o.c.ID {
 		return connectors.Cluster{}, fmt.Errorf("unknown cluster %s", id)
 	}
-	return o.c, nil
+	c := o.c
+	c.Provider = connectors.Checked(c.Provider)
+	return c, nil
 }
 
 func TestReleasePoolDeletesEveryGroupAndLeavesNothingAtTheProvider(t *testing.T) {

@@ -23,9 +23,15 @@ import (
 	"github.com/hanzoai/visor-fleet/types"
 )
 
+// oneCluster serves its cluster's provider through connectors.Checked, as
+// a worker does: providers leave argument checks to it.
 type oneCluster struct{ c connectors.Cluster }
 
-func (s oneCluster) Cluster(context.Context, string) (connectors.Cluster, error) { return s.c, nil }
+func (s oneCluster) Cluster(context.Context, string) (connectors.Cluster, error) {
+	c := s.c
+	c.Provider = connectors.Checked(c.Provider)
+	return c, nil
+}
 
 // observes counts the observe signals each pool got, with the last one.
 type observes struct {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/hanzoai/visor-fleet/types"
 
@@ -28,11 +30,16 @@ const (
 
 // Checked wraps a provider so every call's arguments are checked before
 // the provider sees them, the same way for all providers: an empty
-// idempotency key, group ID, node name, instance ID or size, an invalid pool key or a
-// target outside [0, MaxTargetSize] is refused with a Permanent error
-// naming the operation and the argument, and nothing is called. A
-// provider that is also a LeakFinder or an InterruptionSource stays one. Checked of a checked
-// provider returns it as is.
+// idempotency key, group ID, node name, instance ID or size, an invalid
+// pool key, a target outside [0, MaxTargetSize], a capacity type or a size
+// the catalog does not sell (in the zone asked for) is refused with a
+// Permanent error naming the operation and the argument, and nothing is
+// called. A DeleteNodes or DeleteInstances naming nothing succeeds without
+// calling the provider. Providers rely on these checks and do not repeat
+// them, so every production path reaches a provider through Checked (the
+// worker's clusterconfig, internal/devfleet, simremote). A provider that is
+// also a LeakFinder or an InterruptionSource stays one. Checked of a
+// checked provider returns it as is.
 func Checked(p Provider) Provider {
 	switch p := p.(type) {
 	case nil:
@@ -88,22 +95,25 @@ func (c *checked) CreateNodeGroup(ctx context.Context, spec NodeGroupSpec, key I
 	if spec.Size == "" {
 		errs = append(errs, errors.New("spec.size is empty"))
 	}
-	errs = append(errs, c.target(spec.TargetSize), c.key(key))
+	if err := c.target(spec.TargetSize); err != nil {
+		errs = append(errs, fmt.Errorf("spec.targetSize: %w", err))
+	}
+	errs = append(errs, c.key(key))
 	if _, err := types.ParseCapacityType(string(spec.CapacityType)); err != nil {
 		errs = append(errs, fmt.Errorf("spec.capacityType: %w", err))
+	}
+	errs = append(errs, types.ValidateNodeLabels("spec.labels", spec.Labels), types.ValidateTaints("spec.taints", spec.Taints))
+	identity := spec.Pool.NodeLabels()
+	for _, k := range slices.Sorted(maps.Keys(identity)) {
+		if v, ok := spec.Labels[k]; ok && v != identity[k] {
+			errs = append(errs, fmt.Errorf("spec.labels[%q] is %q but the pool's is %q", k, v, identity[k]))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return NodeGroup{}, c.refuse(OpCreateNodeGroup, "%w", err)
 	}
-	if spec.CapacityType == types.CapacitySpot {
-		if err := c.sellsSpot(ctx, spec.Size); err != nil {
-			return NodeGroup{}, err
-		}
-	}
-	if spec.Zone != "" {
-		if err := c.sellsInZone(ctx, spec.Size, spec.Zone); err != nil {
-			return NodeGroup{}, err
-		}
+	if err := c.sells(ctx, spec); err != nil {
+		return NodeGroup{}, err
 	}
 	return c.inner.CreateNodeGroup(ctx, spec, key)
 }
@@ -118,6 +128,9 @@ func (c *checked) DeleteNodes(ctx context.Context, groupID string, nodeNames []s
 	if err := errors.Join(errs...); err != nil {
 		return c.refuse(OpDeleteNodes, "%w", err)
 	}
+	if len(nodeNames) == 0 {
+		return nil
+	}
 	return c.inner.DeleteNodes(ctx, groupID, nodeNames, key)
 }
 
@@ -128,43 +141,32 @@ func (c *checked) DeleteNodeGroup(ctx context.Context, groupID string, key Idemp
 	return c.inner.DeleteNodeGroup(ctx, groupID, key)
 }
 
-// sellsSpot refuses spot for a size the provider's catalog offers no spot
-// for: a provider without a spot market (DigitalOcean, Hetzner, the
-// hypervisors) would otherwise buy on demand and bill it as such while
-// the pool believed it bought spot.
-func (c *checked) sellsSpot(ctx context.Context, size string) error {
+// sells refuses what the provider's catalog does not sell: a size it does
+// not list (the planner buys from the catalog, so another size is a bug
+// upstream); spot for a size it offers no spot for, since a provider
+// without a spot market (DigitalOcean, Hetzner, the hypervisors) would
+// otherwise buy on demand and bill it as such while the pool believed it
+// bought spot; and a zone it does not offer the size in, since a provider
+// whose groups cannot be pinned to a zone would otherwise put the machines
+// wherever it likes while the pool believed them pinned, and a pod pinned
+// to the zone would wait beside them.
+func (c *checked) sells(ctx context.Context, spec NodeGroupSpec) error {
 	catalog, err := c.inner.Catalog(ctx)
 	if err != nil {
 		return err
 	}
-	for _, t := range catalog {
-		if t.Name == size && t.HasSpot() {
-			return nil
-		}
+	i := slices.IndexFunc(catalog, func(t types.InstanceType) bool { return t.Name == spec.Size })
+	if i < 0 {
+		return c.refuse(OpCreateNodeGroup, "spec.size: %s does not sell size %q (its catalog does not list it)", c.inner.Name(), spec.Size)
 	}
-	return c.refuse(OpCreateNodeGroup, "spec.capacityType: %s sells no spot for size %s (its catalog lists no spot offering); use capacityTypes [on-demand]", c.inner.Name(), size)
-}
-
-// sellsInZone refuses a zone the provider's catalog does not offer the
-// size in: a provider whose groups cannot be pinned to a zone would
-// otherwise put the machines wherever it likes while the pool believed
-// them pinned, and a pod pinned to the zone would wait beside them.
-func (c *checked) sellsInZone(ctx context.Context, size, zone string) error {
-	catalog, err := c.inner.Catalog(ctx)
-	if err != nil {
-		return err
+	t := catalog[i]
+	if spec.CapacityType == types.CapacitySpot && !t.HasSpot() {
+		return c.refuse(OpCreateNodeGroup, "spec.capacityType: %s sells no spot for size %s (its catalog lists no spot offering); use capacityTypes [on-demand]", c.inner.Name(), spec.Size)
 	}
-	for _, t := range catalog {
-		if t.Name != size {
-			continue
-		}
-		for _, o := range t.OfferingsOrDefault() {
-			if o.Zone == zone {
-				return nil
-			}
-		}
+	if spec.Zone != "" && !slices.ContainsFunc(t.OfferingsOrDefault(), func(o types.Offering) bool { return o.Zone == spec.Zone }) {
+		return c.refuse(OpCreateNodeGroup, "spec.zone: %s does not offer size %s in zone %q (its catalog lists no offering there)", c.inner.Name(), spec.Size, spec.Zone)
 	}
-	return c.refuse(OpCreateNodeGroup, "spec.zone: %s does not offer size %s in zone %q (its catalog lists no offering there)", c.inner.Name(), size, zone)
+	return nil
 }
 
 func (*checked) groupID(id string) error {
@@ -213,6 +215,9 @@ func (c *checkedLeakFinder) DeleteInstances(ctx context.Context, pool types.Pool
 	errs = append(errs, c.key(key))
 	if err := errors.Join(errs...); err != nil {
 		return c.refuse(OpDeleteInstances, "%w", err)
+	}
+	if len(ids) == 0 {
+		return nil
 	}
 	return c.leaks.DeleteInstances(ctx, pool, ids, key)
 }

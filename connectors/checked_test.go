@@ -36,7 +36,9 @@ func (r *recorder) DeleteNodeGroup(context.Context, string, connectors.Idempoten
 	r.calls++
 	return nil
 }
-func (r *recorder) Catalog(context.Context) ([]types.InstanceType, error) { return nil, nil }
+func (r *recorder) Catalog(context.Context) ([]types.InstanceType, error) {
+	return []types.InstanceType{{Name: "s"}}, nil
+}
 
 type leakyRecorder struct{ recorder }
 
@@ -77,6 +79,30 @@ func TestCheckedRefusesBadArgumentsBeforeTheProvider(t *testing.T) {
 			_, err := p.CreateNodeGroup(ctx, s, "k")
 			return err
 		}},
+		{"CreateNodeGroup", `spec.size: rec does not sell size "m5.huge"`, func() error {
+			s := spec
+			s.Size = "m5.huge"
+			_, err := p.CreateNodeGroup(ctx, s, "k")
+			return err
+		}},
+		{"CreateNodeGroup", `spec.labels["bad key!"]: key`, func() error {
+			s := spec
+			s.Labels = map[string]string{"bad key!": "v"}
+			_, err := p.CreateNodeGroup(ctx, s, "k")
+			return err
+		}},
+		{"CreateNodeGroup", "spec.taints[0].effect", func() error {
+			s := spec
+			s.Taints = []types.Taint{{Key: "x", Effect: "Sometimes"}}
+			_, err := p.CreateNodeGroup(ctx, s, "k")
+			return err
+		}},
+		{"CreateNodeGroup", `spec.labels["hanzo.ai/org"] is "globex" but the pool's is "acme"`, func() error {
+			s := spec
+			s.Labels = map[string]string{types.LabelOrg: "globex"}
+			_, err := p.CreateNodeGroup(ctx, s, "k")
+			return err
+		}},
 		{"DeleteNodes", "node name [1] is empty", func() error { return p.DeleteNodes(ctx, "g", []string{"n1", ""}, "k") }},
 		{"DeleteNodes", "idempotency key is empty", func() error { return p.DeleteNodes(ctx, "g", []string{"n1"}, "") }},
 		{"DeleteNodeGroup", "group ID is empty", func() error { return p.DeleteNodeGroup(ctx, "", "k") }},
@@ -94,11 +120,13 @@ func TestCheckedRefusesBadArgumentsBeforeTheProvider(t *testing.T) {
 	require.NoError(t, p.SetTargetSize(ctx, "g", connectors.MaxTargetSize, "k"))
 	_, err := p.CreateNodeGroup(ctx, connectors.NodeGroupSpec{Pool: pool, Size: "s", TargetSize: 1}, "k")
 	require.NoError(t, err, "Name is a hint: empty lets the provider choose")
+	_, err = p.CreateNodeGroup(ctx, connectors.NodeGroupSpec{Pool: pool, Name: "visor-api-xlarge_3_0", Size: "s", TargetSize: 1}, "k")
+	require.NoError(t, err, "a name's form is the provider's to judge (a Lightsail bundle has underscores)")
 	require.NoError(t, p.DeleteNodes(ctx, "g", []string{"n1"}, "k"))
 	require.NoError(t, p.DeleteNodeGroup(ctx, "g", "k"))
 	_, err = p.NodeGroups(ctx, pool)
 	require.NoError(t, err)
-	assert.Equal(t, 6, rec.calls)
+	assert.Equal(t, 7, rec.calls)
 }
 
 func TestCheckedKeepsALeakFinderOneAndWrapsOnce(t *testing.T) {
@@ -122,4 +150,17 @@ func TestCheckedKeepsALeakFinderOneAndWrapsOnce(t *testing.T) {
 	_, err = lf.LeakedInstances(ctx, pool)
 	require.NoError(t, err)
 	assert.Equal(t, 2, rec.calls)
+}
+
+// A deletion naming nothing is success without a call, for every
+// provider the same: no connector repeats the shortcut.
+func TestCheckedDeletesNothingWithoutCallingTheProvider(t *testing.T) {
+	ctx := context.Background()
+	rec := &leakyRecorder{}
+	p := connectors.Checked(rec)
+	require.NoError(t, p.DeleteNodes(ctx, "g", nil, "k"))
+	require.NoError(t, p.(connectors.LeakFinder).DeleteInstances(ctx, pool, []string{}, "k"))
+	assert.Zero(t, rec.calls)
+	err := p.DeleteNodes(ctx, "", nil, "k")
+	assert.True(t, errclass.IsPermanent(err), "the other arguments are still checked: %v", err)
 }

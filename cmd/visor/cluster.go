@@ -25,7 +25,7 @@ type clusterCmd struct{ contractCmd }
 
 func newClusterCommand(g *globalFlags) *cobra.Command {
 	cl := &clusterCmd{contractCmd{g: g}}
-	cmd := &cobra.Command{
+	return cl.group(&cobra.Command{
 		Use:   "cluster",
 		Short: "Enroll, list, inspect and operate clusters",
 		Long: `A cluster is one long-lived workflow with ID cluster/<id>. Its declared half (phase, region,
@@ -33,11 +33,8 @@ zone, residency, metrics label, provider, owner) is what you set; its observed h
 (reachability, sync, lag, capabilities) is what its watcher and agent report. The phase gates
 every pool on the cluster: active scales both ways, draining never adds capacity, pending and
 disabled do nothing.`,
-	}
-	addOutputFlag(cmd, &cl.output)
-	cmd.AddCommand(cl.enrollCommand(), cl.listCommand(), cl.describeCommand(), cl.setPhaseCommand(),
+	}, cl.enrollCommand(), cl.listCommand(), cl.describeCommand(), cl.setPhaseCommand(),
 		cl.setTierCommand(), cl.rotateTokenCommand(), cl.reportCommand())
-	return cmd
 }
 
 // clusterOp runs one operation on the cluster named by the first argument.

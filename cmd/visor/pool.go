@@ -24,17 +24,14 @@ type poolCmd struct{ contractCmd }
 
 func newPoolCommand(g *globalFlags) *cobra.Command {
 	p := &poolCmd{contractCmd{g: g}}
-	cmd := &cobra.Command{
+	return p.group(&cobra.Command{
 		Use:   "pool",
 		Short: "Register, list, inspect and operate node pools",
 		Long: `A pool is one long-lived workflow with ID pool/<org>/<project>/<service>/<provider>/<cluster>.
 These commands use its contract: the set-policy, scale, pause, resume and deregister
 updates and the status query, and list pools through the Visor* search attributes.`,
-	}
-	addOutputFlag(cmd, &p.output)
-	cmd.AddCommand(p.applyCommand(), p.listCommand(), p.describeCommand(),
+	}, p.applyCommand(), p.listCommand(), p.describeCommand(),
 		p.scaleCommand(), p.pauseCommand(), p.resumeCommand(), p.deleteCommand())
-	return cmd
 }
 
 func (p *poolCmd) listCommand() *cobra.Command {

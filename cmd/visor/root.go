@@ -61,6 +61,13 @@ type contractCmd struct {
 	output string
 }
 
+// group is cmd with its subcommands and the -o flag they all read.
+func (b *contractCmd) group(cmd *cobra.Command, subs ...*cobra.Command) *cobra.Command {
+	addOutputFlag(cmd, &b.output)
+	cmd.AddCommand(subs...)
+	return cmd
+}
+
 // connect checks the output format, then dials.
 func (b *contractCmd) connect(ctx context.Context) (client.Client, error) {
 	if err := checkOutput(b.output); err != nil {

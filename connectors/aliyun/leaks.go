@@ -31,9 +31,6 @@ func (p *Provider) LeakedInstances(ctx context.Context, pool types.PoolKey) ([]c
 // member is refused before anything is released.
 func (p *Provider) DeleteInstances(ctx context.Context, pool types.PoolKey, ids []string, _ connectors.IdempotencyKey) error {
 	const op = connectors.OpDeleteInstances
-	if len(ids) == 0 {
-		return nil
-	}
 	leaked, members, err := p.leaks(ctx, op, pool)
 	if err != nil {
 		return err

@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"slices"
 	"strings"
 
 	openapiutil "github.com/alibabacloud-go/darabonba-openapi/v2/utils"
@@ -32,7 +31,9 @@ const ProviderName = "aliyun"
 // (a RAM user's, allowed ecs:RunInstances, ecs:DescribeInstances and
 // ecs:DeleteInstances).
 type Config struct {
-	Credentials connectors.CredentialRef `json:"credentials"`
+	connectors.CommonConfig
+	// JoinConfig's clusterJoin is the cloud-init user data.
+	connectors.JoinConfig
 	// RegionID is the ECS region, e.g. us-east-1.
 	RegionID string `json:"regionId"`
 	// ZoneID pins instances to one zone; empty lets the vSwitch decide.
@@ -46,15 +47,10 @@ type Config struct {
 	// nodes' ephemeral storage in the catalog).
 	SystemDiskCategory string `json:"systemDiskCategory,omitempty"`
 	SystemDiskGiB      int    `json:"systemDiskGiB,omitempty"`
-	// ClusterJoin locates the cloud-init user data that joins an instance
-	// to the cluster; it holds a join token, so it is a reference.
-	ClusterJoin connectors.CredentialRef `json:"clusterJoin,omitempty"`
 	// Endpoint overrides the regional endpoint (host[:port]), e.g. a
 	// loopback fake; Protocol is then "http" or "https" (default https).
 	Endpoint string `json:"endpoint,omitempty"`
 	Protocol string `json:"protocol,omitempty"`
-	// Catalog overrides the built-in catalog (Catalog).
-	Catalog []types.InstanceType `json:"catalog,omitempty"`
 }
 
 // Provider implements connectors.Provider for ECS instances.
@@ -73,21 +69,7 @@ var (
 // data inside the worker, and builds the SDK client. A malformed
 // credential is a Permanent error naming the reference, never the value.
 func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Provider, error) {
-	var problems []error
-	for _, f := range []struct{ name, value string }{
-		{"regionId", cfg.RegionID}, {"imageId", cfg.ImageID}, {"securityGroupId", cfg.SecurityGroupID}, {"vSwitchId", cfg.VSwitchID},
-	} {
-		if f.value == "" {
-			problems = append(problems, errors.New(f.name+" is empty"))
-		}
-	}
-	if cfg.SystemDiskGiB < 0 {
-		problems = append(problems, errors.New("systemDiskGiB must not be negative"))
-	}
-	if cfg.Protocol != "" && cfg.Protocol != "http" && cfg.Protocol != "https" {
-		problems = append(problems, errors.New(`protocol must be "http" or "https"`))
-	}
-	if err := errors.Join(problems...); err != nil {
+	if err := connectors.ConfigError(&cfg); err != nil {
 		return nil, invalid("configure", err)
 	}
 	secret, err := cfg.Credentials.ResolveToken(ctx, secrets, ProviderName)
@@ -99,11 +81,11 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 		return nil, invalid("configure", errors.New("the credential from "+string(cfg.Credentials)+" must be ACCESS_KEY_ID:ACCESS_KEY_SECRET"))
 	}
 	p := &Provider{cfg: cfg}
-	if cfg.ClusterJoin != "" {
-		data, err := cfg.ClusterJoin.Resolve(ctx, secrets)
-		if err != nil {
-			return nil, err
-		}
+	data, err := cfg.UserData(ctx, secrets)
+	if err != nil {
+		return nil, err
+	}
+	if data != "" {
 		p.userData = base64.StdEncoding.EncodeToString([]byte(data))
 	}
 	oc := &openapiutil.Config{
@@ -128,10 +110,7 @@ func (p *Provider) Name() string { return ProviderName }
 // Catalog returns the configured catalog, or the built-in one with the
 // configured system disk as every type's root disk.
 func (p *Provider) Catalog(context.Context) ([]types.InstanceType, error) {
-	if len(p.cfg.Catalog) > 0 {
-		return slices.Clone(p.cfg.Catalog), nil
-	}
-	return catalogWithDisk(int64(p.systemDiskGiB())), nil
+	return p.cfg.CatalogOr(catalogWithDisk(int64(p.systemDiskGiB()))), nil
 }
 
 func (p *Provider) systemDiskGiB() int {

@@ -35,8 +35,14 @@ func newFake(t *testing.T) *fakeapi.Server {
 
 func config(srv *fakeapi.Server) aliyun.Config {
 	return aliyun.Config{
-		Credentials: "env:" + keyEnv, RegionID: "us-east-1", ImageID: "ubuntu_24_04_x64_20G_alibase_20261101.vhd",
-		SecurityGroupID: "sg-0xfake", VSwitchID: "vsw-0xfake", Endpoint: srv.Endpoint(), Protocol: "http", SystemDiskGiB: 80,
+		CommonConfig:    connectors.CommonConfig{Credentials: "env:" + keyEnv},
+		RegionID:        "us-east-1",
+		ImageID:         "ubuntu_24_04_x64_20G_alibase_20261101.vhd",
+		SecurityGroupID: "sg-0xfake",
+		VSwitchID:       "vsw-0xfake",
+		Endpoint:        srv.Endpoint(),
+		Protocol:        "http",
+		SystemDiskGiB:   80,
 	}
 }
 

@@ -149,9 +149,6 @@ func (p *Provider) DeleteNodes(ctx context.Context, groupID string, nodeNames []
 	if err != nil {
 		return invalid(op, err)
 	}
-	if len(nodeNames) == 0 {
-		return nil
-	}
 	live, err := p.groupInstances(ctx, op, g)
 	if err != nil {
 		return err

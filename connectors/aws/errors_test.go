@@ -11,6 +11,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/stretchr/testify/assert"
 
+	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
 )
 
@@ -66,7 +67,7 @@ func TestClassOfHTTPStatusWithoutKnownCode(t *testing.T) {
 }
 
 func TestClassifyNamesCredentialReferenceOnAuthFailure(t *testing.T) {
-	p := &Provider{cfg: Config{Credentials: "secret:fleet/aws-creds/key"}}
+	p := &Provider{cfg: Config{CommonConfig: connectors.CommonConfig{Credentials: "secret:fleet/aws-creds/key"}}}
 	err := p.classify("RunInstances", &smithy.GenericAPIError{Code: "AuthFailure", Message: "AWS was not able to validate the provided access credentials"})
 	var typed *errclass.Error
 	assert.True(t, errors.As(err, &typed))

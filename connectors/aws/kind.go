@@ -11,7 +11,7 @@ var Kind = connectors.StatelessKind[Config](ProviderName, New, catalogs.AWS)
 
 // Validate reports what is wrong in a clusters file's aws section.
 func (c *Config) Validate(p connectors.Problems) {
-	connectors.CheckRef(p, "credentials", c.Credentials, true)
+	c.CheckCommon(p)
 	connectors.Required(p, "region", c.Region, "an AWS region such as eu-west-1")
 	switch c.Mode {
 	case ModeEKS:
@@ -20,9 +20,4 @@ func (c *Config) Validate(p connectors.Problems) {
 	default:
 		p.Add("mode", "%q is not one of eks, asg, ec2", c.Mode)
 	}
-}
-
-// CredentialRefs is the section's one reference, for the loader to anchor.
-func (c *Config) CredentialRefs() []*connectors.CredentialRef {
-	return []*connectors.CredentialRef{&c.Credentials}
 }

@@ -48,9 +48,6 @@ func (p *Provider) LeakedInstances(ctx context.Context, pool types.PoolKey) ([]c
 // terminated; an ID not (or no longer) leaked is success.
 func (p *Provider) DeleteInstances(ctx context.Context, pool types.PoolKey, ids []string, key connectors.IdempotencyKey) error {
 	const op = "DeleteInstances"
-	if len(ids) == 0 {
-		return nil
-	}
 	leaked, members, err := p.leaked(ctx, op, pool)
 	if err != nil {
 		return err

@@ -4,7 +4,6 @@ package aws
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -40,7 +39,7 @@ const (
 // secret is "ACCESS_KEY_ID:SECRET_ACCESS_KEY" or
 // "ACCESS_KEY_ID:SECRET_ACCESS_KEY:SESSION_TOKEN".
 type Config struct {
-	Credentials connectors.CredentialRef `json:"credentials"`
+	connectors.CommonConfig
 	// Endpoint overrides every service's endpoint (moto_server in tests).
 	Endpoint string `json:"endpoint,omitempty"`
 	Region   string `json:"region"`
@@ -64,9 +63,6 @@ type Config struct {
 	// EC2 spot interruption warnings and rebalance recommendations to, as
 	// Karpenter's interruption queue is set up; empty: no notices are read.
 	InterruptionQueue string `json:"interruptionQueue,omitempty"`
-
-	// Catalog overrides the built-in catalog (Catalog).
-	Catalog []types.InstanceType `json:"catalog,omitempty"`
 }
 
 // Provider is connectors.Provider for AWS.
@@ -100,7 +96,7 @@ type backend interface {
 // It makes no API call; a key AWS rejects surfaces on the first call as a
 // Permanent error naming the reference.
 func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Provider, error) {
-	if err := cfg.validate(); err != nil {
+	if err := connectors.ConfigError(&cfg); err != nil {
 		return nil, errclass.New(errclass.Permanent, ProviderName, "New", err)
 	}
 	secret, err := cfg.Credentials.Resolve(ctx, secrets)
@@ -124,14 +120,11 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 	}
 	p := &Provider{
 		cfg:     cfg,
-		catalog: cfg.Catalog,
+		catalog: cfg.CatalogOr(catalogs.InRegion(catalogs.AWS(), cfg.Region)),
 		ec2:     ec2.NewFromConfig(awsCfg),
 		asg:     autoscaling.NewFromConfig(awsCfg),
 		eks:     eks.NewFromConfig(awsCfg),
 		sqs:     sqs.NewFromConfig(awsCfg),
-	}
-	if len(p.catalog) == 0 {
-		p.catalog = catalogs.InRegion(catalogs.AWS(), cfg.Region)
 	}
 	switch cfg.Mode {
 	case ModeEKS:
@@ -142,30 +135,6 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 		p.mode = &ec2Mode{p}
 	}
 	return p, nil
-}
-
-func (c Config) validate() error {
-	if c.Credentials == "" {
-		return errors.New("Credentials reference is empty")
-	}
-	if c.Region == "" {
-		return errors.New("Region is empty")
-	}
-	switch c.Mode {
-	case ModeEKS:
-		if c.ClusterName == "" {
-			return errors.New(`ClusterName is required in mode "eks"`)
-		}
-	case ModeASG, ModeEC2:
-	default:
-		return fmt.Errorf("Mode %q is not one of eks, asg, ec2", c.Mode)
-	}
-	for _, t := range c.Catalog {
-		if t.Name == "" {
-			return errors.New("Catalog has an entry without a Name")
-		}
-	}
-	return nil
 }
 
 // Name implements connectors.Provider.
@@ -202,9 +171,6 @@ func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGrou
 // IDs. Termination is naturally idempotent: an instance already shutting
 // down or gone is skipped, so the key is not needed on the wire.
 func (p *Provider) DeleteNodes(ctx context.Context, groupID string, nodeNames []string, key connectors.IdempotencyKey) error {
-	if len(nodeNames) == 0 {
-		return nil
-	}
 	return p.mode.deleteNodes(ctx, groupID, nodeNames)
 }
 

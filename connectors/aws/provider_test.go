@@ -47,10 +47,10 @@ func TestNewValidatesConfig(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		"no credentials": {Config{Region: "us-east-1", Mode: ModeEC2}, "Credentials"},
-		"no region":      {Config{Credentials: "env:VISOR_TEST_AWS_CRED", Mode: ModeEC2}, "Region"},
-		"bad mode":       {Config{Credentials: "env:VISOR_TEST_AWS_CRED", Region: "us-east-1", Mode: "lambda"}, `"lambda"`},
-		"eks no cluster": {Config{Credentials: "env:VISOR_TEST_AWS_CRED", Region: "us-east-1", Mode: ModeEKS}, "ClusterName"},
+		"no credentials": {Config{Region: "us-east-1", Mode: ModeEC2}, "credentials: is empty"},
+		"no region":      {Config{CommonConfig: connectors.CommonConfig{Credentials: "env:VISOR_TEST_AWS_CRED"}, Mode: ModeEC2}, "region: is empty"},
+		"bad mode":       {Config{CommonConfig: connectors.CommonConfig{Credentials: "env:VISOR_TEST_AWS_CRED"}, Region: "us-east-1", Mode: "lambda"}, `"lambda"`},
+		"eks no cluster": {Config{CommonConfig: connectors.CommonConfig{Credentials: "env:VISOR_TEST_AWS_CRED"}, Region: "us-east-1", Mode: ModeEKS}, "clusterName: is empty"},
 	} {
 		_, err := New(context.Background(), tc.cfg, nil)
 		assert.True(t, errclass.IsPermanent(err), "%s: %v", name, err)
@@ -72,7 +72,7 @@ func TestParseCredential(t *testing.T) {
 func TestArgumentsAreCheckedBeforeAnyCall(t *testing.T) {
 	t.Setenv("VISOR_TEST_AWS_CRED", "a:b")
 	// Port 9 (discard) on loopback: any call that did go out would fail as Retryable.
-	raw, err := New(context.Background(), Config{Credentials: "env:VISOR_TEST_AWS_CRED", Region: "us-east-1", Mode: ModeASG, Endpoint: "http://127.0.0.1:9"}, nil)
+	raw, err := New(context.Background(), Config{CommonConfig: connectors.CommonConfig{Credentials: "env:VISOR_TEST_AWS_CRED"}, Region: "us-east-1", Mode: ModeASG, Endpoint: "http://127.0.0.1:9"}, nil)
 	require.NoError(t, err)
 	p := connectors.Checked(raw) // as every worker builds it
 	ctx := context.Background()

@@ -27,10 +27,14 @@ var pool = types.PoolKey{Org: "acme", Project: "shop", Service: "api", Provider:
 
 func config(ref connectors.CredentialRef) azure.Config {
 	return azure.Config{
-		Credentials: ref, SubscriptionID: "00000000-0000-0000-0000-000000000000", ResourceGroup: "visor",
-		Location: "westeurope", SubnetID: "/subscriptions/0/resourceGroups/visor/providers/Microsoft.Network/virtualNetworks/k8s/subnets/nodes",
-		Image: "Canonical:ubuntu-24_04-lts:server:latest", SSHPublicKey: "ssh-ed25519 AAAA test",
-		AuthorityHost: fakearm.AuthorityHost,
+		CommonConfig:   connectors.CommonConfig{Credentials: ref},
+		SubscriptionID: "00000000-0000-0000-0000-000000000000",
+		ResourceGroup:  "visor",
+		Location:       "westeurope",
+		SubnetID:       "/subscriptions/0/resourceGroups/visor/providers/Microsoft.Network/virtualNetworks/k8s/subnets/nodes",
+		Image:          "Canonical:ubuntu-24_04-lts:server:latest",
+		SSHPublicKey:   "ssh-ed25519 AAAA test",
+		AuthorityHost:  fakearm.AuthorityHost,
 	}
 }
 

@@ -87,12 +87,11 @@ func (p *Provider) classify(op string, err error) error {
 	}
 	e := errclass.New(class, ProviderName, op, err)
 	if class == errclass.RateLimited {
-		e.RetryAfter = defaultThrottleWait
+		var h http.Header
 		if re.RawResponse != nil {
-			if d, ok := errclass.RetryAfterHeader(re.RawResponse.Header, time.Now()); ok {
-				e.RetryAfter = d
-			}
+			h = re.RawResponse.Header
 		}
+		e.RetryAfter = errclass.RetryAfterOr(h, time.Now(), defaultThrottleWait)
 	}
 	return e
 }

@@ -7,8 +7,8 @@ var Kind = connectors.StatelessKind[Config](ProviderName, New, Catalog)
 
 // Validate reports what is wrong in a clusters file's azure section.
 func (c *Config) Validate(p connectors.Problems) {
-	connectors.CheckRef(p, "credentials", c.Credentials, true)
-	connectors.CheckRef(p, "clusterJoin", c.ClusterJoin, false)
+	c.CheckCommon(p)
+	c.CheckJoin(p)
 	connectors.Required(p, "subscriptionID", c.SubscriptionID, "the subscription's ID")
 	connectors.Required(p, "resourceGroup", c.ResourceGroup, "the resource group scale sets live in")
 	connectors.Required(p, "location", c.Location, "an Azure region such as westeurope")

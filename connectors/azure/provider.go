@@ -14,7 +14,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -35,11 +34,12 @@ const ProviderName = "azure"
 // Config says which subscription and resource group scale sets live in,
 // what they boot and where the secrets live.
 type Config struct {
-	// Credentials locates a service principal as TENANT_ID:CLIENT_ID:SECRET
-	// (env:, file: or secret:); it is resolved inside New.
-	Credentials    connectors.CredentialRef `json:"credentials"`
-	SubscriptionID string                   `json:"subscriptionID"`
-	ResourceGroup  string                   `json:"resourceGroup"`
+	// Credentials locates a service principal as TENANT_ID:CLIENT_ID:SECRET.
+	connectors.CommonConfig
+	// JoinConfig's clusterJoin is the cloud-init custom data.
+	connectors.JoinConfig
+	SubscriptionID string `json:"subscriptionID"`
+	ResourceGroup  string `json:"resourceGroup"`
 	// Location is the region, e.g. westeurope.
 	Location string `json:"location"`
 	// SubnetID is the ARM ID of the subnet new scale sets' NICs join.
@@ -51,17 +51,12 @@ type Config struct {
 	// (Azure requires one); password login is off.
 	AdminUsername string `json:"adminUsername,omitempty"`
 	SSHPublicKey  string `json:"sshPublicKey"`
-	// ClusterJoin locates the cloud-init custom data that joins a new VM to
-	// the cluster; it holds a join token, so it is a reference too.
-	ClusterJoin connectors.CredentialRef `json:"clusterJoin,omitempty"`
 	// AuthorityHost overrides Microsoft Entra ID's login host (a sovereign
 	// cloud or Azure Stack).
 	AuthorityHost string `json:"authorityHost,omitempty"`
 	// RetryMax turns on the SDK's own retries inside one call; zero leaves
 	// retrying to the activity's retry policy.
 	RetryMax int `json:"retryMax,omitempty"`
-	// Catalog overrides the built-in catalog (Catalog).
-	Catalog []types.InstanceType `json:"catalog,omitempty"`
 }
 
 // Options are what a test hands the SDK: a transport (the armcompute fake
@@ -93,7 +88,7 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 
 // NewWith is New with SDK options.
 func NewWith(ctx context.Context, cfg Config, secrets connectors.SecretReader, opts Options) (*Provider, error) {
-	if err := cfg.check(); err != nil {
+	if err := connectors.ConfigError(&cfg); err != nil {
 		return nil, errclass.New(errclass.Permanent, ProviderName, "configure", err)
 	}
 	secret, err := cfg.Credentials.Resolve(ctx, secrets)
@@ -104,17 +99,12 @@ func NewWith(ctx context.Context, cfg Config, secrets connectors.SecretReader, o
 	if err != nil {
 		return nil, errclass.New(errclass.Permanent, ProviderName, "configure", errors.New("credential "+string(cfg.Credentials)+": "+err.Error()))
 	}
-	p := &Provider{cfg: cfg, catalog: cfg.Catalog, poll: opts.PollFrequency}
-	if len(p.catalog) == 0 {
-		p.catalog = Catalog()
-	}
+	p := &Provider{cfg: cfg, catalog: cfg.CatalogOr(Catalog()), poll: opts.PollFrequency}
 	if p.poll <= 0 {
 		p.poll = 5 * time.Second
 	}
-	if cfg.ClusterJoin != "" {
-		if p.customData, err = cfg.ClusterJoin.Resolve(ctx, secrets); err != nil {
-			return nil, err
-		}
+	if p.customData, err = cfg.UserData(ctx, secrets); err != nil {
+		return nil, err
 	}
 	client := azcore.ClientOptions{Transport: opts.Transport, Retry: policy.RetryOptions{MaxRetries: -1}}
 	if cfg.RetryMax > 0 {
@@ -137,21 +127,6 @@ func NewWith(ctx context.Context, cfg Config, secrets connectors.SecretReader, o
 		return nil, errclass.New(errclass.Permanent, ProviderName, "configure", err)
 	}
 	return p, nil
-}
-
-func (c Config) check() error {
-	var errs []error
-	for field, v := range map[string]string{"subscriptionID": c.SubscriptionID, "resourceGroup": c.ResourceGroup,
-		"location": c.Location, "subnetID": c.SubnetID, "image": c.Image, "sshPublicKey": c.SSHPublicKey} {
-		if v == "" {
-			errs = append(errs, errors.New(field+" is empty"))
-		}
-	}
-	if c.RetryMax < 0 {
-		errs = append(errs, errors.New("retryMax must not be negative"))
-	}
-	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
-	return errors.Join(errs...)
 }
 
 // Name is "azure".

@@ -94,13 +94,16 @@ func TestErrorCodesAreClassified(t *testing.T) {
 	}
 }
 
-// A size outside the catalog or a reserved tag is refused before any call;
-// a scale set that is not there is NotFound to resize and gone to delete.
+// A size outside the catalog (connectors.Checked refuses it, for every
+// provider) or a reserved tag (Azure's own rule) is refused before any
+// call; a scale set that is not there is NotFound to resize and gone to
+// delete.
 func TestRefusesWhatVisorDoesNotManage(t *testing.T) {
 	srv, p := started(t)
 	ctx := context.Background()
-	_, err := p.CreateNodeGroup(ctx, connectors.NodeGroupSpec{Pool: pool, Size: "Standard_Imaginary", TargetSize: 1}, "k")
+	_, err := connectors.Checked(p).CreateNodeGroup(ctx, connectors.NodeGroupSpec{Pool: pool, Size: "Standard_Imaginary", TargetSize: 1}, "k")
 	assert.True(t, errclass.IsPermanent(err), "%v", err)
+	assert.ErrorContains(t, err, `spec.size: azure does not sell size "Standard_Imaginary"`)
 	_, err = p.CreateNodeGroup(ctx, connectors.NodeGroupSpec{Pool: pool, Size: "Standard_D2s_v5", TargetSize: 1, Labels: map[string]string{azure.TagPool: "x"}}, "k")
 	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.Empty(t, srv.Calls())
@@ -111,7 +114,7 @@ func TestRefusesWhatVisorDoesNotManage(t *testing.T) {
 
 func TestNewNamesEveryMissingSetting(t *testing.T) {
 	t.Setenv(credEnv, principal)
-	_, err := azure.New(context.Background(), azure.Config{Credentials: "env:" + credEnv, RetryMax: -1}, nil)
+	_, err := azure.New(context.Background(), azure.Config{CommonConfig: connectors.CommonConfig{Credentials: "env:" + credEnv}, RetryMax: -1}, nil)
 	require.Error(t, err)
 	assert.True(t, errclass.IsPermanent(err))
 	for _, field := range []string{"subscriptionID", "resourceGroup", "location", "subnetID", "image", "sshPublicKey", "retryMax"} {

@@ -47,10 +47,6 @@ func (p *Provider) NodeGroups(ctx context.Context, pool types.PoolKey) ([]connec
 // activity retried) finds the scale set the first call made.
 func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGroupSpec, key connectors.IdempotencyKey) (connectors.NodeGroup, error) {
 	const op = connectors.OpCreateNodeGroup
-	if !slices.ContainsFunc(p.catalog, func(it types.InstanceType) bool { return it.Name == spec.Size }) {
-		return connectors.NodeGroup{}, errclass.New(errclass.Permanent, ProviderName, op,
-			fmt.Errorf("spec.size %q is not in the Azure catalog", spec.Size))
-	}
 	for k := range spec.Labels {
 		if tag := labelTag(k); reservedTag(tag) || strings.ContainsAny(tag, `<>%&\?/`) {
 			return connectors.NodeGroup{}, errclass.New(errclass.Permanent, ProviderName, op,

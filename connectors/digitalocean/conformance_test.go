@@ -23,7 +23,7 @@ func TestConformance(t *testing.T) {
 			Credential: "env:" + tokenEnv,
 			Secret:     token,
 			Rebuild: func(ctx context.Context, ref connectors.CredentialRef) (connectors.Provider, error) {
-				return digitalocean.New(ctx, digitalocean.Config{Credentials: ref, BaseURL: srv.URL, ClusterID: cluster}, nil)
+				return digitalocean.New(ctx, digitalocean.Config{CommonConfig: connectors.CommonConfig{Credentials: ref}, BaseURL: srv.URL, ClusterID: cluster}, nil)
 			},
 			WrongSecret: "dop_v1_wrong-secret-4242",
 			Machines:    func(*testing.T) int { return liveNodes(srv) },

@@ -68,15 +68,11 @@ func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGrou
 }
 
 // createRequest checks what is DigitalOcean's own in the spec (the pool,
-// size and key were checked by connectors.Checked, which wraps every
-// provider a worker builds) and builds the pool to create.
+// size, labels and key were checked by connectors.Checked, which
+// wraps every provider a worker builds) and builds the pool to create.
 func createRequest(spec connectors.NodeGroupSpec, key connectors.IdempotencyKey) (*godo.KubernetesNodePoolCreateRequest, error) {
 	if spec.TargetSize < 1 {
 		return nil, fmt.Errorf("spec.targetSize %d: a fixed-size DOKS node pool needs at least 1 node", spec.TargetSize)
-	}
-	poolLabel := spec.Pool.NodePoolLabel()
-	if v, ok := spec.Labels[types.LabelPool]; ok && v != poolLabel {
-		return nil, fmt.Errorf("spec.labels[%s] is %q but the pool's label is %q", types.LabelPool, v, poolLabel)
 	}
 	name := spec.Name
 	if name == "" {
@@ -88,7 +84,7 @@ func createRequest(spec connectors.NodeGroupSpec, key connectors.IdempotencyKey)
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[types.LabelPool] = poolLabel
+	labels[types.LabelPool] = spec.Pool.NodePoolLabel()
 	return &godo.KubernetesNodePoolCreateRequest{
 		Name:      name,
 		Size:      spec.Size,

@@ -18,9 +18,6 @@ import (
 // count twice.
 func (p *Provider) DeleteNodes(ctx context.Context, groupID string, nodeNames []string, _ connectors.IdempotencyKey) error {
 	const op = connectors.OpDeleteNodes
-	if len(nodeNames) == 0 {
-		return nil
-	}
 	np, err := p.ownedPool(ctx, op, groupID)
 	if err != nil {
 		return err

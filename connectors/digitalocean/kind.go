@@ -11,12 +11,7 @@ var Kind = connectors.StatelessKind[Config](ProviderName, New, catalogs.DigitalO
 
 // Validate reports what is wrong in a clusters file's digitalocean section.
 func (c *Config) Validate(p connectors.Problems) {
-	connectors.CheckRef(p, "credentials", c.Credentials, true)
+	c.CheckCommon(p)
 	connectors.Required(p, "clusterID", c.ClusterID, "the DOKS cluster UUID")
 	connectors.NotNegative(p, "retryMax", c.RetryMax)
-}
-
-// CredentialRefs is the section's one reference, for the loader to anchor.
-func (c *Config) CredentialRefs() []*connectors.CredentialRef {
-	return []*connectors.CredentialRef{&c.Credentials}
 }

@@ -6,8 +6,6 @@ package digitalocean
 
 import (
 	"context"
-	"errors"
-	"slices"
 
 	"github.com/digitalocean/godo"
 	"golang.org/x/oauth2"
@@ -23,9 +21,8 @@ const ProviderName = "digitalocean"
 
 // Config says which cluster to act on and where the API token lives.
 type Config struct {
-	// Credentials locates the API token (env:, file: or secret:); it is
-	// resolved inside New, never carried as a value.
-	Credentials connectors.CredentialRef `json:"credentials"`
+	// Credentials locates the API token.
+	connectors.CommonConfig
 	// BaseURL overrides the API endpoint (tests point it at a loopback fake).
 	BaseURL string `json:"baseURL,omitempty"`
 	// ClusterID is the DOKS cluster UUID.
@@ -34,8 +31,6 @@ type Config struct {
 	// call. Zero leaves retrying to the activity's retry policy. Either way a
 	// repeated create is reconciled by its tag.
 	RetryMax int `json:"retryMax,omitempty"`
-	// Catalog overrides the built-in catalog (Catalog).
-	Catalog []types.InstanceType `json:"catalog,omitempty"`
 }
 
 // Provider implements connectors.Provider for DOKS.
@@ -49,13 +44,8 @@ var _ connectors.Provider = (*Provider)(nil)
 // New resolves the credential and builds the API client. A missing or
 // unreadable credential is a Permanent error naming the reference.
 func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Provider, error) {
-	if cfg.ClusterID == "" {
-		return nil, errclass.New(errclass.Permanent, ProviderName, "configure",
-			errors.New("clusterID is empty; it must be the DOKS cluster UUID"))
-	}
-	if cfg.RetryMax < 0 {
-		return nil, errclass.New(errclass.Permanent, ProviderName, "configure",
-			errors.New("retryMax must not be negative"))
+	if err := connectors.ConfigError(&cfg); err != nil {
+		return nil, errclass.New(errclass.Permanent, ProviderName, "configure", err)
 	}
 	token, err := cfg.Credentials.ResolveToken(ctx, secrets, ProviderName)
 	if err != nil {
@@ -84,8 +74,5 @@ func (p *Provider) Name() string { return ProviderName }
 // Catalog returns the configured sizes, or the built-in
 // DigitalOcean catalog.
 func (p *Provider) Catalog(context.Context) ([]types.InstanceType, error) {
-	if len(p.cfg.Catalog) > 0 {
-		return slices.Clone(p.cfg.Catalog), nil
-	}
-	return catalogs.DigitalOcean(), nil
+	return p.cfg.CatalogOr(catalogs.DigitalOcean()), nil
 }

@@ -40,7 +40,7 @@ func newFake(t *testing.T) *fakeapi.Server {
 func newProvider(t *testing.T, srv *fakeapi.Server, edit ...func(*digitalocean.Config)) *digitalocean.Provider {
 	t.Helper()
 	t.Setenv(tokenEnv, token)
-	cfg := digitalocean.Config{Credentials: "env:" + tokenEnv, BaseURL: srv.URL, ClusterID: cluster}
+	cfg := digitalocean.Config{CommonConfig: connectors.CommonConfig{Credentials: "env:" + tokenEnv}, BaseURL: srv.URL, ClusterID: cluster}
 	for _, e := range edit {
 		e(&cfg)
 	}
@@ -303,13 +303,13 @@ func TestServerErrorsAreRetryable(t *testing.T) {
 
 func TestNewRejectsMissingClusterIDAndUnusableTokens(t *testing.T) {
 	t.Setenv(tokenEnv, token)
-	_, err := digitalocean.New(context.Background(), digitalocean.Config{Credentials: "env:" + tokenEnv}, nil)
+	_, err := digitalocean.New(context.Background(), digitalocean.Config{CommonConfig: connectors.CommonConfig{Credentials: "env:" + tokenEnv}}, nil)
 	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), "clusterID")
 
 	// A token file holding more than the token (say, a whole config).
 	t.Setenv("VISOR_TEST_DO_TWO_LINES", "dop_v1_first-line\nsecond-line")
-	_, err = digitalocean.New(context.Background(), digitalocean.Config{Credentials: "env:VISOR_TEST_DO_TWO_LINES", ClusterID: cluster}, nil)
+	_, err = digitalocean.New(context.Background(), digitalocean.Config{CommonConfig: connectors.CommonConfig{Credentials: "env:VISOR_TEST_DO_TWO_LINES"}, ClusterID: cluster}, nil)
 	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), "env:VISOR_TEST_DO_TWO_LINES")
 	assert.NotContains(t, err.Error(), "first-line")

@@ -24,3 +24,13 @@ func RetryAfterHeader(h http.Header, now time.Time) (d time.Duration, ok bool) {
 	}
 	return 0, false
 }
+
+// RetryAfterOr is how long a throttled answer asks to wait: its
+// Retry-After header (h may be nil), or fallback, the provider's usual
+// refill time, when it names none.
+func RetryAfterOr(h http.Header, now time.Time, fallback time.Duration) time.Duration {
+	if d, ok := RetryAfterHeader(h, now); ok {
+		return d
+	}
+	return fallback
+}

@@ -31,3 +31,19 @@ func TestRetryAfterHeader(t *testing.T) {
 		}
 	}
 }
+
+func TestRetryAfterOrFallsBackWhenTheAnswerNamesNoWait(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	if got := RetryAfterOr(nil, now, 20*time.Second); got != 20*time.Second {
+		t.Errorf("no header: got %s, want the fallback", got)
+	}
+	h := http.Header{}
+	h.Set("Retry-After", "soon")
+	if got := RetryAfterOr(h, now, 20*time.Second); got != 20*time.Second {
+		t.Errorf("unreadable header: got %s, want the fallback", got)
+	}
+	h.Set("Retry-After", "0")
+	if got := RetryAfterOr(h, now, 20*time.Second); got != 0 {
+		t.Errorf("Retry-After 0: got %s, want 0 (the answer's word wins)", got)
+	}
+}

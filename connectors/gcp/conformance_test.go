@@ -60,8 +60,11 @@ func newFake(t *testing.T) *fakecompute.Server {
 
 func config(srv *fakecompute.Server, ref connectors.CredentialRef) gcp.Config {
 	return gcp.Config{
-		Credentials: ref, Project: project, Zone: zone, Endpoint: srv.Endpoint(),
-		Image: "projects/ubuntu-os-cloud/global/images/family/ubuntu-2404-lts-amd64",
+		CommonConfig: connectors.CommonConfig{Credentials: ref},
+		Project:      project,
+		Zone:         zone,
+		Endpoint:     srv.Endpoint(),
+		Image:        "projects/ubuntu-os-cloud/global/images/family/ubuntu-2404-lts-amd64",
 	}
 }
 

@@ -144,10 +144,7 @@ func (p *Provider) classify(op string, err error) error {
 func (p *Provider) typed(op string, class errclass.Class, h http.Header, err error) error {
 	e := errclass.New(class, ProviderName, op, err)
 	if class == errclass.RateLimited {
-		e.RetryAfter = defaultThrottleWait
-		if d, ok := errclass.RetryAfterHeader(h, time.Now()); ok {
-			e.RetryAfter = d
-		}
+		e.RetryAfter = errclass.RetryAfterOr(h, time.Now(), defaultThrottleWait)
 	}
 	return e
 }

@@ -36,7 +36,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -57,10 +56,11 @@ type Config struct {
 	// Credentials locates a service account key (the JSON file the console
 	// or `gcloud iam service-accounts keys create` writes), for an account
 	// with roles/compute.instanceAdmin.v1 on the project (and
-	// roles/iam.serviceAccountUser on ServiceAccount, when set). It is
-	// resolved inside New.
-	Credentials connectors.CredentialRef `json:"credentials"`
-	Project     string                   `json:"project"`
+	// roles/iam.serviceAccountUser on ServiceAccount, when set).
+	connectors.CommonConfig
+	// JoinConfig's clusterJoin is the cloud-init user data.
+	connectors.JoinConfig
+	Project string `json:"project"`
 	// Zone is where the groups' instances run, e.g. us-central1-a.
 	Zone string `json:"zone"`
 	// Image is the boot image or image family, e.g.
@@ -85,14 +85,9 @@ type Config struct {
 	// every instance's boot disk, the catalog's root disk.
 	BootDiskGB   int    `json:"bootDiskGB,omitempty"`
 	BootDiskType string `json:"bootDiskType,omitempty"`
-	// ClusterJoin locates the cloud-init user data that joins an instance
-	// to the cluster; it holds a join token, so it is a reference too.
-	ClusterJoin connectors.CredentialRef `json:"clusterJoin,omitempty"`
 	// Endpoint overrides the Compute API's base URL (a Private Service
 	// Connect endpoint, a loopback fake), e.g. https://compute.example/compute/v1/.
 	Endpoint string `json:"endpoint,omitempty"`
-	// Catalog overrides the built-in catalog (Catalog).
-	Catalog []types.InstanceType `json:"catalog,omitempty"`
 }
 
 // Options are what a test hands the connector; a worker leaves them
@@ -125,7 +120,7 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 
 // NewWith is New with test options.
 func NewWith(ctx context.Context, cfg Config, secrets connectors.SecretReader, opts Options) (*Provider, error) {
-	if err := cfg.check(); err != nil {
+	if err := connectors.ConfigError(&cfg); err != nil {
 		return nil, invalid("configure", err)
 	}
 	key, err := cfg.Credentials.Resolve(ctx, secrets)
@@ -142,10 +137,8 @@ func NewWith(ctx context.Context, cfg Config, secrets connectors.SecretReader, o
 	if p.attempt <= 0 {
 		p.attempt = 20 * time.Second
 	}
-	if cfg.ClusterJoin != "" {
-		if p.userData, err = cfg.ClusterJoin.Resolve(ctx, secrets); err != nil {
-			return nil, err
-		}
+	if p.userData, err = cfg.UserData(ctx, secrets); err != nil {
+		return nil, err
 	}
 	copts := []option.ClientOption{option.WithAuthCredentialsJSON(option.ServiceAccount, []byte(key)), option.WithUserAgent("visor-fleet")}
 	if cfg.Endpoint != "" {
@@ -173,32 +166,13 @@ func checkServiceAccountKey(key string) error {
 	return nil
 }
 
-func (c Config) check() error {
-	var errs []error
-	for _, f := range []struct{ name, value string }{{"project", c.Project}, {"zone", c.Zone}, {"image", c.Image}} {
-		if f.value == "" {
-			errs = append(errs, errors.New(f.name+" is empty"))
-		}
-	}
-	if c.BootDiskGB < 0 {
-		errs = append(errs, errors.New("bootDiskGB must not be negative"))
-	}
-	if c.Zone != "" && strings.Count(c.Zone, "-") < 2 {
-		errs = append(errs, fmt.Errorf("zone %q is not a zone such as us-central1-a", c.Zone))
-	}
-	return errors.Join(errs...)
-}
-
 // Name is "gcp".
 func (p *Provider) Name() string { return ProviderName }
 
 // Catalog returns the configured catalog, or the built-in one with the
 // configured boot disk as every size's root disk.
 func (p *Provider) Catalog(context.Context) ([]types.InstanceType, error) {
-	if len(p.cfg.Catalog) > 0 {
-		return slices.Clone(p.cfg.Catalog), nil
-	}
-	return catalogWithDisk(int64(p.bootDiskGB())), nil
+	return p.cfg.CatalogOr(catalogWithDisk(int64(p.bootDiskGB()))), nil
 }
 
 func (p *Provider) bootDiskGB() int {

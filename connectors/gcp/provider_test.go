@@ -182,7 +182,7 @@ func TestErrorsAreTyped(t *testing.T) {
 
 func TestNewNamesEveryMissingSettingAndNeverTheKey(t *testing.T) {
 	t.Setenv(keyEnv, "not-a-key-file-but-a-secret")
-	_, err := gcp.New(context.Background(), gcp.Config{Credentials: "env:" + keyEnv, Zone: "usc1", BootDiskGB: -1}, nil)
+	_, err := gcp.New(context.Background(), gcp.Config{CommonConfig: connectors.CommonConfig{Credentials: "env:" + keyEnv}, Zone: "usc1", BootDiskGB: -1}, nil)
 	require.Error(t, err)
 	assert.True(t, errclass.IsPermanent(err))
 	for _, field := range []string{"project", "image", "zone", "bootDiskGB"} {

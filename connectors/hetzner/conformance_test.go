@@ -22,7 +22,7 @@ func TestConformance(t *testing.T) {
 			Credential: "env:" + tokenEnv,
 			Secret:     token,
 			Rebuild: func(ctx context.Context, ref connectors.CredentialRef) (connectors.Provider, error) {
-				return hetzner.New(ctx, hetzner.Config{Credentials: ref, BaseURL: srv.URL1(), Location: "fsn1", Image: "ubuntu-24.04"}, nil)
+				return hetzner.New(ctx, hetzner.Config{CommonConfig: connectors.CommonConfig{Credentials: ref}, BaseURL: srv.URL1(), Location: "fsn1", Image: "ubuntu-24.04"}, nil)
 			},
 			WrongSecret: "hcloud-wrong-secret-31337",
 			Machines:    func(*testing.T) int { return liveServers(srv) },

@@ -21,9 +21,6 @@ func (p *Provider) DeleteNodes(ctx context.Context, groupID string, nodeNames []
 	if err != nil {
 		return errclass.New(errclass.Permanent, ProviderName, op, err)
 	}
-	if len(nodeNames) == 0 {
-		return nil
-	}
 	servers, err := p.listServers(ctx, op, g.selector())
 	if err != nil {
 		return err

@@ -12,8 +12,8 @@ var Kind = connectors.StatelessKind[Config](ProviderName, New, catalogs.Hetzner)
 
 // Validate reports what is wrong in a clusters file's hetzner section.
 func (c *Config) Validate(p connectors.Problems) {
-	connectors.CheckRef(p, "credentials", c.Credentials, true)
-	connectors.CheckRef(p, "clusterJoin", c.ClusterJoin, false)
+	c.CheckCommon(p)
+	c.CheckJoin(p)
 	connectors.Required(p, "location", c.Location, "a Hetzner location such as fsn1")
 	connectors.Required(p, "image", c.Image, "an image name or ID such as ubuntu-24.04")
 	connectors.NotNegative(p, "retryMax", c.RetryMax)

@@ -36,9 +36,6 @@ func (p *Provider) LeakedInstances(ctx context.Context, pool types.PoolKey) ([]c
 // server of the pool is refused before anything is deleted.
 func (p *Provider) DeleteInstances(ctx context.Context, pool types.PoolKey, ids []string, _ connectors.IdempotencyKey) error {
 	const op = connectors.OpDeleteInstances
-	if len(ids) == 0 {
-		return nil
-	}
 	leaked, err := p.leakedServers(ctx, op, pool)
 	if err != nil {
 		return err

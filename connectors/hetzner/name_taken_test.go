@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
 	"github.com/hanzoai/visor-fleet/connectors/hetzner"
 )
@@ -40,7 +41,10 @@ func TestNameTakenByAServerWeDidNotCreateIsPermanent(t *testing.T) {
 	})
 	t.Setenv(tokenEnv, token)
 	p, err := hetzner.New(context.Background(), hetzner.Config{
-		Credentials: "env:" + tokenEnv, BaseURL: srv.URL, Location: "fsn1", Image: "ubuntu-24.04",
+		CommonConfig: connectors.CommonConfig{Credentials: "env:" + tokenEnv},
+		BaseURL:      srv.URL,
+		Location:     "fsn1",
+		Image:        "ubuntu-24.04",
 	}, nil)
 	require.NoError(t, err)
 

@@ -43,7 +43,7 @@ func newFake(t *testing.T) *fakeapi.Server {
 func newProvider(t *testing.T, srv *fakeapi.Server, edit ...func(*hetzner.Config)) *hetzner.Provider {
 	t.Helper()
 	t.Setenv(tokenEnv, token)
-	cfg := hetzner.Config{Credentials: "env:" + tokenEnv, BaseURL: srv.URL1(), Location: "fsn1", Image: "ubuntu-24.04"}
+	cfg := hetzner.Config{CommonConfig: connectors.CommonConfig{Credentials: "env:" + tokenEnv}, BaseURL: srv.URL1(), Location: "fsn1", Image: "ubuntu-24.04"}
 	for _, e := range edit {
 		e(&cfg)
 	}
@@ -273,7 +273,10 @@ func TestMissingClusterJoinIsPermanentAndNamesTheReference(t *testing.T) {
 	srv := newFake(t)
 	t.Setenv(tokenEnv, token)
 	_, err := hetzner.New(context.Background(), hetzner.Config{
-		Credentials: "env:" + tokenEnv, Location: "fsn1", Image: "ubuntu-24.04", ClusterJoin: "file:/nonexistent/join.yaml",
+		CommonConfig: connectors.CommonConfig{Credentials: "env:" + tokenEnv},
+		JoinConfig:   connectors.JoinConfig{ClusterJoin: "file:/nonexistent/join.yaml"},
+		Location:     "fsn1",
+		Image:        "ubuntu-24.04",
 	}, nil)
 	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), "file:/nonexistent/join.yaml")
@@ -282,7 +285,7 @@ func TestMissingClusterJoinIsPermanentAndNamesTheReference(t *testing.T) {
 }
 
 func TestNewNamesEveryMissingSetting(t *testing.T) {
-	_, err := hetzner.New(context.Background(), hetzner.Config{Credentials: "env:X", RetryMax: -1}, nil)
+	_, err := hetzner.New(context.Background(), hetzner.Config{CommonConfig: connectors.CommonConfig{Credentials: "env:X"}, RetryMax: -1}, nil)
 	require.Error(t, err)
 	assert.True(t, errclass.IsPermanent(err))
 	for _, field := range []string{"location", "image", "retryMax"} {
@@ -290,7 +293,7 @@ func TestNewNamesEveryMissingSetting(t *testing.T) {
 	}
 
 	t.Setenv("VISOR_TEST_HCLOUD_CTL", "hcloud-first\x01rest")
-	_, err = hetzner.New(context.Background(), hetzner.Config{Credentials: "env:VISOR_TEST_HCLOUD_CTL", Location: "fsn1", Image: "ubuntu-24.04"}, nil)
+	_, err = hetzner.New(context.Background(), hetzner.Config{CommonConfig: connectors.CommonConfig{Credentials: "env:VISOR_TEST_HCLOUD_CTL"}, Location: "fsn1", Image: "ubuntu-24.04"}, nil)
 	assert.True(t, errclass.IsPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), "env:VISOR_TEST_HCLOUD_CTL")
 	assert.NotContains(t, err.Error(), "hcloud-first")

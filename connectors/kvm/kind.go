@@ -27,4 +27,9 @@ func (c *Config) Validate(p connectors.Problems) {
 		}
 		connectors.Required(p, fmt.Sprintf("templates[%d].domain", i), t.Domain, "the template domain's name")
 	}
+	if len(c.Templates) > 0 {
+		if _, err := c.shapeCatalog(); err != nil {
+			p.Add("templates", "%v", err)
+		}
+	}
 }

@@ -81,7 +81,10 @@ var (
 // New checks cfg, connects and checks every template domain's hardware
 // against its shape, so a wrong name or shape fails here, named.
 func New(ctx context.Context, cfg Config, _ connectors.SecretReader) (*Provider, error) {
-	catalog, err := cfg.validate()
+	if err := connectors.ConfigError(&cfg); err != nil {
+		return nil, invalid("configure", err)
+	}
+	catalog, err := cfg.shapeCatalog()
 	if err != nil {
 		return nil, invalid("configure", err)
 	}
@@ -100,33 +103,19 @@ func New(ctx context.Context, cfg Config, _ connectors.SecretReader) (*Provider,
 	return p, nil
 }
 
-func (c Config) validate() ([]types.InstanceType, error) {
-	var errs []error
-	if c.URI == "" {
-		errs = append(errs, errors.New("uri is empty; it must be the libvirt URI, e.g. qemu:///system"))
-	}
-	if c.Socket != "" && c.Address != "" {
-		errs = append(errs, errors.New("socket and address are both set; give one"))
-	}
-	if len(c.Templates) == 0 {
-		errs = append(errs, errors.New("templates is empty: each size is a template domain"))
-	}
+// shapeCatalog is the configured catalog, or the one the templates' shapes
+// make.
+func (c Config) shapeCatalog() ([]types.InstanceType, error) {
 	shapes := make([]sizing.Shape, 0, len(c.Templates))
-	for i, t := range c.Templates {
-		if err := poolgroup.ValidSize(t.Name); err != nil {
-			errs = append(errs, fmt.Errorf("templates[%d]: %w", i, err))
-		}
-		if t.Domain == "" {
-			errs = append(errs, fmt.Errorf("templates[%d] %q: domain is empty", i, t.Name))
-		}
+	for _, t := range c.Templates {
 		shapes = append(shapes, t.Shape)
 	}
 	catalog, err := sizing.ShapeCatalog(ProviderName, kvmDaemons, shapes)
-	if err := errors.Join(append(errs, err)...); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	if len(c.Catalog) > 0 {
-		catalog = c.Catalog
+		return slices.Clone(c.Catalog), nil
 	}
 	return catalog, nil
 }

@@ -76,8 +76,10 @@ func (c Config) catalog() []types.InstanceType {
 	return out
 }
 
-// check reports what is wrong in the section, field by field.
-func (c Config) check(add func(field, format string, args ...any)) {
+// Validate reports what is wrong in a clusters file's kwok section, field
+// by field; New checks with it too (connectors.ConfigError).
+func (c *Config) Validate(p connectors.Problems) {
+	add := p.Add
 	if c.BootDelay < 0 {
 		add("bootDelay", "must not be negative, got %s", c.BootDelay)
 	}
@@ -116,18 +118,6 @@ func (c Config) check(add func(field, format string, args ...any)) {
 		}
 	}
 }
-
-// problems is check's findings as errors.
-func (c Config) problems() []error {
-	var errs []error
-	c.check(func(field, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
-	})
-	return errs
-}
-
-// Validate reports what is wrong in a clusters file's kwok section.
-func (c *Config) Validate(p connectors.Problems) { c.check(p.Add) }
 
 // Kind registers kwok with a worker's clusters file (section "kwok"). The
 // provider's reconciler runs while the cluster's connectors are built.

@@ -3,7 +3,6 @@ package kwok
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -44,8 +43,8 @@ type Options struct {
 // New makes the provider over the cluster's API. It touches no network;
 // Run starts the reconciler that creates booted machines' nodes.
 func New(cfg Config, client k8s.Interface, opts Options) (*Provider, error) {
-	if ps := cfg.problems(); len(ps) > 0 {
-		return nil, fmt.Errorf("kwok: %v", errors.Join(ps...))
+	if err := connectors.ConfigError(&cfg); err != nil {
+		return nil, fmt.Errorf("kwok: %v", err)
 	}
 	p := &Provider{cfg: cfg, client: client, catalog: map[string]types.InstanceType{}, now: opts.Clock, log: opts.Logger}
 	if p.now == nil {
@@ -98,9 +97,6 @@ func (p *Provider) CreateNodeGroup(ctx context.Context, spec connectors.NodeGrou
 	t, ok := p.catalog[spec.Size]
 	if !ok {
 		return connectors.NodeGroup{}, p.permanent(op, fmt.Errorf("spec.size %q is not in the kwok catalog", spec.Size))
-	}
-	if err := errors.Join(types.ValidateNodeLabels("spec.labels", spec.Labels), types.ValidateTaints("spec.taints", spec.Taints)); err != nil {
-		return connectors.NodeGroup{}, p.permanent(op, err)
 	}
 	zone := spec.Zone
 	if labelled := spec.Labels[corev1.LabelTopologyZone]; labelled != "" {

@@ -2,7 +2,6 @@ package kwok
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -195,9 +194,11 @@ func TestBadRequestsAreRefusedNamingTheField(t *testing.T) {
 	assert.Equal(t, errclass.Permanent, errclass.Of(err))
 	assert.Contains(t, err.Error(), `spec.size "m5.large"`)
 
+	// Labels and taints are every provider's to get right: Checked, which
+	// every worker calls through, refuses them.
 	bad := spec("kwok-2c4g", 1)
 	bad.Taints = []types.Taint{{Key: "x", Effect: "Sometimes"}}
-	_, err = p.CreateNodeGroup(ctx, bad, "k2")
+	_, err = connectors.Checked(p).CreateNodeGroup(ctx, bad, "k2")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "spec.taints[0].effect")
 	cms, err := cs.CoreV1().ConfigMaps(DefaultNamespace).List(ctx, metav1.ListOptions{})
@@ -208,11 +209,7 @@ func TestBadRequestsAreRefusedNamingTheField(t *testing.T) {
 func TestConfigProblemsNameTheField(t *testing.T) {
 	cfg := Config{BootDelay: types.Duration(-time.Second), Namespace: "Not_A_Namespace",
 		Catalog: []types.InstanceType{{Name: "a", MilliCPU: 1000, Memory: types.GiB, MaxPods: 10, Zones: []string{"bad zone"}}, {Name: "a"}}}
-	var got []string
-	for _, err := range cfg.problems() {
-		got = append(got, err.Error())
-	}
-	joined := strings.Join(got, "\n")
+	joined := connectors.ConfigError(&cfg).Error()
 	for _, want := range []string{"bootDelay: must not be negative", `namespace: "Not_A_Namespace"`, `catalog[0].zones: "bad zone"`, `catalog[1].name: "a" is listed twice`, "catalog[1]: size \"a\""} {
 		assert.Contains(t, joined, want)
 	}

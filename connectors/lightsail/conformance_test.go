@@ -32,7 +32,7 @@ func newFake(t *testing.T) *fakelightsail.Server {
 }
 
 func config(srv *fakelightsail.Server, ref connectors.CredentialRef) lightsail.Config {
-	return lightsail.Config{Credentials: ref, Region: region, AvailabilityZone: "us-east-1a", BlueprintID: "ubuntu_24_04", Endpoint: srv.URL}
+	return lightsail.Config{CommonConfig: connectors.CommonConfig{Credentials: ref}, Region: region, AvailabilityZone: "us-east-1a", BlueprintID: "ubuntu_24_04", Endpoint: srv.URL}
 }
 
 func started(t *testing.T) (*fakelightsail.Server, *lightsail.Provider) {

@@ -21,8 +21,6 @@ package lightsail
 import (
 	"context"
 	"errors"
-	"slices"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ls "github.com/aws/aws-sdk-go-v2/service/lightsail"
@@ -41,7 +39,10 @@ const ProviderName = "lightsail"
 // "ACCESS_KEY_ID:SECRET_ACCESS_KEY[:SESSION_TOKEN]" allowed
 // lightsail:CreateInstances, GetInstances, DeleteInstance and TagResource.
 type Config struct {
-	Credentials connectors.CredentialRef `json:"credentials"`
+	connectors.CommonConfig
+	// JoinConfig's clusterJoin is the launch script (user data);
+	// "{{nodeName}}" in it becomes the instance's name.
+	connectors.JoinConfig
 	// Region is the AWS region, e.g. us-east-1; AvailabilityZone the zone
 	// instances go to, e.g. us-east-1a.
 	Region           string `json:"region"`
@@ -53,14 +54,8 @@ type Config struct {
 	KeyPairName string `json:"keyPairName,omitempty"`
 	// IPAddressType is dualstack (default), ipv4 or ipv6.
 	IPAddressType string `json:"ipAddressType,omitempty"`
-	// ClusterJoin locates the launch script (user data) that joins an
-	// instance to the cluster; it holds a join token, so it is a
-	// reference. "{{nodeName}}" in it becomes the instance's name.
-	ClusterJoin connectors.CredentialRef `json:"clusterJoin,omitempty"`
 	// Endpoint overrides the regional endpoint (a loopback fake).
 	Endpoint string `json:"endpoint,omitempty"`
-	// Catalog overrides the built-in catalog (Catalog).
-	Catalog []types.InstanceType `json:"catalog,omitempty"`
 }
 
 // Provider implements connectors.Provider for Lightsail instances.
@@ -77,7 +72,7 @@ var _ connectors.Provider = (*Provider)(nil)
 // key AWS refuses surfaces on the first call as a Permanent error naming
 // the reference. The SDK does not retry; the activity's retry policy does.
 func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Provider, error) {
-	if err := cfg.check(); err != nil {
+	if err := connectors.ConfigError(&cfg); err != nil {
 		return nil, invalid("configure", err)
 	}
 	secret, err := cfg.Credentials.Resolve(ctx, secrets)
@@ -89,10 +84,8 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 		return nil, invalid("configure", errors.New("credential "+string(cfg.Credentials)+": "+err.Error()))
 	}
 	p := &Provider{cfg: cfg}
-	if cfg.ClusterJoin != "" {
-		if p.userData, err = cfg.ClusterJoin.Resolve(ctx, secrets); err != nil {
-			return nil, err
-		}
+	if p.userData, err = cfg.UserData(ctx, secrets); err != nil {
+		return nil, err
 	}
 	opts := ls.Options{
 		Region:      cfg.Region,
@@ -106,31 +99,12 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 	return p, nil
 }
 
-func (c Config) check() error {
-	var errs []error
-	for _, f := range []struct{ name, value string }{{"region", c.Region}, {"availabilityZone", c.AvailabilityZone}, {"blueprintID", c.BlueprintID}} {
-		if f.value == "" {
-			errs = append(errs, errors.New(f.name+" is empty"))
-		}
-	}
-	if c.AvailabilityZone != "" && c.Region != "" && !strings.HasPrefix(c.AvailabilityZone, c.Region) {
-		errs = append(errs, errors.New("availabilityZone "+c.AvailabilityZone+" is not in region "+c.Region))
-	}
-	if !slices.Contains([]string{"", "dualstack", "ipv4", "ipv6"}, c.IPAddressType) {
-		errs = append(errs, errors.New(`ipAddressType must be "dualstack", "ipv4" or "ipv6"`))
-	}
-	return errors.Join(errs...)
-}
-
 // Name is "lightsail".
 func (p *Provider) Name() string { return ProviderName }
 
 // Catalog returns the configured catalog, or the built-in bundles.
 func (p *Provider) Catalog(context.Context) ([]types.InstanceType, error) {
-	if len(p.cfg.Catalog) > 0 {
-		return slices.Clone(p.cfg.Catalog), nil
-	}
-	return Catalog(), nil
+	return p.cfg.CatalogOr(Catalog()), nil
 }
 
 func invalid(op string, err error) error {

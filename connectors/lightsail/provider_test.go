@@ -178,7 +178,7 @@ func TestLeaksAreThePoolsInstancesOutsideItsGroups(t *testing.T) {
 
 func TestNewNamesEveryMissingSettingAndNeverTheKey(t *testing.T) {
 	t.Setenv(keyEnv, "only-one-part")
-	_, err := lightsail.New(context.Background(), lightsail.Config{Credentials: "env:" + keyEnv, IPAddressType: "ipv5"}, nil)
+	_, err := lightsail.New(context.Background(), lightsail.Config{CommonConfig: connectors.CommonConfig{Credentials: "env:" + keyEnv}, IPAddressType: "ipv5"}, nil)
 	require.Error(t, err)
 	assert.True(t, errclass.IsPermanent(err))
 	for _, field := range []string{"region", "availabilityZone", "blueprintID", "ipAddressType"} {

@@ -168,9 +168,6 @@ func (gs *Groups[M]) DeleteNodes(ctx context.Context, groupID string, nodeNames 
 	if err != nil {
 		return gs.invalid(op, err)
 	}
-	if len(nodeNames) == 0 {
-		return nil
-	}
 	all, err := gs.Host.List(ctx, op)
 	if err != nil {
 		return err
@@ -233,9 +230,6 @@ func (gs *Groups[M]) LeakedInstances(ctx context.Context, pool types.PoolKey) ([
 // group member is refused before anything is destroyed.
 func (gs *Groups[M]) DeleteInstances(ctx context.Context, pool types.PoolKey, ids []string, _ connectors.IdempotencyKey) error {
 	const op = connectors.OpDeleteInstances
-	if len(ids) == 0 {
-		return nil
-	}
 	leaked, members, err := gs.leaks(ctx, op, pool)
 	if err != nil {
 		return err

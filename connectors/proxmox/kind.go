@@ -2,6 +2,7 @@ package proxmox
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/poolgroup"
@@ -14,8 +15,11 @@ var Kind = connectors.StatelessKind[Config](ProviderName, New, nil)
 
 // Validate reports what is wrong in a clusters file's proxmox section.
 func (c *Config) Validate(p connectors.Problems) {
-	connectors.CheckRef(p, "credentials", c.Credentials, true)
+	c.CheckCommon(p)
 	connectors.Required(p, "endpoint", c.Endpoint, "the API's URL, e.g. https://pve1:8006/api2/json")
+	if c.Endpoint != "" && !strings.HasPrefix(c.Endpoint, "https://") && !strings.HasPrefix(c.Endpoint, "http://") {
+		p.Add("endpoint", "%q must be the API's URL, e.g. https://pve1:8006/api2/json", c.Endpoint)
+	}
 	if len(c.Templates) == 0 {
 		p.Add("templates", "is empty; each size is a template VM")
 	}
@@ -26,11 +30,24 @@ func (c *Config) Validate(p connectors.Problems) {
 		if t.VMID < 100 {
 			p.Add(fmt.Sprintf("templates[%d].vmid", i), "must be the template VM's ID (100 or more), got %d", t.VMID)
 		}
-		connectors.Required(p, fmt.Sprintf("templates[%d].node", i), t.Node, "the cluster node holding the template")
+		if err := validNodeName(t.Node); err != nil {
+			p.Add(fmt.Sprintf("templates[%d].node", i), "%v; it must be the cluster node holding the template", err)
+		}
 	}
-}
-
-// CredentialRefs is the section's one reference, for the loader to anchor.
-func (c *Config) CredentialRefs() []*connectors.CredentialRef {
-	return []*connectors.CredentialRef{&c.Credentials}
+	for i, n := range c.TargetNodes {
+		if err := validNodeName(n); err != nil {
+			p.Add(fmt.Sprintf("targetNodes[%d]", i), "%v", err)
+		}
+	}
+	if c.TaskPoll < 0 {
+		p.Add("taskPoll", "must not be negative, got %s", c.TaskPoll)
+	}
+	if c.TaskTimeout < 0 {
+		p.Add("taskTimeout", "must not be negative, got %s", c.TaskTimeout)
+	}
+	if len(c.Templates) > 0 {
+		if _, err := c.shapeCatalog(); err != nil {
+			p.Add("templates", "%v", err)
+		}
+	}
 }

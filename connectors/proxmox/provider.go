@@ -9,7 +9,6 @@ package proxmox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -43,7 +42,8 @@ type Template struct {
 // Credentials is a reference whose secret is an API token as Proxmox
 // shows it: "USER@REALM!TOKENID=SECRET".
 type Config struct {
-	Credentials connectors.CredentialRef `json:"credentials"`
+	// Catalog overrides the catalog built from Templates.
+	connectors.CommonConfig
 	// Endpoint is the API's base URL, e.g. https://pve1.example:8006/api2/json.
 	Endpoint string `json:"endpoint"`
 	// Insecure skips TLS verification (a cluster's self-signed certificate).
@@ -64,8 +64,6 @@ type Config struct {
 	// is polled; default 2s. TaskTimeout bounds the wait; default 10m.
 	TaskPoll    types.Duration `json:"taskPoll,omitempty"`
 	TaskTimeout types.Duration `json:"taskTimeout,omitempty"`
-	// Catalog overrides the catalog built from Templates.
-	Catalog []types.InstanceType `json:"catalog,omitempty"`
 }
 
 const (
@@ -95,7 +93,10 @@ var (
 // builds the client. A malformed token is a Permanent error naming the
 // reference, never the value.
 func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Provider, error) {
-	catalog, err := cfg.validate()
+	if err := connectors.ConfigError(&cfg); err != nil {
+		return nil, invalid("configure", err)
+	}
+	catalog, err := cfg.shapeCatalog()
 	if err != nil {
 		return nil, invalid("configure", err)
 	}
@@ -125,47 +126,18 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 	return p, nil
 }
 
-func (c Config) validate() ([]types.InstanceType, error) {
-	var errs []error
-	if c.Credentials == "" {
-		errs = append(errs, errors.New("credentials reference is empty"))
-	}
-	if !strings.HasPrefix(c.Endpoint, "https://") && !strings.HasPrefix(c.Endpoint, "http://") {
-		errs = append(errs, fmt.Errorf("endpoint %q must be the API's URL, e.g. https://pve1:8006/api2/json", c.Endpoint))
-	}
-	if len(c.Templates) == 0 {
-		errs = append(errs, errors.New("templates is empty: each size is a template VM"))
-	}
+// shapeCatalog is the configured catalog, or the one the templates' shapes
+// make.
+func (c Config) shapeCatalog() ([]types.InstanceType, error) {
 	shapes := make([]sizing.Shape, 0, len(c.Templates))
-	for i, t := range c.Templates {
-		if err := poolgroup.ValidSize(t.Name); err != nil {
-			errs = append(errs, fmt.Errorf("templates[%d]: %w", i, err))
-		}
-		if t.VMID < 100 {
-			errs = append(errs, fmt.Errorf("templates[%d] %q: vmid %d must be a Proxmox VM ID (100 or more)", i, t.Name, t.VMID))
-		}
-		if err := validNodeName(t.Node); err != nil {
-			errs = append(errs, fmt.Errorf("templates[%d] %q: node: %w", i, t.Name, err))
-		}
+	for _, t := range c.Templates {
 		shapes = append(shapes, t.Shape)
 	}
-	for i, n := range c.TargetNodes {
-		if err := validNodeName(n); err != nil {
-			errs = append(errs, fmt.Errorf("targetNodes[%d]: %w", i, err))
-		}
-	}
-	if c.TaskPoll < 0 || c.TaskTimeout < 0 {
-		errs = append(errs, errors.New("taskPoll and taskTimeout must not be negative"))
-	}
 	catalog, err := sizing.ShapeCatalog(ProviderName, proxmoxDaemons, shapes)
-	errs = append(errs, err)
-	if err := errors.Join(errs...); err != nil {
+	if err != nil {
 		return nil, err
 	}
-	if len(c.Catalog) > 0 {
-		catalog = c.Catalog
-	}
-	return catalog, nil
+	return c.CatalogOr(catalog), nil
 }
 
 // Name is "proxmox".

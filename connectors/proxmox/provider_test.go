@@ -41,8 +41,9 @@ func newFake(t *testing.T) *fakeapi.Server {
 
 func config(srv *fakeapi.Server) proxmox.Config {
 	return proxmox.Config{
-		Credentials: "env:" + tokenEnv, Endpoint: srv.URL2(),
-		TaskPoll: types.Duration(5 * time.Millisecond),
+		CommonConfig: connectors.CommonConfig{Credentials: "env:" + tokenEnv},
+		Endpoint:     srv.URL2(),
+		TaskPoll:     types.Duration(5 * time.Millisecond),
 		Templates: []proxmox.Template{
 			{Shape: sizing.Shape{Name: "small", CPUs: 2, MemoryMiB: 4096, HourlyPrice: 0.02, PriceDate: "2026-12"}, VMID: 9000, Node: "pve1"},
 			{Shape: sizing.Shape{Name: "large", CPUs: 8, MemoryMiB: 32768, GPUs: 1, GPUModel: "L4", DiskGiB: 200, HourlyPrice: 0.3, PriceDate: "2026-12"}, VMID: 9001, Node: "pve2"},

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -49,11 +48,4 @@ func (f *Fleet) pruneKeys(now time.Time) {
 			f.touch()
 		}
 	}
-}
-
-func checkKey(key connectors.IdempotencyKey) error {
-	if key == "" {
-		return errors.New("idempotency key is empty")
-	}
-	return nil
 }

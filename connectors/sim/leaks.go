@@ -35,13 +35,7 @@ func (f *Fleet) DeleteInstances(ctx context.Context, pool types.PoolKey, ids []s
 	if err := f.checkPool(pool); err != nil {
 		return f.permanent(op, err)
 	}
-	if err := checkKey(key); err != nil {
-		return f.permanent(op, err)
-	}
-	ids, err := uniqueNames(ids)
-	if err != nil {
-		return f.permanent(op, err)
-	}
+	ids = uniqueNames(ids)
 	if err := f.callFault(ctx, op); err != nil {
 		return err
 	}

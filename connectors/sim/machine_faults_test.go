@@ -197,7 +197,7 @@ func TestDeleteNodeGroupTerminatesEverythingAndARepeatIsSuccess(t *testing.T) {
 	require.NoError(t, f.DeleteNodeGroup(ctx, g.ID, "dereg/"+connectors.IdempotencyKey(g.ID)), "the retry is success")
 	step(t, f, clock.Advance(time.Second))
 	assert.Len(t, listNodes(t, f), 1, "nothing comes back")
-	assert.True(t, errclass.IsPermanent(f.DeleteNodeGroup(ctx, g.ID, "")), "a key is required")
+	assert.True(t, errclass.IsPermanent(connectors.Checked(f).DeleteNodeGroup(ctx, g.ID, "")), "a key is required, as Checked sees to")
 }
 
 func TestDeleteNodesByIDAndNameOfOneMachineDeletesOne(t *testing.T) {

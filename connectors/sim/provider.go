@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
-
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/connectors/errclass"
@@ -37,9 +35,6 @@ func (f *Fleet) CreateNodeGroup(ctx context.Context, spec connectors.NodeGroupSp
 	const op = "CreateNodeGroup"
 	defer f.enter(ctx)()
 	labels, err := f.groupLabels(spec)
-	if err == nil {
-		err = checkKey(key)
-	}
 	if err != nil {
 		return connectors.NodeGroup{}, f.permanent(op, err)
 	}
@@ -87,11 +82,8 @@ func (f *Fleet) CreateNodeGroup(ctx context.Context, spec connectors.NodeGroupSp
 func (f *Fleet) SetTargetSize(ctx context.Context, groupID string, target int, key connectors.IdempotencyKey) error {
 	const op = "SetTargetSize"
 	defer f.enter(ctx)()
-	if err := checkKey(key); err != nil {
-		return f.permanent(op, err)
-	}
-	if target < 0 || target > maxGroupTarget {
-		return f.permanent(op, fmt.Errorf("target %d for group %s is outside [0, %d]", target, groupID, maxGroupTarget))
+	if target > maxGroupTarget {
+		return f.permanent(op, fmt.Errorf("target %d for group %s is over the sim's per-group quota of %d", target, groupID, maxGroupTarget))
 	}
 	if err := f.callFault(ctx, op); err != nil {
 		return err
@@ -122,13 +114,7 @@ func (f *Fleet) SetTargetSize(ctx context.Context, groupID string, target int, k
 func (f *Fleet) DeleteNodes(ctx context.Context, groupID string, nodeNames []string, key connectors.IdempotencyKey) error {
 	const op = "DeleteNodes"
 	defer f.enter(ctx)()
-	if err := checkKey(key); err != nil {
-		return f.permanent(op, err)
-	}
-	names, err := uniqueNames(nodeNames)
-	if err != nil {
-		return f.permanent(op, err)
-	}
+	names := uniqueNames(nodeNames)
 	if err := f.callFault(ctx, op); err != nil {
 		return err
 	}
@@ -164,12 +150,6 @@ func (f *Fleet) DeleteNodes(ctx context.Context, groupID string, nodeNames []str
 func (f *Fleet) DeleteNodeGroup(ctx context.Context, groupID string, key connectors.IdempotencyKey) error {
 	const op = "DeleteNodeGroup"
 	defer f.enter(ctx)()
-	if err := checkKey(key); err != nil {
-		return f.permanent(op, err)
-	}
-	if groupID == "" {
-		return f.permanent(op, errors.New("group ID is empty"))
-	}
 	if err := f.callFault(ctx, op); err != nil {
 		return err
 	}
@@ -202,54 +182,27 @@ func (f *Fleet) groupLabels(spec connectors.NodeGroupSpec) (map[string]string, e
 	if err := f.checkPool(spec.Pool); err != nil {
 		errs = append(errs, fmt.Errorf("spec.pool: %w", err))
 	}
-	if _, ok := f.catalog[spec.Size]; !ok {
-		errs = append(errs, fmt.Errorf("spec.size %q is not in the sim catalog", spec.Size))
+	if spec.TargetSize > maxGroupTarget {
+		errs = append(errs, fmt.Errorf("spec.targetSize %d is over the sim's per-group quota of %d", spec.TargetSize, maxGroupTarget))
 	}
-	if spec.TargetSize < 0 || spec.TargetSize > maxGroupTarget {
-		errs = append(errs, fmt.Errorf("spec.targetSize %d is outside [0, %d]", spec.TargetSize, maxGroupTarget))
-	}
-	if _, err := types.ParseCapacityType(string(spec.CapacityType)); err != nil {
-		errs = append(errs, fmt.Errorf("spec.capacityType: %w", err))
-	} else if err := f.offeringProblem(spec); err != nil {
+	if err := f.offeringProblem(spec); err != nil {
 		errs = append(errs, err)
 	}
 	if spec.Name != "" {
-		if err := types.ValidateDNSLabel("spec.name", spec.Name); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, types.ValidateDNSLabel("spec.name", spec.Name))
 	}
-	identity := spec.Pool.NodeLabels()
-	labels := make(map[string]string, len(spec.Labels)+len(identity))
-	for k, v := range spec.Labels {
-		if msgs := append(validation.IsQualifiedName(k), validation.IsValidLabelValue(v)...); len(msgs) > 0 {
-			errs = append(errs, fmt.Errorf("spec.labels[%q]: %s", k, strings.Join(msgs, "; ")))
-		}
-		if want, ok := identity[k]; ok && v != want {
-			errs = append(errs, fmt.Errorf("spec.labels[%q] is %q but the pool's is %q", k, v, want))
-		}
-		labels[k] = v
+	labels := maps.Clone(spec.Labels)
+	if labels == nil {
+		labels = map[string]string{}
 	}
-	for k, v := range identity {
-		labels[k] = v
-	}
+	maps.Copy(labels, spec.Pool.NodeLabels())
 	return labels, errors.Join(errs...)
 }
 
-func uniqueNames(names []string) ([]string, error) {
-	if len(names) == 0 {
-		return nil, errors.New("no node names given")
-	}
-	set := make(map[string]bool, len(names))
-	for i, n := range names {
-		if n == "" {
-			return nil, fmt.Errorf("node name %d is empty", i)
-		}
-		set[n] = true
-	}
-	out := make([]string, 0, len(set))
-	for n := range set {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out, nil
+// uniqueNames is names sorted, each once. That none is empty, and that
+// there is one at all, connectors.Checked sees to.
+func uniqueNames(names []string) []string {
+	out := slices.Clone(names)
+	slices.Sort(out)
+	return slices.Compact(out)
 }

@@ -82,8 +82,13 @@ func TestCreateNodeGroupSameKeyReturnsSameGroup(t *testing.T) {
 	assert.Len(t, listNodes(t, f), 3)
 }
 
+// The sim refuses what only it knows to be wrong (its catalog, its
+// cluster, its quota, the pool's own labels); what is wrong for every
+// provider connectors.Checked refuses before the sim is called, so the
+// sim is asked through it here, as every worker asks it.
 func TestBadRequestsAreRefusedAndChangeNothing(t *testing.T) {
 	f, _ := newTestFleet(t, nil)
+	p := connectors.Checked(f)
 	ctx := context.Background()
 	wrongCluster := testPool("web")
 	wrongCluster.Cluster = "prod"
@@ -93,8 +98,8 @@ func TestBadRequestsAreRefusedAndChangeNothing(t *testing.T) {
 		key  connectors.IdempotencyKey
 		want string
 	}{
-		{"unknown size", connectors.NodeGroupSpec{Pool: testPool("web"), Size: "m5.huge", TargetSize: 1}, "k", `"m5.huge" is not in the sim catalog`},
-		{"negative target", connectors.NodeGroupSpec{Pool: testPool("web"), Size: "sim-2c4g", TargetSize: -1}, "k", "spec.targetSize -1"},
+		{"unknown size", connectors.NodeGroupSpec{Pool: testPool("web"), Size: "m5.huge", TargetSize: 1}, "k", `does not sell size "m5.huge"`},
+		{"negative target", connectors.NodeGroupSpec{Pool: testPool("web"), Size: "sim-2c4g", TargetSize: -1}, "k", "spec.targetSize: target -1"},
 		{"other cluster", connectors.NodeGroupSpec{Pool: wrongCluster, Size: "sim-2c4g", TargetSize: 1}, "k", `cluster "prod"`},
 		{"bad pool part", connectors.NodeGroupSpec{Pool: testPool("Web_1"), Size: "sim-2c4g", TargetSize: 1}, "k", "service"},
 		{"pool label overridden", connectors.NodeGroupSpec{Pool: testPool("web"), Size: "sim-2c4g", TargetSize: 1, Labels: map[string]string{types.LabelPool: "x"}}, "k", "hanzo.ai/pool"},
@@ -102,7 +107,7 @@ func TestBadRequestsAreRefusedAndChangeNothing(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := f.CreateNodeGroup(ctx, c.spec, c.key)
+			_, err := p.CreateNodeGroup(ctx, c.spec, c.key)
 			require.Error(t, err)
 			assert.True(t, errclass.IsPermanent(err))
 			assert.Contains(t, err.Error(), c.want)
@@ -113,10 +118,14 @@ func TestBadRequestsAreRefusedAndChangeNothing(t *testing.T) {
 	assert.Empty(t, f.st.Keys)
 
 	g := createGroup(t, f, testPool("web"), "sim-2c4g", 1, "ok")
-	assert.True(t, errclass.IsNotFound(f.SetTargetSize(ctx, "ng-404", 2, "k2")))
-	assert.True(t, errclass.IsPermanent(f.SetTargetSize(ctx, g.ID, maxGroupTarget+1, "k3")))
-	assert.True(t, errclass.IsPermanent(f.DeleteNodes(ctx, g.ID, nil, "k4")))
-	assert.True(t, errclass.IsPermanent(f.SetTargetSize(ctx, g.ID, 2, "")))
+	assert.True(t, errclass.IsNotFound(p.SetTargetSize(ctx, "ng-404", 2, "k2")))
+	err := p.SetTargetSize(ctx, g.ID, maxGroupTarget+1, "k3")
+	assert.True(t, errclass.IsPermanent(err))
+	assert.ErrorContains(t, err, "per-group quota", "the sim's own limit, under Checked's")
+	assert.True(t, errclass.IsPermanent(p.SetTargetSize(ctx, g.ID, -1, "k4")))
+	assert.True(t, errclass.IsPermanent(p.SetTargetSize(ctx, g.ID, 2, "")))
+	assert.True(t, errclass.IsPermanent(p.DeleteNodes(ctx, g.ID, []string{""}, "k5")))
+	assert.NoError(t, p.DeleteNodes(ctx, g.ID, nil, "k6"), "naming nothing deletes nothing")
 	assert.Len(t, listNodes(t, f), 1)
 }
 

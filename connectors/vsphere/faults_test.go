@@ -122,8 +122,8 @@ func TestNewRejectsBadCredentialsAndConfig(t *testing.T) {
 		"missing template": {func(c *Config) { c.Templates[0].Path = "/DC0/vm/ghost" }, "/DC0/vm/ghost"},
 		"wrong shape":      {func(c *Config) { c.Templates[1].CPUs = 8 }, "has 4 CPUs"},
 		"size with slash":  {func(c *Config) { c.Templates[0].Name = "a/b" }, "a/b"},
-		"no templates":     {func(c *Config) { c.Templates = nil }, "Templates"},
-		"no endpoint":      {func(c *Config) { c.Endpoint = "" }, "Endpoint"},
+		"no templates":     {func(c *Config) { c.Templates = nil }, "templates: is empty"},
+		"no endpoint":      {func(c *Config) { c.Endpoint = "" }, "endpoint: is empty"},
 		"bad shape":        {func(c *Config) { c.Templates[0].MemoryMiB = 0 }, "memoryMiB"},
 		// vcsim's datacenter has several clusters: no single default pool.
 		"ambiguous default pool": {func(c *Config) { c.ResourcePool = "" }, "ResourcePool"},

@@ -84,9 +84,6 @@ func (p *Provider) LeakedInstances(ctx context.Context, pool types.PoolKey) ([]c
 // is destroyed; an ID no longer there is success.
 func (p *Provider) DeleteInstances(ctx context.Context, pool types.PoolKey, ids []string, key connectors.IdempotencyKey) error {
 	const op = "DeleteInstances"
-	if len(ids) == 0 {
-		return nil
-	}
 	stray, err := p.strayVMs(ctx, op, pool)
 	if err != nil {
 		return err

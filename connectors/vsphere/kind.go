@@ -13,19 +13,21 @@ var Kind = connectors.ClosingKind[Config](ProviderName, New, nil)
 
 // Validate reports what is wrong in a clusters file's vsphere section.
 func (c *Config) Validate(p connectors.Problems) {
-	connectors.CheckRef(p, "credentials", c.Credentials, true)
+	c.CheckCommon(p)
 	connectors.Required(p, "endpoint", c.Endpoint, "the vCenter URL or host name")
 	connectors.Required(p, "folder", c.Folder, "the inventory folder pools' VMs go under")
 	if len(c.Templates) == 0 {
 		p.Add("templates", "is empty; each size is a template VM")
 	}
 	for i, t := range c.Templates {
-		connectors.Required(p, fmt.Sprintf("templates[%d].name", i), t.Name, "the size's name")
+		if err := validSize(t.Name); err != nil {
+			p.Add(fmt.Sprintf("templates[%d].name", i), "%v", err)
+		}
 		connectors.Required(p, fmt.Sprintf("templates[%d].path", i), t.Path, "the template VM's inventory path")
 	}
-}
-
-// CredentialRefs is the section's one reference, for the loader to anchor.
-func (c *Config) CredentialRefs() []*connectors.CredentialRef {
-	return []*connectors.CredentialRef{&c.Credentials}
+	if len(c.Templates) > 0 {
+		if _, err := c.shapeCatalog(); err != nil {
+			p.Add("templates", "%v", err)
+		}
+	}
 }

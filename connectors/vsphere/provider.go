@@ -4,7 +4,6 @@ package vsphere
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -36,7 +35,8 @@ type Template struct {
 // reference whose secret is "USERNAME:PASSWORD" (split at the first colon,
 // so the password may contain colons).
 type Config struct {
-	Credentials connectors.CredentialRef `json:"credentials"`
+	// Catalog overrides the catalog built from Templates.
+	connectors.CommonConfig
 	// Endpoint is the vCenter URL or host name; "/sdk" is implied.
 	Endpoint string `json:"endpoint"`
 	// Insecure skips TLS verification (vcsim, labs with self-signed certificates).
@@ -51,8 +51,6 @@ type Config struct {
 	// Datastore for clones; defaults to the template's.
 	Datastore string     `json:"datastore,omitempty"`
 	Templates []Template `json:"templates"`
-	// Catalog overrides the catalog built from Templates.
-	Catalog []types.InstanceType `json:"catalog,omitempty"`
 }
 
 // Provider is connectors.Provider for vSphere.
@@ -81,7 +79,10 @@ var (
 // New checks cfg, resolves the credential, logs in and resolves every
 // configured inventory path, so a wrong path fails here, named.
 func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Provider, error) {
-	catalog, err := cfg.validate()
+	if err := connectors.ConfigError(&cfg); err != nil {
+		return nil, invalid("New", err)
+	}
+	catalog, err := cfg.shapeCatalog()
 	if err != nil {
 		return nil, invalid("New", err)
 	}
@@ -108,35 +109,18 @@ func New(ctx context.Context, cfg Config, secrets connectors.SecretReader) (*Pro
 	return p, nil
 }
 
-func (c Config) validate() ([]types.InstanceType, error) {
-	switch {
-	case c.Credentials == "":
-		return nil, errors.New("Credentials reference is empty")
-	case c.Endpoint == "":
-		return nil, errors.New("Endpoint is empty")
-	case c.Folder == "":
-		return nil, errors.New("Folder is empty")
-	case len(c.Templates) == 0:
-		return nil, errors.New("Templates is empty: each size is a template VM")
-	}
+// shapeCatalog is the configured catalog, or the one the templates' shapes
+// make.
+func (c Config) shapeCatalog() ([]types.InstanceType, error) {
 	shapes := make([]Shape, 0, len(c.Templates))
-	for i, t := range c.Templates {
-		if err := validSize(t.Name); err != nil {
-			return nil, fmt.Errorf("template [%d]: %w", i, err)
-		}
-		if t.Path == "" {
-			return nil, fmt.Errorf("template [%d] %q: path is empty", i, t.Name)
-		}
+	for _, t := range c.Templates {
 		shapes = append(shapes, t.Shape)
 	}
 	catalog, err := ShapeCatalog(shapes)
 	if err != nil {
 		return nil, err
 	}
-	if len(c.Catalog) > 0 {
-		catalog = c.Catalog
-	}
-	return catalog, nil
+	return c.CatalogOr(catalog), nil
 }
 
 // Name implements connectors.Provider.
@@ -247,9 +231,6 @@ func (p *Provider) DeleteNodes(ctx context.Context, groupID string, nodeNames []
 	label, size, err := parseGroupID(groupID)
 	if err != nil {
 		return invalid(op, err)
-	}
-	if len(nodeNames) == 0 {
-		return nil
 	}
 	if err := p.ensureSession(ctx); err != nil {
 		return err

@@ -78,7 +78,7 @@ func (v *vcsim) makeTemplate(t *testing.T, path string, cpus int32, memMiB int64
 
 func (v *vcsim) config() Config {
 	return Config{
-		Credentials:  credEnv,
+		CommonConfig: connectors.CommonConfig{Credentials: credEnv},
 		Endpoint:     v.endpoint,
 		Insecure:     true,
 		Folder:       "/DC0/vm/visor",

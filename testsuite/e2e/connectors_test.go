@@ -173,8 +173,11 @@ func TestPoolOnGCPScalesUpAndDown(t *testing.T) {
 	t.Cleanup(srv.Close)
 	t.Setenv("VISOR_E2E_GCP_KEY", string(fakecompute.KeyFile("e2e@visor-e2e.iam.gserviceaccount.com", srv.TokenURL(), key)))
 	p, err := gcp.NewWith(context.Background(), gcp.Config{
-		Credentials: "env:VISOR_E2E_GCP_KEY", Project: "visor-e2e", Zone: "us-central1-a", Endpoint: srv.Endpoint(),
-		Image: "projects/ubuntu-os-cloud/global/images/family/ubuntu-2404-lts-amd64",
+		CommonConfig: connectors.CommonConfig{Credentials: "env:VISOR_E2E_GCP_KEY"},
+		Project:      "visor-e2e",
+		Zone:         "us-central1-a",
+		Endpoint:     srv.Endpoint(),
+		Image:        "projects/ubuntu-os-cloud/global/images/family/ubuntu-2404-lts-amd64",
 	}, nil, gcp.Options{PollInterval: 20 * time.Millisecond, AttemptWait: time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +204,11 @@ func TestPoolOnLightsailScalesUpAndDown(t *testing.T) {
 	t.Cleanup(srv.Close)
 	t.Setenv("VISOR_E2E_LIGHTSAIL_KEY", "AKIAE2ELIGHTSAIL:e2e-lightsail-secret")
 	p, err := lightsail.New(context.Background(), lightsail.Config{
-		Credentials: "env:VISOR_E2E_LIGHTSAIL_KEY", Region: "us-east-1", AvailabilityZone: "us-east-1a", BlueprintID: "ubuntu_24_04", Endpoint: srv.URL,
+		CommonConfig:     connectors.CommonConfig{Credentials: "env:VISOR_E2E_LIGHTSAIL_KEY"},
+		Region:           "us-east-1",
+		AvailabilityZone: "us-east-1a",
+		BlueprintID:      "ubuntu_24_04",
+		Endpoint:         srv.URL,
 	}, nil)
 	if err != nil {
 		t.Fatal(err)

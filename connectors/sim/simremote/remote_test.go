@@ -130,3 +130,20 @@ func TestNewRefusesWhatIsNotAnHTTPHost(t *testing.T) {
 		assert.Error(t, err, bad)
 	}
 }
+
+// The host serves its fleet through connectors.Checked even when handed it
+// bare: a call off the wire, from a client that skipped the checks, is
+// refused before the sim (which does not repeat them) sees it.
+func TestHostChecksArgumentsOffTheWire(t *testing.T) {
+	f, err := sim.New(sim.Config{Cluster: "lab", Provider: "sim"})
+	require.NoError(t, err)
+	srv := httptest.NewServer(Handler(map[string]connectors.Cluster{"lab": {ID: "lab", Provider: f}}))
+	t.Cleanup(srv.Close)
+	raw, err := New(srv.URL, "lab", "sim")
+	require.NoError(t, err)
+	spec := connectors.NodeGroupSpec{Pool: pool, Size: catalogs.Sim()[0].Name, TargetSize: 1}
+	_, err = raw.CreateNodeGroup(context.Background(), spec, "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "idempotency key is empty")
+	assert.Empty(t, f.Inventory().Groups, "nothing reached the sim")
+}

@@ -11,9 +11,16 @@ import (
 )
 
 // Handler serves clusters (by ID) to remote workers. Each cluster's
-// Provider should be connectors.Checked, as a worker's own would be.
+// Provider is served through connectors.Checked, as a worker's own is: a
+// call off the wire meets the same argument checks, which the provider
+// does not repeat.
 func Handler(clusters map[string]connectors.Cluster) http.Handler {
-	return &host{clusters: clusters}
+	checked := make(map[string]connectors.Cluster, len(clusters))
+	for id, c := range clusters {
+		c.Provider = connectors.Checked(c.Provider)
+		checked[id] = c
+	}
+	return &host{clusters: checked}
 }
 
 type host struct{ clusters map[string]connectors.Cluster }
