@@ -218,10 +218,10 @@ func (p *pool) status() contract.PoolStatus {
 		InFlight:       s.InFlight(), NoHelp: s.NoHelp, Deferred: len(s.Deferred), SizeBackoff: s.SizeBackoff,
 		UnavailableOffering: s.UnavailableOffering,
 		NotReadySince:       s.NotReadySince, Repairs: s.Repairs, Rejected: s.Rejected, SkippedNodes: p.last.Skipped, HeldIdle: p.last.Held,
-		AddedWithoutProgress: p.addedWithoutProgress, Removing: p.removal,
-		Capacity: p.capacitySummary, Budget: s.Budget, OrgCeiling: s.OrgNote,
+		AddedWithoutProgress: p.decided.AddedWithoutProgress, Removing: p.removal,
+		Capacity: p.decided.Capacity, Budget: s.Budget, OrgCeiling: s.OrgNote,
 	}
-	if p.now.Before(s.HoldUntil) {
+	if p.decided.At.Before(s.HoldUntil) {
 		st.HoldTarget, st.HoldUntil = s.HoldTarget, s.HoldUntil
 	}
 	p.tierStatus(&st)      // pool_tier.go

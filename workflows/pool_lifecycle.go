@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -27,46 +26,6 @@ import (
 
 // groupSuffixLen is how much of the template hash ends a new group's name.
 const groupSuffixLen = 8
-
-// maxGroupTemplates bounds the groups whose template a pool records: far
-// more than any pool's offerings times the templates it rolls through.
-const maxGroupTemplates = 256
-
-// lifecycleInput stamps the groups the pool has not seen before with the
-// current template (a group of the provider's reading predating the rule
-// is taken as current: nothing says otherwise), forgets groups that are
-// gone, and gives the law the templates and the due clocks.
-func (p *pool) lifecycleInput(now time.Time) *law.Lifecycle {
-	if !p.rules.Lifecycle {
-		return nil
-	}
-	s := p.state
-	current := s.Policy.TemplateHash()
-	if s.GroupTemplates == nil {
-		s.GroupTemplates = map[string]string{}
-	}
-	lc := &law.Lifecycle{Template: current, Groups: map[string]law.GroupTemplate{}}
-	if v := s.Provider; v != nil {
-		seen := map[string]bool{}
-		for _, g := range v.Groups {
-			seen[g.ID] = true
-			if _, ok := s.GroupTemplates[g.ID]; !ok && len(s.GroupTemplates) < maxGroupTemplates {
-				s.GroupTemplates[g.ID] = current
-			}
-			lc.Groups[g.ID] = law.GroupTemplate{Template: s.GroupTemplates[g.ID], CapacityType: g.CapacityType, Zone: g.Zone}
-		}
-		for id := range s.GroupTemplates {
-			if !seen[id] {
-				delete(s.GroupTemplates, id)
-			}
-		}
-	}
-	due := law.DueNodes(s.Policy, lc, s.Observation, s.LawMachines(), now)
-	s.DueSince = law.UpdateDueSince(s.DueSince, due, now)
-	lc.DueSince = s.DueSince
-	p.due = due
-	return lc
-}
 
 // driftedGroups are the groups created under another template than the
 // policy's, sorted: no scale-up grows them.
@@ -111,7 +70,7 @@ func (p *pool) stampGroup(groupID string, created bool, labels map[string]string
 	if p.state.GroupTemplates == nil {
 		p.state.GroupTemplates = map[string]string{}
 	}
-	if len(p.state.GroupTemplates) < maxGroupTemplates {
+	if len(p.state.GroupTemplates) < poolcore.MaxGroupTemplates {
 		p.state.GroupTemplates[groupID] = types.Policy{NodeLabels: labels, NodeTaints: taints}.TemplateHash()
 	}
 }
@@ -240,7 +199,7 @@ func (p *pool) renew(ctx workflow.Context, d law.Decision) {
 
 // lifecycleStatus counts the nodes due, for the status query.
 func (p *pool) lifecycleStatus(st *contract.PoolStatus) {
-	for _, d := range p.due {
+	for _, d := range p.decided.Due {
 		if d.Drifted {
 			st.Drifted++
 		}

@@ -62,10 +62,10 @@ func (p *pool) emitMetrics(ctx workflow.Context) {
 	h.Gauge(MetricNoHelpPods).Update(float64(len(s.NoHelp)))
 	h.Gauge(MetricInFlight).Update(float64(s.InFlight()))
 	if p.rules.Offerings {
-		h.Gauge(MetricOfferingsUnavailable).Update(float64(s.UnavailableCount(p.now)))
+		h.Gauge(MetricOfferingsUnavailable).Update(float64(s.UnavailableCount(p.decided.At)))
 	}
 	guard := 0.0
-	if limit, _ := s.Policy.EffectiveRunawayGuard(); p.addedWithoutProgress >= limit {
+	if limit, _ := s.Policy.EffectiveRunawayGuard(); p.decided.AddedWithoutProgress >= limit {
 		guard = 1
 	}
 	h.Gauge(MetricRunawayGuard).Update(guard)

@@ -175,8 +175,8 @@ func (p *pool) details() string {
 			fmt.Fprintf(&b, "kept idle: %s: %s\n\n", name, p.last.Held[name])
 		}
 	}
-	if p.capacitySummary != "" {
-		fmt.Fprintf(&b, "capacity: %s\n\n", p.capacitySummary)
+	if p.decided.Capacity != "" {
+		fmt.Fprintf(&b, "capacity: %s\n\n", p.decided.Capacity)
 	}
 	if s.Budget != "" {
 		fmt.Fprintf(&b, "budget: %s\n\n", s.Budget)

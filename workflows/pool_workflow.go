@@ -44,12 +44,8 @@ type pool struct {
 	metrics     poolMetrics
 	// rules are the rules this run decides and buys with (readRules).
 	rules poolcore.Rules
-	// addedWithoutProgress is the runaway guard's count at the last decision;
-	// capacitySummary the capacity policies in force then.
-	addedWithoutProgress int
-	capacitySummary      string
-	// now is workflow time at the last decision, for the status query.
-	now time.Time
+	// decided is what the last decision found, for the status query.
+	decided poolcore.Decided
 	// auth verifies signed signals with the worker's trust; gateDirty: a
 	// gate signal arrived and the gate is read from the cluster workflow,
 	// not taken from it.
@@ -62,8 +58,6 @@ type pool struct {
 	meterRetryAt time.Time
 	// notices reads interruption notices (pool_interruptions.go).
 	notices noticeReader
-	// due are the nodes drifted or expired at the last decision.
-	due []law.Due
 	// removal is the scale-down under way, for the status query.
 	removal *contract.Removal
 }
@@ -170,47 +164,11 @@ func (p *pool) run(ctx workflow.Context) error {
 	}
 }
 
-// decide runs the pure control law over the current state.
+// decide runs the pure control law over the current state
+// (poolcore.State.Decide) and keeps what it found for the status.
 func (p *pool) decide(now time.Time) law.Decision {
-	s := p.state
-	p.addedWithoutProgress = s.AddedWithoutProgress(now)
-	p.now = now
-	in := law.DecisionInput{
-		Policy:        s.Policy,
-		Observation:   s.Observation,
-		Now:           now,
-		LastScaleUp:   s.LastScaleUp,
-		LastScaleDown: s.LastScaleDown,
-		IdleSince:     s.IdleSince,
-		Unplaceable:   s.Unplaceable,
-		DrainBlocked:  s.DrainBlocked,
-		Removed:       s.Removed,
-		InFlightNodes: s.InFlight(),
-		Gate:          s.LawGate(),
-
-		Machines:             s.LawMachines(),
-		Leaked:               s.Leaked(),
-		NotReadySince:        s.NotReadySince,
-		Deferred:             s.Deferred,
-		NoHelp:               s.NoHelp,
-		Awaiting:             s.Awaiting(),
-		AddedWithoutProgress: p.addedWithoutProgress,
-		Rules:                p.rules.Rules,
-		UnderusedSince:       s.UnderusedSince,
-		Replacing:            s.Replacing,
-		SizeRoom:             s.SizeRoom,
-		SizePrice:            s.SizePrice,
-		SizeGPUModel:         s.SizeGPUModel,
-		Lifecycle:            p.lifecycleInput(now),
-	}
-	if len(s.Policy.Headroom) > 0 || s.Buffered() {
-		p.withHeadroom(&in, now)
-	}
-	if now.Before(s.HoldUntil) {
-		in.HoldFloor, in.HoldUntil = s.HoldTarget, s.HoldUntil
-	}
-	p.capacitySummary = poolcore.WithBuffers(law.Describe(s.Policy, now, s.NodeCount(), s.HourlyCost()).Summary(s.Policy), s.Observation)
-	return law.Decide(in)
+	p.decided = p.state.Decide(p.spec.Key, p.rules, now)
+	return p.decided.Decision
 }
 
 // act carries out a manual target if one is waiting, else the decision d.
