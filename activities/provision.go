@@ -66,6 +66,12 @@ type PlanInput struct {
 	// SkipGroups are groups of an older node template (drifted): the
 	// plan never grows them, it creates a group of the current template.
 	SkipGroups []string `json:"skipGroups,omitempty"`
+	// Groups are the pool's groups as the pool read them just before
+	// (GroupsKnown): the plan picks its group from them rather than read
+	// the provider a second time for the same purchase. Without them it
+	// reads.
+	Groups      []PlanGroup `json:"groups,omitempty"`
+	GroupsKnown bool        `json:"groupsKnown,omitempty"`
 	// Offerings say how and where the pool buys (capacity types, zones,
 	// spot share, offerings marked sold out); Machines is then keyed by
 	// MachineKey.
@@ -196,18 +202,48 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 	if in.Offerings.On {
 		res.Offering = op.reason(res.Size)
 	}
-	groups, err := c.Provider.NodeGroups(ctx, in.Key)
-	if err != nil {
-		return PlanResult{}, asTemporalError(err)
+	groups := in.Groups
+	if !in.GroupsKnown {
+		read, err := c.Provider.NodeGroups(ctx, in.Key)
+		if err != nil {
+			return PlanResult{}, asTemporalError(err)
+		}
+		groups = planGroups(read)
 	}
 	sort.Slice(groups, func(i, j int) bool { return groups[i].ID < groups[j].ID })
 	for _, g := range groups {
 		if g.Size == res.Size && g.CapacityType.Or() == res.CapacityType.Or() && g.Zone == res.Zone && !slices.Contains(in.SkipGroups, g.ID) {
-			res.GroupID, res.GroupTarget = g.ID, g.TargetSize
+			res.GroupID, res.GroupTarget = g.ID, g.Target
 			break
 		}
 	}
 	return res, nil
+}
+
+// PlanGroup is what a plan needs of a group: what it buys and its target.
+type PlanGroup struct {
+	ID           string             `json:"id"`
+	Size         string             `json:"size"`
+	CapacityType types.CapacityType `json:"capacityType,omitempty"`
+	Zone         string             `json:"zone,omitempty"`
+	Target       int                `json:"target"`
+}
+
+func planGroups(groups []connectors.NodeGroup) []PlanGroup {
+	out := make([]PlanGroup, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, PlanGroup{ID: g.ID, Size: g.Size, CapacityType: g.CapacityType, Zone: g.Zone, Target: g.TargetSize})
+	}
+	return out
+}
+
+// PlanGroupsOf are the groups of a provider view, for PlanInput.Groups.
+func PlanGroupsOf(v ProviderView) []PlanGroup {
+	out := make([]PlanGroup, 0, len(v.Groups))
+	for _, g := range v.Groups {
+		out = append(out, PlanGroup{ID: g.ID, Size: g.Size, CapacityType: g.CapacityType, Zone: g.Zone, Target: g.Target})
+	}
+	return out
 }
 
 // priceOf is size's hourly price in the catalog (0 if absent).

@@ -113,6 +113,11 @@ func (p *pool) grow(ctx workflow.Context, rec contract.DecisionRecord, pods []ty
 	p.state.Record(rec)
 }
 
+// freshGroupsAge is how old a provider read may be for a plan to pick
+// its group from it: the read act made before this purchase, not one of
+// a past wake-up.
+const freshGroupsAge = 30 * time.Second
+
 // provision plans and provisions within the org's room, falling back to
 // the next size when the provider is out of capacity. It returns how many
 // nodes of which size were asked for, and which offering was bought and
@@ -138,6 +143,11 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 		}
 		if p.rules.LookAhead {
 			in.Expected = law.RunningMix(p.state.Observation)
+		}
+		if v := p.state.Provider; v != nil && workflow.Now(ctx).Sub(v.ReadAt) < freshGroupsAge {
+			// Read for this purchase (act reads before every action):
+			// the plan needs no read of its own.
+			in.Groups, in.GroupsKnown = activities.PlanGroupsOf(*v), true
 		}
 		if err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "plan scale-up"), a.PlanScaleUp, in), &plan); err != nil {
 			return 0, "", "", err

@@ -48,6 +48,10 @@ func TestAPodDoesNotCountOnRoomPromisedToAnother(t *testing.T) {
 		last := w.plans[len(w.plans)-1]
 		require.Len(t, last.Promised, 1)
 		require.Equal(t, "default/a", last.Promised[0].Key())
+		// The read act made for this purchase: the plan reads no other.
+		require.True(t, last.GroupsKnown, "the plan was not given the groups just read")
+		require.Len(t, last.Groups, 1)
+		require.Equal(t, w.provisions[0].Target, last.Groups[0].Target)
 		require.Equal(t, w.provisions[0].Target+1, w.provisions[1].Target)
 	}, 80*time.Second)
 	finish(env, 2*time.Minute)
