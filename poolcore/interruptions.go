@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -57,3 +58,41 @@ func (s *State) ForgetNoticesAt(now time.Time) {
 		}
 	}
 }
+
+func (s *State) NoticePollEvery() time.Duration {
+	return min(NoticePoll, max(s.Policy.SampleInterval.D(), time.Second))
+}
+
+// InterruptedMachine finds the noticed machine in the provider's view.
+func (s *State) InterruptedMachine(n connectors.Interruption) (law.MachineAction, bool) {
+	if v := s.Provider; v != nil {
+		for _, g := range v.Groups {
+			for _, inst := range g.Instances {
+				if (n.InstanceID != "" && inst.ID == n.InstanceID) || (n.NodeName != "" && inst.Name == n.NodeName) {
+					name := inst.Name
+					if name == "" {
+						name = inst.ID
+					}
+					return law.MachineAction{Name: name, GroupID: g.ID, Size: g.Size, Reason: "spot interruption"}, true
+				}
+			}
+		}
+	}
+	return law.MachineAction{}, false
+}
+
+func (s *State) IsNode(name string) bool {
+	if s.Observation == nil {
+		return false
+	}
+	for _, n := range s.Observation.Nodes {
+		if n.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// NoticePoll is the longest a pool with spot machines goes between two
+// reads of its notices.
+const NoticePoll = 20 * time.Second

@@ -1,6 +1,11 @@
 package poolcore
 
 import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/types"
 	corev1 "k8s.io/api/core/v1"
@@ -52,3 +57,35 @@ func (s *State) noteReplacementNode(obs *types.PoolObservation, rules law.Rules)
 		s.Replacing = &named
 	}
 }
+
+// LapseReplacement drops the replacement under way once it is no longer
+// live, or once a removal took one of its old nodes (the replacement's
+// own drain, or another rule's). With law.Rules.KeepReplacement a
+// replacement dropped as no longer live is recorded as abandoned, with
+// why; one whose old nodes a removal took is simply over.
+func (s *State) LapseReplacement(now time.Time, removed []string, rules Rules) {
+	r := s.Replacing
+	if r == nil {
+		return
+	}
+	if slices.ContainsFunc(removed, func(n string) bool { return slices.Contains(r.Old, n) }) {
+		s.Replacing = nil
+		return
+	}
+	live, why := law.ReplacementVerdict(s.Policy, r, s.Observation, now)
+	if live {
+		return
+	}
+	s.Replacing = nil
+	if rules.KeepReplacement && why != "" {
+		outcome := "nothing drained; the pool goes on"
+		if r.Node != "" {
+			outcome += fmt.Sprintf(" and %s is ordinary capacity", r.Node)
+		}
+		s.Record(contract.DecisionRecord{Seq: s.NextSeq(), At: now, Action: actionReplaceAbandoned, Reason: why, Outcome: outcome})
+	}
+}
+
+// actionReplaceAbandoned is the decision recorded when a replacement is
+// dropped before it completed.
+const actionReplaceAbandoned = "replace-abandoned"

@@ -1,6 +1,8 @@
 package poolcore
 
 import (
+	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -8,6 +10,7 @@ import (
 	"github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/metering"
 	"github.com/hanzoai/visor-fleet/types"
+	"go.temporal.io/sdk/workflow"
 )
 
 // State is the pool's durable state: everything a restart must not lose.
@@ -307,3 +310,86 @@ const (
 
 // ActionManualScaleUp records a force-scale that buys nodes.
 const ActionManualScaleUp = "manual-scale-up"
+
+func (s *State) NextSeq() int64 {
+	s.Seq++
+	return s.Seq
+}
+
+// LeastUsedNodes picks n nodes, emptiest first, by name on ties.
+func (s *State) LeastUsedNodes(n int) []string {
+	if s.Observation == nil {
+		return nil
+	}
+	nodes := append([]types.NodeObservation(nil), s.Observation.Nodes...)
+	sort.Slice(nodes, func(i, j int) bool {
+		ui := nodes[i].CPUUtilization() + nodes[i].MemoryUtilization()
+		uj := nodes[j].CPUUtilization() + nodes[j].MemoryUtilization()
+		if ui != uj {
+			return ui < uj
+		}
+		return nodes[i].Name < nodes[j].Name
+	})
+	var out []string
+	for _, node := range nodes {
+		if len(out) == n {
+			break
+		}
+		if node.State != types.NodeDeleting {
+			out = append(out, node.Name)
+		}
+	}
+	return out
+}
+
+func (s *State) UnplaceableSummary() string {
+	if len(s.Unplaceable) == 0 {
+		return "no pod needs a new node"
+	}
+	keys := workflow.DeterministicKeys(s.Unplaceable)
+	return fmt.Sprintf("%d pods fit no allowed size (%s: %s)", len(keys), keys[0], s.Unplaceable[keys[0]])
+}
+
+// BackedOffSizes are the sizes not to buy now, sorted.
+func (s *State) BackedOffSizes(now time.Time) []string {
+	var out []string
+	for size, until := range s.SizeBackoff {
+		if now.Before(until) {
+			out = append(out, size)
+		} else {
+			delete(s.SizeBackoff, size)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (s *State) ResyncInterval() time.Duration {
+	return s.Policy.ResyncInterval.D() + s.Policy.SampleInterval.D()
+}
+
+func (s *State) NeedsResync(now time.Time) bool {
+	return s.Observation == nil || !now.Before(s.ReceivedAt.Add(s.ResyncInterval()))
+}
+
+// StateName is the one word the Web UI filters on (VisorState).
+func (s *State) StateName(frozen string) string {
+	switch {
+	case s.Deregistering:
+		return contract.StateDeregistering
+	case s.Paused:
+		return contract.StatePaused
+	case s.Gate.Phase == contract.PhaseDisabled || s.Gate.Phase == contract.PhasePending:
+		return contract.StateGated
+	case frozen != "":
+		return contract.StateFrozen
+	case s.InFlight() > 0:
+		return contract.StateScalingUp
+	case s.PendingPods() > 0:
+		return contract.StatePending
+	case len(s.IdleSince) > 0 && s.ObservedNodes() > s.Policy.MinNodes:
+		return contract.StateIdleNodes
+	default:
+		return contract.StateSteady
+	}
+}

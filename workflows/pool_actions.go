@@ -42,11 +42,6 @@ func incarnationOf(firstRunID string) string {
 	return firstRunID[:min(len(firstRunID), 12)]
 }
 
-func (p *pool) nextSeq() int64 {
-	p.state.Seq++
-	return p.state.Seq
-}
-
 // resync samples the pool directly: the safety net when the watcher has
 // been silent, and the fresh look before a scale-down.
 func (p *pool) resync(ctx workflow.Context) {
@@ -74,7 +69,7 @@ func (p *pool) resyncWithProvider(ctx workflow.Context) {
 
 // scaleUp sizes the overdue pods and provisions the plan.
 func (p *pool) scaleUp(ctx workflow.Context, d law.Decision) {
-	seq := p.nextSeq()
+	seq := p.state.NextSeq()
 	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(law.ActionScaleUp), Reason: d.Reason}
 	p.grow(ctx, rec, d.Pods, d.MinNewNodes, d.MaxNewNodes)
 }
@@ -102,7 +97,7 @@ func (p *pool) grow(ctx workflow.Context, rec contract.DecisionRecord, pods []ty
 		rec.Outcome = poolcore.OutcomeNothingBought + p.state.Budget
 		p.state.LastScaleUp = workflow.Now(ctx)
 	case added == 0:
-		rec.Outcome = poolcore.OutcomeNothingToAdd + p.unplaceableSummary()
+		rec.Outcome = poolcore.OutcomeNothingToAdd + p.state.UnplaceableSummary()
 	default:
 		rec.Outcome = fmt.Sprintf("asked for %d × %s", added, size)
 		p.state.LastScaleUp = workflow.Now(ctx)
@@ -123,7 +118,7 @@ const freshGroupsAge = 30 * time.Second
 // nodes of which size were asked for, and which offering was bought and
 // why (empty without offerings).
 func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPod, minNew, maxNew int, org law.OrgRoom) (int, string, string, error) {
-	excluded := p.backedOffSizes(workflow.Now(ctx))
+	excluded := p.state.BackedOffSizes(workflow.Now(ctx))
 	fallbacks, machines := maxSizeFallbacks, p.state.MachinesBySize()
 	if p.rules.Offerings {
 		fallbacks, machines = maxOfferingFallbacks, p.state.OfferingMachines()
@@ -139,7 +134,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 			MaxHourlyCost:  p.state.Policy.MaxHourlyCost, Machines: machines, Offerings: p.planOfferings(workflow.Now(ctx)),
 			OrgBudget: org.CostCapped, OrgBudgetRoom: org.CostRoom,
 			FewerNodes: p.rules.FewerNodes, Objective: p.state.Policy.SizingObjective,
-			Promised: p.state.AwaitingPods(), SkipGroups: p.driftedGroups(), PriceAdjustments: p.state.Policy.PriceAdjustments,
+			Promised: p.state.AwaitingPods(), SkipGroups: p.state.DriftedGroups(p.rules), PriceAdjustments: p.state.Policy.PriceAdjustments,
 		}
 		if p.rules.LookAhead {
 			in.Expected = law.RunningMix(p.state.Observation)
@@ -175,7 +170,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 			CapacityType: plan.CapacityType, Zone: plan.Zone,
 		}
 		if plan.GroupID == "" {
-			pin.GroupSuffix = p.groupSuffix(plan.Size, plan.CapacityType, plan.Zone)
+			pin.GroupSuffix = p.state.GroupSuffix(p.rules, plan.Size, plan.CapacityType, plan.Zone)
 		}
 		summary := fmt.Sprintf("provision %d × %s", plan.NewNodes, plan.Size)
 		err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, summary), a.Provision, pin), &res)
@@ -191,7 +186,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 		if err != nil {
 			return 0, plan.Size, "", err
 		}
-		p.stampGroup(res.GroupID, plan.GroupID == "", pin.NodeLabels, pin.NodeTaints)
+		p.state.StampGroup(p.rules, res.GroupID, plan.GroupID == "", pin.NodeLabels, pin.NodeTaints)
 		p.bought(ctx, seq, plan, pods)
 		p.tellBought(ctx, seq, plan, pods)
 		p.apply(ctx, poolcore.ProviderAnswer{View: res.View, Total: res.TotalTarget})
@@ -207,7 +202,7 @@ func (p *pool) provision(ctx workflow.Context, seq int64, pods []types.PendingPo
 // (one at a time in a run begun before parallel-removal). A node that
 // will not drain is uncordoned by the drain and left for later.
 func (p *pool) scaleDown(ctx workflow.Context, reason string, nodes []string, requestedBy string) {
-	seq := p.nextSeq()
+	seq := p.state.NextSeq()
 	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(law.ActionScaleDown), Reason: reason, RequestedBy: requestedBy}
 	p.removal = &contract.Removal{Seq: seq, Reason: reason, Since: rec.At, Nodes: len(nodes), InHand: map[string]string{}}
 	defer func() { p.removal = nil }()
@@ -238,7 +233,7 @@ func (p *pool) scaleDown(ctx workflow.Context, reason string, nodes []string, re
 	}
 	if len(rec.Removed) > 0 {
 		p.state.LastScaleDown = workflow.Now(ctx)
-		p.lapseReplacement(workflow.Now(ctx), rec.Removed)
+		p.state.LapseReplacement(workflow.Now(ctx), rec.Removed, p.rules)
 	}
 	rec.Outcome = fmt.Sprintf("removed %d of %d", len(rec.Removed), len(decided))
 	if len(failures) > 0 {
@@ -296,36 +291,10 @@ func (p *pool) scaleTo(ctx workflow.Context, m poolcore.ManualScale) {
 		rec := contract.DecisionRecord{Seq: m.Seq, At: workflow.Now(ctx), Action: poolcore.ActionManualScaleUp, Reason: reason, RequestedBy: m.RequestedBy}
 		p.grow(ctx, rec, nil, m.Target-current, m.Target-current)
 	case m.Target < current:
-		p.scaleDown(ctx, reason, p.leastUsedNodes(current-m.Target), m.RequestedBy)
+		p.scaleDown(ctx, reason, p.state.LeastUsedNodes(current-m.Target), m.RequestedBy)
 	default:
 		p.state.Record(contract.DecisionRecord{Seq: m.Seq, At: workflow.Now(ctx), Action: "manual-scale", Reason: reason, RequestedBy: m.RequestedBy, Outcome: "already at target"})
 	}
-}
-
-// leastUsedNodes picks n nodes, emptiest first, by name on ties.
-func (p *pool) leastUsedNodes(n int) []string {
-	if p.state.Observation == nil {
-		return nil
-	}
-	nodes := append([]types.NodeObservation(nil), p.state.Observation.Nodes...)
-	sort.Slice(nodes, func(i, j int) bool {
-		ui := nodes[i].CPUUtilization() + nodes[i].MemoryUtilization()
-		uj := nodes[j].CPUUtilization() + nodes[j].MemoryUtilization()
-		if ui != uj {
-			return ui < uj
-		}
-		return nodes[i].Name < nodes[j].Name
-	})
-	var out []string
-	for _, node := range nodes {
-		if len(out) == n {
-			break
-		}
-		if node.State != types.NodeDeleting {
-			out = append(out, node.Name)
-		}
-	}
-	return out
 }
 
 // deregister drains every node, then completes the workflow.
@@ -363,7 +332,7 @@ func (p *pool) deregister(ctx workflow.Context) error {
 
 // release sets every node group of the pool to zero at the provider.
 func (p *pool) release(ctx workflow.Context) {
-	seq := p.nextSeq()
+	seq := p.state.NextSeq()
 	in := activities.ReleaseInput{Key: p.spec.Key, IdempotencyKey: p.idempotencyKey(seq, "release")}
 	var res activities.ReleaseResult
 	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: "release", Reason: "pool deregistered", RequestedBy: "deregister"}
@@ -374,14 +343,6 @@ func (p *pool) release(ctx workflow.Context) {
 		p.state.TargetNodes = 0
 	}
 	p.state.Record(rec)
-}
-
-func (p *pool) unplaceableSummary() string {
-	if len(p.state.Unplaceable) == 0 {
-		return "no pod needs a new node"
-	}
-	keys := workflow.DeterministicKeys(p.state.Unplaceable)
-	return fmt.Sprintf("%d pods fit no allowed size (%s: %s)", len(keys), keys[0], p.state.Unplaceable[keys[0]])
 }
 
 func isErrorClass(err error, class errclass.Class) bool {

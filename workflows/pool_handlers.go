@@ -82,7 +82,7 @@ func (p *pool) validateScale(ctx workflow.Context, req contract.ScaleRequest) er
 
 func (p *pool) handleScale(ctx workflow.Context, req contract.ScaleRequest) (contract.ScaleAccepted, error) {
 	req.RequestedBy = p.accepted(ctx, req.Auth, req.RequestedBy)
-	seq := p.nextSeq()
+	seq := p.state.NextSeq()
 	p.state.ManualTarget = &poolcore.ManualScale{Seq: seq, Target: req.Target, Reason: req.Reason, RequestedBy: req.RequestedBy, Hold: req.Hold}
 	p.wake.SendAsync(true)
 	return contract.ScaleAccepted{Seq: seq, From: p.state.NodeCount(), Target: req.Target, Reason: req.Reason}, nil
@@ -116,7 +116,7 @@ func (p *pool) applyForceScale(ctx workflow.Context, req contract.ScaleRequest) 
 	if target != req.Target {
 		reason += fmt.Sprintf(" (target %d clamped to %d)", req.Target, target)
 	}
-	p.state.ManualTarget = &poolcore.ManualScale{Seq: p.nextSeq(), Target: target, Reason: reason, RequestedBy: req.RequestedBy}
+	p.state.ManualTarget = &poolcore.ManualScale{Seq: p.state.NextSeq(), Target: target, Reason: reason, RequestedBy: req.RequestedBy}
 }
 
 func (p *pool) validateSetPolicy(ctx workflow.Context, req contract.SetPolicyRequest) error {
@@ -208,7 +208,7 @@ func by(who string) string {
 func (p *pool) status() contract.PoolStatus {
 	s := p.state
 	st := contract.PoolStatus{
-		Key: p.spec.Key, State: p.stateName(), Policy: s.Policy, Paused: s.Paused, PausedReason: s.PausedReason,
+		Key: p.spec.Key, State: p.state.StateName(p.last.Frozen), Policy: s.Policy, Paused: s.Paused, PausedReason: s.PausedReason,
 		Deregistering: s.Deregistering, Nodes: s.ObservedNodes(), TargetNodes: s.NodeCount(), PendingPods: s.PendingPods(),
 		Seq: s.Seq, LastScaleUp: s.LastScaleUp, LastScaleDown: s.LastScaleDown, IdleSince: s.IdleSince,
 		Unplaceable: s.Unplaceable, DrainBlocked: p.state.DrainBlockedStatus(p.last.Held), Frozen: p.last.Frozen, Blocked: p.last.Blocked,
@@ -224,8 +224,8 @@ func (p *pool) status() contract.PoolStatus {
 	if p.decided.At.Before(s.HoldUntil) {
 		st.HoldTarget, st.HoldUntil = s.HoldTarget, s.HoldUntil
 	}
-	p.tierStatus(&st)      // pool_tier.go
-	p.lifecycleStatus(&st) // pool_lifecycle.go
+	s.TierStatus(&st)
+	s.LifecycleStatus(&st, p.decided.Due, p.rules)
 	if s.Provider != nil {
 		st.ProviderTarget, st.ProviderReadAt = s.Provider.Target(), s.Provider.ReadAt
 	}
@@ -233,27 +233,4 @@ func (p *pool) status() contract.PoolStatus {
 		st.LastObservationAt = s.Observation.ObservedAt
 	}
 	return st
-}
-
-// stateName is the one word the Web UI filters on (VisorState).
-func (p *pool) stateName() string {
-	s := p.state
-	switch {
-	case s.Deregistering:
-		return contract.StateDeregistering
-	case s.Paused:
-		return contract.StatePaused
-	case s.Gate.Phase == contract.PhaseDisabled || s.Gate.Phase == contract.PhasePending:
-		return contract.StateGated
-	case p.last.Frozen != "":
-		return contract.StateFrozen
-	case s.InFlight() > 0:
-		return contract.StateScalingUp
-	case s.PendingPods() > 0:
-		return contract.StatePending
-	case len(s.IdleSince) > 0 && s.ObservedNodes() > s.Policy.MinNodes:
-		return contract.StateIdleNodes
-	default:
-		return contract.StateSteady
-	}
 }

@@ -27,10 +27,6 @@ import (
 // actionInterruption records a spot interruption the pool acted on.
 const actionInterruption = "interruption"
 
-// noticePoll is the longest a pool with spot machines goes between two
-// reads of its notices.
-const noticePoll = 20 * time.Second
-
 // MetricInterruptions counts interruption notices taken, by kind
 // (spot-interruption, rebalance-recommendation) and outcome (replaced,
 // removed, gone, failed, noted).
@@ -45,10 +41,6 @@ type noticeReader struct {
 	// notices, so this run asks no more.
 	nextAt      time.Time
 	unsupported bool
-}
-
-func (p *pool) noticePollEvery() time.Duration {
-	return min(noticePoll, max(p.state.Policy.SampleInterval.D(), time.Second))
 }
 
 // noticeWake is when the pool next reads notices; false when it does not.
@@ -77,7 +69,7 @@ func (p *pool) takeInterruptions(ctx workflow.Context) {
 			return
 		}
 	}
-	p.notices.nextAt = now.Add(p.noticePollEvery())
+	p.notices.nextAt = now.Add(p.state.NoticePollEvery())
 	var res activities.NoticesResult
 	err := workflow.ExecuteActivity(p.activityCtx(ctx, quickActivity, "read interruption notices"), a.ReadInterruptions, p.spec.Key).Get(ctx, &res)
 	if err != nil {
@@ -128,8 +120,8 @@ func (p *pool) actOnNotice(ctx workflow.Context, n connectors.Interruption) {
 		p.countInterruption(ctx, n.Kind, "noted")
 		return
 	}
-	seq := p.nextSeq()
-	m, inGroup := p.interruptedMachine(n)
+	seq := p.state.NextSeq()
+	m, inGroup := p.state.InterruptedMachine(n)
 	rec := contract.DecisionRecord{Seq: seq, At: now, Action: actionInterruption,
 		Reason: fmt.Sprintf("spot interruption notice %s (sent %s): %s goes at %s", n.ID, n.NoticeAt.UTC().Format(time.RFC3339), poolcore.MachineName(n), n.Deadline.UTC().Format(time.RFC3339))}
 	if !inGroup {
@@ -149,7 +141,7 @@ func (p *pool) actOnNotice(ctx workflow.Context, n connectors.Interruption) {
 		rec.Added, rec.Size = 1, m.Size
 		steps = append(steps, "replaced by 1 × "+m.Size)
 	}
-	if p.isNode(m.Name) {
+	if p.state.IsNode(m.Name) {
 		steps = append(steps, p.drainUntil(ctx, m.Name, n.Deadline))
 	}
 	outcome := "removed"
@@ -189,36 +181,6 @@ func (p *pool) drainUntil(ctx workflow.Context, node string, deadline time.Time)
 		_ = p.awaitCall(ctx, workflow.NewTimer(ctx, wait), nil)
 	}
 	return "not drained by the deadline (" + err.Error() + ")"
-}
-
-// interruptedMachine finds the noticed machine in the provider's view.
-func (p *pool) interruptedMachine(n connectors.Interruption) (law.MachineAction, bool) {
-	if v := p.state.Provider; v != nil {
-		for _, g := range v.Groups {
-			for _, inst := range g.Instances {
-				if (n.InstanceID != "" && inst.ID == n.InstanceID) || (n.NodeName != "" && inst.Name == n.NodeName) {
-					name := inst.Name
-					if name == "" {
-						name = inst.ID
-					}
-					return law.MachineAction{Name: name, GroupID: g.ID, Size: g.Size, Reason: "spot interruption"}, true
-				}
-			}
-		}
-	}
-	return law.MachineAction{}, false
-}
-
-func (p *pool) isNode(name string) bool {
-	if p.state.Observation == nil {
-		return false
-	}
-	for _, n := range p.state.Observation.Nodes {
-		if n.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 func (p *pool) forgetNotices(now time.Time) { p.state.ForgetNoticesAt(now) }

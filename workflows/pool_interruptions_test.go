@@ -14,6 +14,7 @@ import (
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/connectors"
 	"github.com/hanzoai/visor-fleet/contract"
+	"github.com/hanzoai/visor-fleet/poolcore"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -98,7 +99,7 @@ func TestSpotInterruptionBuysTheReplacementDrainsAndDeletesThenAcknowledges(t *t
 	require.Equal(t, []string{"n1"}, rec.Removed)
 	require.Equal(t, 1, rec.Added)
 	require.True(t, strings.HasPrefix(rec.Outcome, "replaced by 1 × sim-4c8g; drained; deleted"), rec.Outcome)
-	require.False(t, rec.At.Before(noticeAt) || rec.At.After(noticeAt.Add(noticePoll+time.Second)), "acted within one poll of the notice: %s vs %s", rec.At, noticeAt)
+	require.False(t, rec.At.Before(noticeAt) || rec.At.After(noticeAt.Add(poolcore.NoticePoll+time.Second)), "acted within one poll of the notice: %s vs %s", rec.At, noticeAt)
 
 	require.Len(t, w.provisions, 1, "the replacement, bought without waiting for pending pods")
 	require.Equal(t, 3, w.provisions[0].Target, "group target raised by one")

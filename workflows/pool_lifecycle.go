@@ -3,7 +3,6 @@ package workflows
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"go.temporal.io/sdk/workflow"
@@ -24,57 +23,6 @@ import (
 // nodes go to a group of the current template, created under a name of
 // its own when the drifted one holds the plain name.
 
-// groupSuffixLen is how much of the template hash ends a new group's name.
-const groupSuffixLen = 8
-
-// driftedGroups are the groups created under another template than the
-// policy's, sorted: no scale-up grows them.
-func (p *pool) driftedGroups() []string {
-	if !p.rules.Lifecycle {
-		return nil
-	}
-	current := p.state.Policy.TemplateHash()
-	var out []string
-	for id, h := range p.state.GroupTemplates {
-		if h != current {
-			out = append(out, id)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// groupSuffix names a group the pool creates under the current template
-// apart from a drifted group of the same offering, which holds the plain
-// name; "" when there is none (the plain name is free or current).
-func (p *pool) groupSuffix(size string, ct types.CapacityType, zone string) string {
-	if !p.rules.Lifecycle || p.state.Provider == nil {
-		return ""
-	}
-	drifted := p.driftedGroups()
-	for _, g := range p.state.Provider.Groups {
-		if g.Size == size && g.CapacityType.Or() == ct.Or() && g.Zone == zone && slices.Contains(drifted, g.ID) {
-			return "-t" + p.state.Policy.TemplateHash()[:groupSuffixLen]
-		}
-	}
-	return ""
-}
-
-// stampGroup records the template a group was created or grown under.
-// Only a group this call created takes it: an existing group keeps the
-// template it was created with, whatever the input says.
-func (p *pool) stampGroup(groupID string, created bool, labels map[string]string, taints []types.Taint) {
-	if !p.rules.Lifecycle || groupID == "" || !created {
-		return
-	}
-	if p.state.GroupTemplates == nil {
-		p.state.GroupTemplates = map[string]string{}
-	}
-	if len(p.state.GroupTemplates) < poolcore.MaxGroupTemplates {
-		p.state.GroupTemplates[groupID] = types.Policy{NodeLabels: labels, NodeTaints: taints}.TemplateHash()
-	}
-}
-
 // disrupt carries out a lifecycle decision: buy the replacement of a
 // drifted or expired node, or drain the nodes due (those past their
 // terminationGracePeriod whatever blocks the drain).
@@ -83,7 +31,7 @@ func (p *pool) disrupt(ctx workflow.Context, d law.Decision) {
 		p.renew(ctx, d)
 		return
 	}
-	seq := p.nextSeq()
+	seq := p.state.NextSeq()
 	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(law.ActionDisrupt), Reason: d.Reason}
 	var failures []string
 	for i, node := range d.RemoveNodes {
@@ -118,7 +66,7 @@ func (p *pool) disrupt(ctx workflow.Context, d law.Decision) {
 	}
 	if len(rec.Removed) > 0 {
 		p.state.LastScaleDown = workflow.Now(ctx)
-		p.lapseReplacement(workflow.Now(ctx), rec.Removed)
+		p.state.LapseReplacement(workflow.Now(ctx), rec.Removed, p.rules)
 	}
 	rec.Outcome = fmt.Sprintf("removed %d of %d", len(rec.Removed), len(d.RemoveNodes))
 	if len(d.Forced) > 0 {
@@ -143,7 +91,7 @@ func (p *pool) forceRemove(ctx workflow.Context, seq int64, node string) error {
 // policy still allows it.
 func (p *pool) renew(ctx workflow.Context, d law.Decision) {
 	r := d.Replacing
-	seq := p.nextSeq()
+	seq := p.state.NextSeq()
 	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(law.ActionDisrupt), Reason: d.Reason}
 	pol := p.state.Policy
 	ct, zone := types.CapacityType(""), ""
@@ -153,7 +101,7 @@ func (p *pool) renew(ctx workflow.Context, d law.Decision) {
 	if len(pol.Zones) > 0 {
 		zone = pol.Zones[0]
 	}
-	drifted := p.driftedGroups()
+	drifted := p.state.DriftedGroups(p.rules)
 	k := len(r.Old)
 	groupID, target := "", k
 	if v := p.state.Provider; v != nil {
@@ -176,7 +124,7 @@ func (p *pool) renew(ctx workflow.Context, d law.Decision) {
 		IdempotencyKey: p.idempotencyKey(seq, "renew"),
 		NodeLabels:     pol.NodeLabels, NodeTaints: pol.NodeTaints, CapacityType: ct, Zone: zone}
 	if groupID == "" {
-		in.GroupSuffix = p.groupSuffix(r.Size, ct, zone)
+		in.GroupSuffix = p.state.GroupSuffix(p.rules, r.Size, ct, zone)
 	}
 	var res activities.ProvisionResult
 	err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, fmt.Sprintf("renew: %d × %s for %s", k, r.Size, strings.Join(r.Old, ", "))), a.Provision, in), &res)
@@ -185,7 +133,7 @@ func (p *pool) renew(ctx workflow.Context, d law.Decision) {
 		p.state.Record(rec)
 		return
 	}
-	p.stampGroup(res.GroupID, groupID == "", in.NodeLabels, in.NodeTaints)
+	p.state.StampGroup(p.rules, res.GroupID, groupID == "", in.NodeLabels, in.NodeTaints)
 	p.apply(ctx, poolcore.ProviderAnswer{View: res.View, Total: res.TotalTarget})
 	rec.Added, rec.Size = k, r.Size
 	if k == 1 {
@@ -197,36 +145,12 @@ func (p *pool) renew(ctx workflow.Context, d law.Decision) {
 	p.state.Record(rec)
 }
 
-// lifecycleStatus counts the nodes due, for the status query.
-func (p *pool) lifecycleStatus(st *contract.PoolStatus) {
-	for _, d := range p.decided.Due {
-		if d.Drifted {
-			st.Drifted++
-		}
-		if d.Expired {
-			st.Expired++
-		}
-		if len(st.Due) < maxDueListed {
-			line := d.Node + ": " + d.Reason
-			if n, ok := p.observedNode(d.Node); ok && p.rules.RenewalTolerations {
-				if why := law.Untolerated(p.state.Policy, n); why != "" {
-					line += "; kept: " + why
-				}
-			}
-			st.Due = append(st.Due, line)
-		}
-	}
-}
-
-// maxDueListed bounds the nodes the status lists with why.
-const maxDueListed = 20
-
 // intoCurrentGroup points a buy that replaces a machine of a drifted group
 // (repair, interruptions) at a group of the current template of the same
 // offering, or at a new one, so a replacement is not itself drifted. It
 // reports whether the buy may create a group, which stampGroup then records.
 func (p *pool) intoCurrentGroup(in *activities.ProvisionInput) (creates bool) {
-	if !p.rules.Lifecycle || p.state.Provider == nil || in.GroupID == "" || !slices.Contains(p.driftedGroups(), in.GroupID) {
+	if !p.rules.Lifecycle || p.state.Provider == nil || in.GroupID == "" || !slices.Contains(p.state.DriftedGroups(p.rules), in.GroupID) {
 		return false
 	}
 	var old activities.GroupView
@@ -235,7 +159,7 @@ func (p *pool) intoCurrentGroup(in *activities.ProvisionInput) (creates bool) {
 			old = g
 		}
 	}
-	drifted := p.driftedGroups()
+	drifted := p.state.DriftedGroups(p.rules)
 	in.GroupID, in.Target = "", 1
 	for _, g := range p.state.Provider.Groups {
 		if g.Size == in.Size && g.CapacityType.Or() == old.CapacityType.Or() && g.Zone == old.Zone && !slices.Contains(drifted, g.ID) && (in.GroupID == "" || g.ID < in.GroupID) {
@@ -247,19 +171,6 @@ func (p *pool) intoCurrentGroup(in *activities.ProvisionInput) (creates bool) {
 	}
 	pol := p.state.Policy
 	in.NodeLabels, in.NodeTaints, in.CapacityType, in.Zone = pol.NodeLabels, pol.NodeTaints, old.CapacityType, old.Zone
-	in.GroupSuffix = p.groupSuffix(in.Size, old.CapacityType, old.Zone)
+	in.GroupSuffix = p.state.GroupSuffix(p.rules, in.Size, old.CapacityType, old.Zone)
 	return true
-}
-
-// observedNode is the held observation's node of that name.
-func (p *pool) observedNode(name string) (types.NodeObservation, bool) {
-	if p.state.Observation == nil {
-		return types.NodeObservation{}, false
-	}
-	for _, n := range p.state.Observation.Nodes {
-		if n.Name == name {
-			return n, true
-		}
-	}
-	return types.NodeObservation{}, false
 }

@@ -140,7 +140,7 @@ func TestPoolDriftRollsThroughThePool(t *testing.T) {
 		require.Len(t, w.provisions, 1, "no replacement bought for the first drifted node")
 		in := w.provisions[0]
 		require.Empty(t, in.GroupID, "the replacement grew the drifted group")
-		require.Equal(t, "-t"+changed.TemplateHash()[:groupSuffixLen], in.GroupSuffix)
+		require.Equal(t, "-t"+changed.TemplateHash()[:poolcore.GroupSuffixLen], in.GroupSuffix)
 		require.Equal(t, changed.NodeLabels, in.NodeLabels)
 		require.Empty(t, w.drained, "drained before the new node is Ready")
 	}, 2*time.Minute)
@@ -271,7 +271,7 @@ func TestPoolRepairAfterDriftBuysTheCurrentTemplate(t *testing.T) {
 		in := w.provisions[0]
 		require.Empty(t, in.GroupID, "the repair grew the drifted group")
 		require.Equal(t, changed.NodeTaints, in.NodeTaints)
-		require.Equal(t, "-t"+changed.TemplateHash()[:groupSuffixLen], in.GroupSuffix)
+		require.Equal(t, "-t"+changed.TemplateHash()[:poolcore.GroupSuffixLen], in.GroupSuffix)
 	}, 30*time.Minute)
 	finish(env, 31*time.Minute)
 	env.ExecuteWorkflow(PoolWorkflow, PoolInput{Spec: spec(p)})

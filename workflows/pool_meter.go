@@ -83,11 +83,6 @@ func (p *pool) truthCovers(ctx workflow.Context, end time.Time) bool {
 	return false
 }
 
-// hourNodeHours is the node-hours per size the pool ran in the hour.
-func (p *pool) hourNodeHours(hour time.Time) map[string]float64 {
-	return p.state.Machines.NodeHours(hour)
-}
-
 // meterTaskQueue: metering runs beside the workflows, not in a tenant's
 // account, since it reports to the platform's ledger.
 func (p *pool) meterTaskQueue() string { return "" }

@@ -69,7 +69,7 @@ func (p *pool) emitMetrics(ctx workflow.Context) {
 		guard = 1
 	}
 	h.Gauge(MetricRunawayGuard).Update(guard)
-	state := p.stateName()
+	state := p.state.StateName(p.last.Frozen)
 	for _, st := range contract.PoolStates {
 		v := 0.0
 		if st == state {

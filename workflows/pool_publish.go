@@ -46,7 +46,7 @@ type saSnapshot struct {
 func (p *pool) publish(ctx workflow.Context) {
 	s := p.state
 	now := saSnapshot{
-		state: p.stateName(), phase: string(s.Gate.Phase), region: s.Gate.Region,
+		state: p.state.StateName(p.last.Frozen), phase: string(s.Gate.Phase), region: s.Gate.Region,
 		nodes: s.ObservedNodes(), target: s.NodeCount(), pods: s.PendingPods(),
 		lastScale: slices.MaxFunc([]time.Time{s.LastScaleUp, s.LastScaleDown}, time.Time.Compare), set: true,
 		tier: p.publishedTier(ctx), // pool_tier.go
@@ -136,7 +136,7 @@ func (p *pool) reasonLine() string {
 		}
 	}
 	if len(s.Unplaceable) > 0 {
-		return poolcore.Truncate(p.unplaceableSummary(), 120)
+		return poolcore.Truncate(p.state.UnplaceableSummary(), 120)
 	}
 	return ""
 }
@@ -145,7 +145,7 @@ func (p *pool) reasonLine() string {
 func (p *pool) details() string {
 	s := p.state
 	var b strings.Builder
-	fmt.Fprintf(&b, "**%s** · %s/%s/%s on %s (%s)\n\n", p.stateName(), p.spec.Key.Org, p.spec.Key.Project, p.spec.Key.Service, p.spec.Key.Cluster, p.spec.Key.Provider)
+	fmt.Fprintf(&b, "**%s** · %s/%s/%s on %s (%s)\n\n", p.state.StateName(p.last.Frozen), p.spec.Key.Org, p.spec.Key.Project, p.spec.Key.Service, p.spec.Key.Cluster, p.spec.Key.Provider)
 	fmt.Fprintf(&b, "nodes %d (target %d, floor %d, ceiling %d) · pending pods %d\n\n", s.ObservedNodes(), s.NodeCount(), s.Policy.MinNodes, s.Policy.MaxNodes, s.PendingPods())
 	if s.Paused {
 		fmt.Fprintf(&b, "paused: %s\n\n", s.PausedReason)

@@ -2,9 +2,7 @@ package workflows
 
 import (
 	"fmt"
-	"sort"
 	"strings"
-	"time"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -21,7 +19,7 @@ import (
 // NotReady too long: cordon and drain as far as possible, delete, and buy
 // one of the same size.
 func (p *pool) repair(ctx workflow.Context, d law.Decision) {
-	seq := p.nextSeq()
+	seq := p.state.NextSeq()
 	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(law.ActionRepair), Reason: d.Reason}
 	var outcomes []string
 	for _, m := range d.Expire {
@@ -108,27 +106,13 @@ func (p *pool) replaceWith(ctx workflow.Context, seq int64, m law.MachineAction)
 	if err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, fmt.Sprintf("replace %s with 1 × %s", m.Name, m.Size)), a.Provision, in), &res); err != nil {
 		return err
 	}
-	p.stampGroup(res.GroupID, creates, in.NodeLabels, in.NodeTaints)
+	p.state.StampGroup(p.rules, res.GroupID, creates, in.NodeLabels, in.NodeTaints)
 	p.apply(ctx, poolcore.ProviderAnswer{View: res.View, Total: res.TotalTarget})
 	return nil
 }
 
 // maxAdditionsKept bounds the runaway guard's record of scale-ups.
 const maxAdditionsKept = 100
-
-// backedOffSizes are the sizes not to buy now, sorted.
-func (p *pool) backedOffSizes(now time.Time) []string {
-	var out []string
-	for size, until := range p.state.SizeBackoff {
-		if now.Before(until) {
-			out = append(out, size)
-		} else {
-			delete(p.state.SizeBackoff, size)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
 
 // park records what the plan could not place. Only a pod no allowed size
 // can ever hold is parked until it, the policy or the catalog changes; a

@@ -3,7 +3,6 @@ package workflows
 import (
 	"fmt"
 	"slices"
-	"time"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -23,7 +22,7 @@ import (
 // replace buys the replacement's new node: its size's group raised by one.
 func (p *pool) replace(ctx workflow.Context, d law.Decision) {
 	r := d.Replacing
-	seq := p.nextSeq()
+	seq := p.state.NextSeq()
 	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(law.ActionReplace), Reason: d.Reason}
 	// With KeepReplacement the new node is bought as the old ones were,
 	// in their group's zone and capacity type: their pods may be pinned
@@ -69,36 +68,3 @@ func (p *pool) replace(ctx workflow.Context, d law.Decision) {
 	p.state.Replacing = r
 	p.state.Record(rec)
 }
-
-// lapseReplacement drops the replacement under way once it is no longer
-// live, or once a removal took one of its old nodes (the replacement's
-// own drain, or another rule's). With law.Rules.KeepReplacement a
-// replacement dropped as no longer live is recorded as abandoned, with
-// why; one whose old nodes a removal took is simply over.
-func (p *pool) lapseReplacement(now time.Time, removed []string) {
-	s := p.state
-	r := s.Replacing
-	if r == nil {
-		return
-	}
-	if slices.ContainsFunc(removed, func(n string) bool { return slices.Contains(r.Old, n) }) {
-		s.Replacing = nil
-		return
-	}
-	live, why := law.ReplacementVerdict(s.Policy, r, s.Observation, now)
-	if live {
-		return
-	}
-	s.Replacing = nil
-	if p.rules.KeepReplacement && why != "" {
-		outcome := "nothing drained; the pool goes on"
-		if r.Node != "" {
-			outcome += fmt.Sprintf(" and %s is ordinary capacity", r.Node)
-		}
-		s.Record(contract.DecisionRecord{Seq: p.nextSeq(), At: now, Action: actionReplaceAbandoned, Reason: why, Outcome: outcome})
-	}
-}
-
-// actionReplaceAbandoned is the decision recorded when a replacement is
-// dropped before it completed.
-const actionReplaceAbandoned = "replace-abandoned"

@@ -5,7 +5,6 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/metering"
 )
 
@@ -31,20 +30,10 @@ func (p *pool) noteLifespan(ctx workflow.Context) {
 
 // hourEvents is what one hour bills, under the tier it was held under.
 func (p *pool) hourEvents(ctx workflow.Context, hour time.Time) []metering.Event {
-	return metering.TieredEvents(p.spec.Key, p.hourNodeHours(hour), p.state.Tiers, hour)
+	return metering.TieredEvents(p.spec.Key, p.state.HourNodeHours(hour), p.state.Tiers, hour)
 }
 
 // publishedTier is the VisorTier value.
 func (p *pool) publishedTier(ctx workflow.Context) string {
 	return string(p.state.Tiers.Current())
-}
-
-// tierStatus is the tier part of the status query (no workflow calls: a
-// query may not make any).
-func (p *pool) tierStatus(st *contract.PoolStatus) {
-	t := p.state.Tiers
-	st.Tier = t.Current()
-	if n := len(t.Changes); n > 0 {
-		st.TierSince = t.Changes[n-1].From
-	}
 }

@@ -106,7 +106,7 @@ func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 	}
 	p.state.EnsureMaps()
 	if carried {
-		p.state.Record(contract.DecisionRecord{Seq: p.nextSeq(), At: workflow.Now(ctx), Action: "start",
+		p.state.Record(contract.DecisionRecord{Seq: p.state.NextSeq(), At: workflow.Now(ctx), Action: "start",
 			Reason:  "the start carried a pool state, but no earlier run of this pool handed it over",
 			Outcome: "carried state ignored: started from the spec"})
 	}
@@ -135,7 +135,7 @@ func (p *pool) run(ctx workflow.Context) error {
 		if p.state.Deregistering {
 			return p.deregister(ctx)
 		}
-		if p.needsResync(workflow.Now(ctx)) {
+		if p.state.NeedsResync(workflow.Now(ctx)) {
 			p.resync(ctx)
 		}
 		if p.policyChanged {
@@ -143,7 +143,7 @@ func (p *pool) run(ctx workflow.Context) error {
 			p.announce(ctx, false)
 		}
 		p.meter(ctx)
-		p.lapseReplacement(workflow.Now(ctx), nil)
+		p.state.LapseReplacement(workflow.Now(ctx), nil, p.rules)
 		p.takeInterruptions(ctx)
 		d := p.decide(workflow.Now(ctx))
 		if !p.state.Paused && p.act(ctx, d) {
@@ -249,7 +249,7 @@ func (p *pool) cancelTimer() {
 // nextWake is the earliest of the law's wake-up, the safety resync, and the
 // next metering hour.
 func (p *pool) nextWake(now time.Time) (time.Time, string) {
-	at := p.state.ReceivedAt.Add(p.resyncInterval())
+	at := p.state.ReceivedAt.Add(p.state.ResyncInterval())
 	why := "safety resync"
 	if p.last.WakeAt.After(now) && p.last.WakeAt.Before(at) && !p.state.Paused {
 		at, why = p.last.WakeAt, p.last.WakeReason
@@ -269,14 +269,6 @@ func (p *pool) nextWake(now time.Time) (time.Time, string) {
 		at = now.Add(time.Second)
 	}
 	return at, why
-}
-
-func (p *pool) resyncInterval() time.Duration {
-	return p.state.Policy.ResyncInterval.D() + p.state.Policy.SampleInterval.D()
-}
-
-func (p *pool) needsResync(now time.Time) bool {
-	return p.state.Observation == nil || !now.Before(p.state.ReceivedAt.Add(p.resyncInterval()))
 }
 
 // drainMessages applies every buffered signal without blocking. A signal
