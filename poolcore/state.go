@@ -10,7 +10,6 @@ import (
 	"github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/metering"
 	"github.com/hanzoai/visor-fleet/types"
-	"go.temporal.io/sdk/workflow"
 )
 
 // State is the pool's durable state: everything a restart must not lose.
@@ -346,7 +345,7 @@ func (s *State) UnplaceableSummary() string {
 	if len(s.Unplaceable) == 0 {
 		return "no pod needs a new node"
 	}
-	keys := workflow.DeterministicKeys(s.Unplaceable)
+	keys := sortedKeys(s.Unplaceable)
 	return fmt.Sprintf("%d pods fit no allowed size (%s: %s)", len(keys), keys[0], s.Unplaceable[keys[0]])
 }
 
