@@ -138,21 +138,32 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "visor-kubeapi-")
-	if err != nil {
-		return nil, err
-	}
-	c := &Cluster{dir: dir, users: map[string]staticUser{}}
 	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
 	defer cancel()
-	if err := c.start(ctx, bins, opts, manifest); err != nil {
-		err = fmt.Errorf("kubeplane: start control plane: %w\n%s", err, c.Logs(30))
+	for attempt := 1; ; attempt++ {
+		dir, err := os.MkdirTemp("", "visor-kubeapi-")
+		if err != nil {
+			return nil, err
+		}
+		c := &Cluster{dir: dir, users: map[string]staticUser{}}
+		err = c.start(ctx, bins, opts, manifest)
+		if err == nil {
+			c.StartedIn = time.Since(began)
+			return c, nil
+		}
+		logs := c.Logs(30)
 		c.Stop()
-		return nil, err
+		// A port found free can be taken by another process before the
+		// server binds it: start again on new ports.
+		if attempt < maxStartAttempts && ctx.Err() == nil && strings.Contains(logs, "address already in use") {
+			continue
+		}
+		return nil, fmt.Errorf("kubeplane: start control plane: %w\n%s", err, logs)
 	}
-	c.StartedIn = time.Since(began)
-	return c, nil
 }
+
+// maxStartAttempts bounds the starts a port taken meanwhile may cost.
+const maxStartAttempts = 3
 
 func (c *Cluster) start(ctx context.Context, bins Binaries, opts Options, manifest []clusterRoleDoc) error {
 	etcdURL, err := c.startEtcd(ctx, bins.Etcd)
