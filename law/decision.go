@@ -52,7 +52,7 @@ type DecisionInput struct {
 	Gate Gate
 
 	// Machines are the provider's machines with their nodes' state (nil:
-	// the provider was not read, as in runs recorded before it was).
+	// the provider's view is not known).
 	Machines []Machine
 	// Leaked machines carry the pool's identity outside all its groups.
 	Leaked []Machine
@@ -310,9 +310,8 @@ func Decide(in DecisionInput) Decision {
 		return d
 	case obs.Unbound > 0:
 		// kube-scheduler has pods of the pool still to place: the room an
-		// idle or underused node offers is theirs first. (An observation
-		// recorded before Unbound existed carries 0, so histories decide
-		// as they did.)
+		// idle or underused node offers is theirs first. An observer that
+		// does not count them reports 0 and holds nothing back.
 		d.Blocked = append(d.Blocked, fmt.Sprintf("%s of the pool not placed by kube-scheduler yet: scale-down waits for them", Plural(obs.Unbound, "pod")))
 		holdIdle(in, p, &d, "pods kube-scheduler has not placed yet", time.Time{})
 		return d

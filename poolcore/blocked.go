@@ -9,6 +9,10 @@ import (
 	"github.com/hanzoai/visor-fleet/law"
 )
 
+// An idle node the pool keeps says why (law.Rules.RetryBlocked): the
+// status query's drainBlocked, the REASON line, the Web UI's details and
+// one DisruptionBlocked Event on the node per reason.
+
 // MaxRefusalText bounds the reason a failed drain leaves in the state.
 const MaxRefusalText = 512
 

@@ -236,7 +236,7 @@ func newNodeRunsPods(obs types.PoolObservation, since time.Time) bool {
 
 // triedSince says whether kube-scheduler tried the pod after ready. An
 // observer that does not report tries (TriedAt zero) leaves the grace
-// alone to judge, as before tries were read.
+// alone to judge: nothing says the pod was not tried.
 func triedSince(pod types.PendingPod, ready time.Time) bool {
 	return pod.TriedAt.IsZero() || pod.TriedAt.After(ready)
 }

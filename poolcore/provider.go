@@ -168,7 +168,8 @@ func (s *State) noHelpGrace() time.Duration {
 	return max(s.Policy.PendingThreshold.D(), 3*s.Policy.SampleInterval.D(), minNoHelpGrace)
 }
 
-// legacyBootingNodes is what runs recorded before provider truth passed.
+// legacyBootingNodes is the booting room without a provider view: the
+// observed nodes not Ready yet.
 func (s *State) legacyBootingNodes() []types.NodeObservation {
 	if s.Observation == nil {
 		return nil

@@ -1,3 +1,8 @@
+// Package poolcore is the pool's durable state and every change to it,
+// pure: no Temporal, no clock but the one it is handed, no I/O. The pool
+// workflow (workflows/pool_*.go) receives inputs and activity results and
+// hands each to State.Apply as an event, decides with State.Decide, and
+// carries the decision out.
 package poolcore
 
 import (
@@ -232,7 +237,8 @@ func (s *State) ObservedNodes() int { return law.CountNodes(s.Observation, 0) }
 
 // InFlight is nodes asked for at the provider but not yet seen in the
 // cluster. With the provider's view it is the provider's target less the
-// nodes that registered; before it, the pool's own bookkeeping.
+// nodes that registered; without a view (none read yet, or a provider
+// answer that carried only its total), the pool's own bookkeeping.
 func (s *State) InFlight() int {
 	if s.Provider != nil {
 		return max(0, s.Provider.Target()-s.registeredNodes())

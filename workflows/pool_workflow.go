@@ -155,7 +155,7 @@ func (p *pool) run(ctx workflow.Context) error {
 			}
 		}
 		p.last = d
-		p.tellBlocked(ctx) // pool_blocked.go
+		p.tellBlocked(ctx) // pool_events.go
 		p.publish(ctx)
 		if p.shouldContinueAsNew(ctx) {
 			return p.continueAsNew(ctx)
