@@ -14,7 +14,7 @@ import (
 // Fold takes an observation that passed every check into the state: it is
 // the one place an observation changes what the pool knows (the node
 // clocks, idleness, purchases judged, what is forgotten); the meter's
-// Machines come from provider reads (pool_meter.go).
+// machines come from provider reads (ProviderRead).
 func (s *State) Fold(obs types.PoolObservation, now time.Time, rules Rules) {
 	obs = s.withoutRemoved(boundObservation(obs))
 	if rules.Buffers {
@@ -30,7 +30,7 @@ func (s *State) Fold(obs types.PoolObservation, now time.Time, rules Rules) {
 	s.UnderusedSince = law.UpdateUnderusedSince(s.Policy, s.UnderusedSince, obs)
 	s.trackNodes(obs)
 	if rules.NotReadyClock {
-		s.notReadyFromCondition(obs) // pool_unready.go
+		s.notReadyFromCondition(obs) // unready.go
 	}
 	s.trackPurchases(obs, now, rules)
 	s.noteReplacementNode(s.Observation, rules.Rules)

@@ -20,7 +20,7 @@ type Rules struct {
 	RebuyRepelled bool
 	// Offerings: a scale-up buys by offering (capacity type, zone) and an
 	// insufficient-capacity answer marks only that offering unavailable
-	// for a while (pool_offerings.go).
+	// for a while (offerings.go; the purchase in workflows/pool_scaleup.go).
 	Offerings bool
 	// TriedSinceReady: a pod pending beside a roomy new node is judged not
 	// helped only once kube-scheduler tried it after the node became Ready
@@ -37,7 +37,7 @@ type Rules struct {
 	// pool first saw it so, as Karpenter's node repair counts.
 	NotReadyClock bool
 	// ParallelRemoval: a scale-down removes removalsAtOnce nodes at the
-	// same time (pool_removal.go).
+	// same time (workflows/pool_removal.go).
 	ParallelRemoval bool
 	// Buffers: the observation's CapacityBuffers are headroom
 	// (types.BufferObservation, withHeadroom).
@@ -49,7 +49,7 @@ type Rules struct {
 	LookAhead bool
 	// FreshScaleDown: a scale-down acts only on an observation at most
 	// freshScaleDownAge old; an older one is resynced and the decision
-	// taken again (pool_workflow.go act). Two sample intervals were
+	// taken again (workflows/pool_workflow.go act). Two sample intervals were
 	// allowed before: a node seen empty or with room 30 s ago may have
 	// taken pods since, and draining it, or packing onto its room,
 	// strands them.

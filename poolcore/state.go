@@ -58,9 +58,9 @@ type State struct {
 	// MeterCursor is the first hour not yet metered.
 	MeterCursor time.Time `json:"meterCursor"`
 	// Machines are the provider's machines, created and ended as its
-	// reads say: what the meter bills (pool_meter.go).
+	// reads say: what the meter bills (workflows/pool_meter.go).
 	Machines metering.Machines `json:"machines,omitzero"`
-	// Tiers is the billing-tier history and lifespan (pool_tier.go).
+	// Tiers is the billing-tier history and lifespan (workflows/pool_tier.go).
 	Tiers metering.Tiers `json:"tiers,omitzero"`
 	// ContinuedAsNew counts runs, for the status query.
 	ContinuedAsNew int `json:"continuedAsNew"`
@@ -108,14 +108,14 @@ type State struct {
 	// GPU replacement may buy (law.Rules.ReplaceGPU).
 	SizeGPUModel map[string]string `json:"sizeGPUModel,omitempty"`
 	// Replacing is the replacement consolidation under way: its new node
-	// bought, its old nodes not yet drained (pool_replace.go).
+	// bought, its old nodes not yet drained (workflows/pool_replace.go).
 	Replacing *law.Replacement `json:"replacing,omitempty"`
 	// Budget says what the cost budget cut from the last scale-up;
 	// OrgNote what the org's ceilings left the last scale-up.
 	Budget  string `json:"budget,omitempty"`
 	OrgNote string `json:"orgNote,omitempty"`
 	// UnavailableOffering: offerings (types.Offering.Key) a buy failed for
-	// lack of capacity, not bought again before the time (pool_offerings.go).
+	// lack of capacity, not bought again before the time (offerings.go; the purchase in workflows/pool_scaleup.go).
 	UnavailableOffering map[string]time.Time `json:"unavailableOffering,omitempty"`
 	// HoldTarget is a manual target kept as the floor until HoldUntil.
 	HoldTarget int       `json:"holdTarget,omitempty"`
@@ -126,7 +126,7 @@ type State struct {
 	Notices map[string]time.Time `json:"notices,omitempty"`
 	// GroupTemplates is the node template hash each group was created
 	// under, by group ID; DueSince when each drifted or expired node was
-	// first found due (pool_lifecycle.go).
+	// first found due (workflows/pool_lifecycle.go).
 	GroupTemplates map[string]string    `json:"groupTemplates,omitempty"`
 	DueSince       map[string]time.Time `json:"dueSince,omitempty"`
 }

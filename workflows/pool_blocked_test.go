@@ -220,10 +220,10 @@ func TestReasonLineNamesAKeptIdleNode(t *testing.T) {
 	p.state.Observation = obs(now, nodes)
 	p.state.IdleSince["n3"] = now.Add(-time.Hour)
 	p.last = p.decide(now)
-	if got := p.reasonLine(); !strings.Contains(got, "n3 cannot be emptied: pod web/a: karpenter.sh/do-not-disrupt=true") {
+	if got := (publisher{p}).reasonLine(); !strings.Contains(got, "n3 cannot be emptied: pod web/a: karpenter.sh/do-not-disrupt=true") {
 		t.Fatalf("REASON %q does not name the kept node", got)
 	}
-	if !strings.Contains(p.details(), "kept idle: n3: cannot be emptied") {
-		t.Fatalf("the Web UI's details do not name the kept node:\n%s", p.details())
+	if !strings.Contains((publisher{p}).details(), "kept idle: n3: cannot be emptied") {
+		t.Fatalf("the Web UI's details do not name the kept node:\n%s", publisher{p}.details())
 	}
 }

@@ -13,13 +13,17 @@ import (
 	"github.com/hanzoai/visor-fleet/types"
 )
 
+// teller records Kubernetes Events on the pods and nodes a decision
+// concerns, each told once.
+type teller struct{ *pool }
+
 // The pool says why on the objects themselves, where `kubectl describe`
 // shows it: a pod it bought for, a pod it cannot help, a node it could not
 // drain. Events are told without waiting: they are for people, never a
 // reason to hold a decision, and a lost one is not retried for long.
 
 // tell records events on the pool's pods and nodes.
-func (p *pool) tell(ctx workflow.Context, events []connectors.ClusterEvent) {
+func (p teller) tell(ctx workflow.Context, events []connectors.ClusterEvent) {
 	if len(events) == 0 {
 		return
 	}
@@ -32,7 +36,7 @@ func (p *pool) tell(ctx workflow.Context, events []connectors.ClusterEvent) {
 }
 
 // tellBought tells each pod a purchase was for which nodes it bought.
-func (p *pool) tellBought(ctx workflow.Context, seq int64, plan activities.PlanResult, pods []types.PendingPod) {
+func (p teller) tellBought(ctx workflow.Context, seq int64, plan activities.PlanResult, pods []types.PendingPod) {
 	msg := fmt.Sprintf("visor: buying %d × %s for this pod, pool %s, decision #%d", plan.NewNodes, plan.Size, p.spec.Key.WorkflowID(), seq)
 	var events []connectors.ClusterEvent
 	for _, pod := range boughtFor(plan, pods) {
@@ -47,7 +51,7 @@ func (p *pool) tellBought(ctx workflow.Context, seq int64, plan activities.PlanR
 
 // tellUnplaceable tells pods newly found to fit no size the pool may buy
 // why, and what would fix it; a pod told before is not told again.
-func (p *pool) tellUnplaceable(ctx workflow.Context, fresh []activities.UnplaceablePod) {
+func (p teller) tellUnplaceable(ctx workflow.Context, fresh []activities.UnplaceablePod) {
 	var events []connectors.ClusterEvent
 	for _, u := range fresh {
 		msg := fmt.Sprintf("visor: pool %s buys no node for this pod: %s", p.spec.Key.WorkflowID(), u.Reason)
@@ -57,7 +61,7 @@ func (p *pool) tellUnplaceable(ctx workflow.Context, fresh []activities.Unplacea
 }
 
 // tellDrainBlocked tells a node the pool wanted gone why it stays.
-func (p *pool) tellDrainBlocked(ctx workflow.Context, node string, err error, until time.Time) {
+func (p teller) tellDrainBlocked(ctx workflow.Context, node string, err error, until time.Time) {
 	msg := fmt.Sprintf("visor: pool %s could not drain this node: %v; it tries again after %s", p.spec.Key.WorkflowID(), err, until.UTC().Format(time.RFC3339))
 	p.tell(ctx, []connectors.ClusterEvent{{Kind: connectors.EventKindNode, Name: node, Type: connectors.EventWarning, Reason: connectors.EventDisruptionBlocked, Message: msg}})
 }
@@ -72,7 +76,7 @@ func podEvent(key, typ, reason, msg string) connectors.ClusterEvent {
 // Event is for the node's `kubectl describe`, and a reason told before is
 // not told again until it changes (its times left out, so a retry or a
 // moving window does not repeat it).
-func (p *pool) tellBlocked(ctx workflow.Context) {
+func (p teller) tellBlocked(ctx workflow.Context) {
 	if !p.rules.RetryBlocked {
 		return
 	}

@@ -14,9 +14,13 @@ import (
 	"github.com/hanzoai/visor-fleet/poolcore"
 )
 
+// handlers answer the pool's updates and queries: each checks its input,
+// then hands it to the loop through the state; none acts itself.
+type handlers struct{ *pool }
+
 // registerHandlers wires the contract of docs/design.md. Validators run before an
 // update is accepted, so a rejected one never enters history.
-func (p *pool) registerHandlers(ctx workflow.Context) error {
+func (p handlers) registerHandlers(ctx workflow.Context) error {
 	handlers := []struct {
 		name      string
 		handler   any
@@ -40,7 +44,7 @@ func (p *pool) registerHandlers(ctx workflow.Context) error {
 
 // authorize checks the caller of an update against the pool's org with
 // the worker's trust (validators never run on replay).
-func (p *pool) authorize(ctx workflow.Context, message string, req any, a *contract.Authorization) error {
+func (p handlers) authorize(ctx workflow.Context, message string, req any, a *contract.Authorization) error {
 	_, err := validatorAuthority().forOrg(p.spec.Key, message, req, a, p.state.Nonces, workflow.Now(ctx))
 	if err != nil {
 		workflow.GetLogger(ctx).Warn("refused "+message, "pool", p.spec.Key.WorkflowID(), "error", err)
@@ -50,7 +54,7 @@ func (p *pool) authorize(ctx workflow.Context, message string, req any, a *contr
 
 // accepted records an accepted request's nonce and returns who sent it:
 // the verified subject when signed, else what the request says.
-func (p *pool) accepted(ctx workflow.Context, a *contract.Authorization, requestedBy string) string {
+func (p handlers) accepted(ctx workflow.Context, a *contract.Authorization, requestedBy string) string {
 	remember(p.state.Nonces, a, workflow.Now(ctx))
 	if s := subjectOf(a); s != "" {
 		return s
@@ -58,7 +62,7 @@ func (p *pool) accepted(ctx workflow.Context, a *contract.Authorization, request
 	return requestedBy
 }
 
-func (p *pool) validateScale(ctx workflow.Context, req contract.ScaleRequest) error {
+func (p handlers) validateScale(ctx workflow.Context, req contract.ScaleRequest) error {
 	if err := p.authorize(ctx, contract.UpdateScale, req, req.Auth); err != nil {
 		return err
 	}
@@ -80,7 +84,7 @@ func (p *pool) validateScale(ctx workflow.Context, req contract.ScaleRequest) er
 	return errors.Join(errs...)
 }
 
-func (p *pool) handleScale(ctx workflow.Context, req contract.ScaleRequest) (contract.ScaleAccepted, error) {
+func (p handlers) handleScale(ctx workflow.Context, req contract.ScaleRequest) (contract.ScaleAccepted, error) {
 	req.RequestedBy = p.accepted(ctx, req.Auth, req.RequestedBy)
 	seq := p.state.NextSeq()
 	p.state.ManualTarget = &poolcore.ManualScale{Seq: seq, Target: req.Target, Reason: req.Reason, RequestedBy: req.RequestedBy, Hold: req.Hold}
@@ -90,7 +94,7 @@ func (p *pool) handleScale(ctx workflow.Context, req contract.ScaleRequest) (con
 
 // applyForceScale is the fire-and-forget `force-scale` signal: clamped to
 // [min, max] and recorded rather than rejected.
-func (p *pool) applyForceScale(ctx workflow.Context, req contract.ScaleRequest) {
+func (p handlers) applyForceScale(ctx workflow.Context, req contract.ScaleRequest) {
 	if p.state.Deregistering {
 		p.reject(ctx, "force-scale", errors.New("pool is deregistering"))
 		return
@@ -119,7 +123,7 @@ func (p *pool) applyForceScale(ctx workflow.Context, req contract.ScaleRequest) 
 	p.state.ManualTarget = &poolcore.ManualScale{Seq: p.state.NextSeq(), Target: target, Reason: reason, RequestedBy: req.RequestedBy}
 }
 
-func (p *pool) validateSetPolicy(ctx workflow.Context, req contract.SetPolicyRequest) error {
+func (p handlers) validateSetPolicy(ctx workflow.Context, req contract.SetPolicyRequest) error {
 	if err := p.authorize(ctx, contract.UpdateSetPolicy, req, req.Auth); err != nil {
 		return err
 	}
@@ -137,7 +141,7 @@ func (p *pool) validateSetPolicy(ctx workflow.Context, req contract.SetPolicyReq
 
 // handleSetPolicy takes SetPolicyRequest, whose policy fields sit at the
 // top level, so the bare policies recorded before it decode the same.
-func (p *pool) handleSetPolicy(ctx workflow.Context, req contract.SetPolicyRequest) (contract.PolicyAccepted, error) {
+func (p handlers) handleSetPolicy(ctx workflow.Context, req contract.SetPolicyRequest) (contract.PolicyAccepted, error) {
 	p.accepted(ctx, req.Auth, "")
 	pol := req.Policy
 	p.state.Policy = pol
@@ -150,15 +154,15 @@ func (p *pool) handleSetPolicy(ctx workflow.Context, req contract.SetPolicyReque
 	return contract.PolicyAccepted{Policy: pol}, nil
 }
 
-func (p *pool) validatePause(ctx workflow.Context, req contract.PauseRequest) error {
+func (p handlers) validatePause(ctx workflow.Context, req contract.PauseRequest) error {
 	return p.validatePauseOrResume(ctx, contract.UpdatePause, req)
 }
 
-func (p *pool) validateResume(ctx workflow.Context, req contract.PauseRequest) error {
+func (p handlers) validateResume(ctx workflow.Context, req contract.PauseRequest) error {
 	return p.validatePauseOrResume(ctx, contract.UpdateResume, req)
 }
 
-func (p *pool) validatePauseOrResume(ctx workflow.Context, message string, req contract.PauseRequest) error {
+func (p handlers) validatePauseOrResume(ctx workflow.Context, message string, req contract.PauseRequest) error {
 	if err := p.authorize(ctx, message, req, req.Auth); err != nil {
 		return err
 	}
@@ -168,14 +172,14 @@ func (p *pool) validatePauseOrResume(ctx workflow.Context, message string, req c
 	return errors.Join(poolcore.CheckText("reason", req.Reason), poolcore.CheckText("requestedBy", req.RequestedBy))
 }
 
-func (p *pool) validateDeregister(ctx workflow.Context, req contract.DeregisterRequest) error {
+func (p handlers) validateDeregister(ctx workflow.Context, req contract.DeregisterRequest) error {
 	if err := p.authorize(ctx, contract.UpdateDeregister, req, req.Auth); err != nil {
 		return err
 	}
 	return errors.Join(poolcore.CheckText("reason", req.Reason), poolcore.CheckText("requestedBy", req.RequestedBy))
 }
 
-func (p *pool) handlePause(ctx workflow.Context, req contract.PauseRequest) (contract.PoolStatus, error) {
+func (p handlers) handlePause(ctx workflow.Context, req contract.PauseRequest) (contract.PoolStatus, error) {
 	req.RequestedBy = p.accepted(ctx, req.Auth, req.RequestedBy)
 	p.state.Paused = true
 	p.state.PausedReason = strings.TrimSpace(req.Reason + " " + by(req.RequestedBy))
@@ -183,14 +187,14 @@ func (p *pool) handlePause(ctx workflow.Context, req contract.PauseRequest) (con
 	return p.status(), nil
 }
 
-func (p *pool) handleResume(ctx workflow.Context, req contract.PauseRequest) (contract.PoolStatus, error) {
+func (p handlers) handleResume(ctx workflow.Context, req contract.PauseRequest) (contract.PoolStatus, error) {
 	p.accepted(ctx, req.Auth, req.RequestedBy)
 	p.state.Paused, p.state.PausedReason = false, ""
 	p.wake.SendAsync(true)
 	return p.status(), nil
 }
 
-func (p *pool) handleDeregister(ctx workflow.Context, req contract.DeregisterRequest) (contract.PoolStatus, error) {
+func (p handlers) handleDeregister(ctx workflow.Context, req contract.DeregisterRequest) (contract.PoolStatus, error) {
 	p.accepted(ctx, req.Auth, req.RequestedBy)
 	p.state.Deregistering = true
 	p.wake.SendAsync(true)
@@ -205,7 +209,7 @@ func by(who string) string {
 }
 
 // status is the `status` query's answer.
-func (p *pool) status() contract.PoolStatus {
+func (p handlers) status() contract.PoolStatus {
 	s := p.state
 	st := contract.PoolStatus{
 		Key: p.spec.Key, State: p.state.StateName(p.last.Frozen), Policy: s.Policy, Paused: s.Paused, PausedReason: s.PausedReason,

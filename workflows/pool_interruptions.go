@@ -16,6 +16,10 @@ import (
 	"github.com/hanzoai/visor-fleet/types"
 )
 
+// interruptions read the provider's interruption notices and act on each
+// once: drain the machine before its deadline, buy its room again.
+type interruptions struct{ *pool }
+
 // A spot machine's notice gives two minutes. The pool reads notices on a
 // timer of its own, every noticePoll (at most the sample interval), and
 // only while the provider's view shows it spot machines: the safety resync
@@ -44,7 +48,7 @@ type noticeReader struct {
 }
 
 // noticeWake is when the pool next reads notices; false when it does not.
-func (p *pool) noticeWake() (time.Time, bool) {
+func (p interruptions) noticeWake() (time.Time, bool) {
 	r := p.notices
 	if p.state.Paused || r.unsupported || !p.state.HasSpot() || (r.version != nil && *r.version == workflow.DefaultVersion) {
 		return time.Time{}, false
@@ -56,7 +60,7 @@ func (p *pool) noticeWake() (time.Time, bool) {
 // one not acted on before, then acknowledges them all: a notice read
 // twice (a crash before the acknowledgement, a queue that delivers twice)
 // acts once.
-func (p *pool) takeInterruptions(ctx workflow.Context) {
+func (p interruptions) takeInterruptions(ctx workflow.Context) {
 	now := workflow.Now(ctx)
 	at, ok := p.noticeWake()
 	if !ok || now.Before(at) {
@@ -113,7 +117,7 @@ func (p *pool) takeInterruptions(ctx workflow.Context) {
 // ever) until the deadline, and deletes it by the deadline whatever the
 // drain achieved. A rebalance recommendation is counted, not acted on
 // (Karpenter's default too).
-func (p *pool) actOnNotice(ctx workflow.Context, n connectors.Interruption) {
+func (p interruptions) actOnNotice(ctx workflow.Context, n connectors.Interruption) {
 	now := workflow.Now(ctx)
 	p.state.Notices[n.ID] = maxTime(n.Deadline, now).Add(poolcore.NoticeMemory)
 	if n.Kind != connectors.InterruptionSpot {
@@ -134,7 +138,7 @@ func (p *pool) actOnNotice(ctx workflow.Context, n connectors.Interruption) {
 	replaced := false
 	if g := p.state.LawGate(); !g.AllowScaleUp {
 		steps = append(steps, "no replacement: "+g.Reason)
-	} else if err := p.replaceWith(ctx, seq, m); err != nil {
+	} else if err := (repairer{p.pool}).replaceWith(ctx, seq, m); err != nil {
 		steps = append(steps, "replacement failed: "+err.Error())
 	} else {
 		replaced = true
@@ -145,7 +149,7 @@ func (p *pool) actOnNotice(ctx workflow.Context, n connectors.Interruption) {
 		steps = append(steps, p.drainUntil(ctx, m.Name, n.Deadline))
 	}
 	outcome := "removed"
-	if err := p.deleteMachine(ctx, seq, m); err != nil {
+	if err := (repairer{p.pool}).deleteMachine(ctx, seq, m); err != nil {
 		steps = append(steps, "delete failed: "+err.Error())
 		outcome = "failed"
 	} else {
@@ -167,7 +171,7 @@ func (p *pool) actOnNotice(ctx workflow.Context, n connectors.Interruption) {
 // than the notice leaves; a drain that fails (a do-not-disrupt pod, a
 // budget that allows nothing) waits out the deadline, since the machine
 // goes then anyway. It says what happened.
-func (p *pool) drainUntil(ctx workflow.Context, node string, deadline time.Time) string {
+func (p interruptions) drainUntil(ctx workflow.Context, node string, deadline time.Time) string {
 	left := deadline.Sub(workflow.Now(ctx))
 	if left < time.Second {
 		return "not drained: the deadline has passed"
@@ -183,8 +187,8 @@ func (p *pool) drainUntil(ctx workflow.Context, node string, deadline time.Time)
 	return "not drained by the deadline (" + err.Error() + ")"
 }
 
-func (p *pool) forgetNotices(now time.Time) { p.state.ForgetNoticesAt(now) }
+func (p interruptions) forgetNotices(now time.Time) { p.state.ForgetNoticesAt(now) }
 
-func (p *pool) countInterruption(ctx workflow.Context, kind, outcome string) {
-	p.metricsHandler(ctx).WithTags(map[string]string{"kind": kind, "outcome": outcome}).Counter(MetricInterruptions).Inc(1)
+func (p interruptions) countInterruption(ctx workflow.Context, kind, outcome string) {
+	publisher{p.pool}.metricsHandler(ctx).WithTags(map[string]string{"kind": kind, "outcome": outcome}).Counter(MetricInterruptions).Inc(1)
 }

@@ -14,6 +14,10 @@ import (
 	"github.com/hanzoai/visor-fleet/types"
 )
 
+// renewal replaces drifted and expired nodes (law.ActionDisrupt): buy
+// first, then drain the old ones within the disruption budget.
+type renewal struct{ *pool }
+
 // Drift and expiry (law.Rules.Lifecycle, changeLifecycle). A provider
 // puts the policy's labels and taints on a group's nodes when it creates
 // the group, so a group keeps launching the template it was created
@@ -26,7 +30,7 @@ import (
 // disrupt carries out a lifecycle decision: buy the replacement of a
 // drifted or expired node, or drain the nodes due (those past their
 // terminationGracePeriod whatever blocks the drain).
-func (p *pool) disrupt(ctx workflow.Context, d law.Decision) {
+func (p renewal) disrupt(ctx workflow.Context, d law.Decision) {
 	if d.Replacing != nil {
 		p.renew(ctx, d)
 		return
@@ -45,7 +49,7 @@ func (p *pool) disrupt(ctx workflow.Context, d law.Decision) {
 		if slices.Contains(d.Forced, node) {
 			err = p.forceRemove(ctx, seq, node)
 		} else {
-			err = p.removeNode(ctx, seq, node)
+			err = removal{p.pool}.removeNode(ctx, seq, node)
 		}
 		if err != nil {
 			failures = append(failures, fmt.Sprintf("%s: %v", node, err))
@@ -58,7 +62,7 @@ func (p *pool) disrupt(ctx workflow.Context, d law.Decision) {
 			}
 			until := workflow.Now(ctx).Add(p.state.Policy.IdleWindow.D())
 			p.state.DrainBlocked[node] = until
-			p.tellDrainBlocked(ctx, node, err, until)
+			teller{p.pool}.tellDrainBlocked(ctx, node, err, until)
 			continue
 		}
 		rec.Removed = append(rec.Removed, node)
@@ -80,16 +84,16 @@ func (p *pool) disrupt(ctx workflow.Context, d law.Decision) {
 
 // forceRemove drains a node as far as the drain goes, then deletes it:
 // its terminationGracePeriod is over.
-func (p *pool) forceRemove(ctx workflow.Context, seq int64, node string) error {
+func (p renewal) forceRemove(ctx workflow.Context, seq int64, node string) error {
 	drain := activities.DrainInput{Key: p.spec.Key, Node: node, Timeout: p.state.Policy.DrainTimeout}
 	_ = p.awaitCall(ctx, workflow.ExecuteActivity(p.drainCtx(ctx, "drain (grace period over) "+node), a.DrainNode, drain), nil)
-	return p.deleteMachine(ctx, seq, law.MachineAction{Name: node})
+	return repairer{p.pool}.deleteMachine(ctx, seq, law.MachineAction{Name: node})
 }
 
 // renew buys the nodes that replace drifted or expired ones, one each:
 // of the current template, in the first old node's offering while the
 // policy still allows it.
-func (p *pool) renew(ctx workflow.Context, d law.Decision) {
+func (p renewal) renew(ctx workflow.Context, d law.Decision) {
 	r := d.Replacing
 	seq := p.state.NextSeq()
 	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(law.ActionDisrupt), Reason: d.Reason}
@@ -149,7 +153,7 @@ func (p *pool) renew(ctx workflow.Context, d law.Decision) {
 // (repair, interruptions) at a group of the current template of the same
 // offering, or at a new one, so a replacement is not itself drifted. It
 // reports whether the buy may create a group, which stampGroup then records.
-func (p *pool) intoCurrentGroup(in *activities.ProvisionInput) (creates bool) {
+func (p renewal) intoCurrentGroup(in *activities.ProvisionInput) (creates bool) {
 	if !p.rules.Lifecycle || p.state.Provider == nil || in.GroupID == "" || !slices.Contains(p.state.DriftedGroups(p.rules), in.GroupID) {
 		return false
 	}

@@ -9,6 +9,10 @@ import (
 	"github.com/hanzoai/visor-fleet/metering"
 )
 
+// billing bills the hours the provider ran, back-filling hours missed while
+// workers were down, under the billing tier that held (pool_tier.go).
+type billing struct{ *pool }
+
 // The meter bills what the provider ran: every read of the pool's node
 // groups (resync, the read before an action, an action's answer) is
 // folded into PoolState.Machines, each machine from the creation time the
@@ -26,7 +30,7 @@ const meterReadRetry = 30 * time.Second
 // missed while workers were down. The cursor moves only after the sink
 // accepted the hour, and the sink dedupes by idempotency key, so an hour is
 // never skipped nor doubled.
-func (p *pool) meter(ctx workflow.Context) {
+func (p billing) meter(ctx workflow.Context) {
 	p.meterThrough(ctx, workflow.Now(ctx))
 }
 
@@ -34,7 +38,7 @@ func (p *pool) meter(ctx workflow.Context) {
 // hour waits for a provider read taken after its end (one is made if
 // none was), except in a deregistration's final meter, which follows the
 // release and its read: nothing runs after it.
-func (p *pool) meterThrough(ctx workflow.Context, now time.Time) {
+func (p billing) meterThrough(ctx workflow.Context, now time.Time) {
 	p.noteLifespan(ctx)
 	for _, hour := range metering.HoursToMeter(p.state.MeterCursor, now) {
 		if !p.truthCovers(ctx, hour.Add(time.Hour)) {
@@ -68,7 +72,7 @@ func (p *pool) meterThrough(ctx workflow.Context, now time.Time) {
 // truthCovers makes sure the provider's truth is known through end before
 // an hour ending then is billed: it reads the provider when the last read
 // is older, and on a failed read holds the hour back for meterReadRetry.
-func (p *pool) truthCovers(ctx workflow.Context, end time.Time) bool {
+func (p billing) truthCovers(ctx workflow.Context, end time.Time) bool {
 	m := &p.state.Machines
 	if m.Covers(end) || p.state.Deregistering {
 		return true
@@ -85,7 +89,7 @@ func (p *pool) truthCovers(ctx workflow.Context, end time.Time) bool {
 
 // meterTaskQueue: metering runs beside the workflows, not in a tenant's
 // account, since it reports to the platform's ledger.
-func (p *pool) meterTaskQueue() string { return "" }
+func (p billing) meterTaskQueue() string { return "" }
 
 func maxTime(a, b time.Time) time.Time {
 	if b.After(a) {

@@ -53,7 +53,7 @@ type poolMetrics struct {
 // since the last call. It goes through workflow.GetMetricsHandler, which
 // emits nothing while replaying, so each decision is counted once per
 // worker that carries it out, and never again on replay.
-func (p *pool) emitMetrics(ctx workflow.Context) {
+func (p publisher) emitMetrics(ctx workflow.Context) {
 	h := p.metricsHandler(ctx)
 	s := p.state
 	h.Gauge(MetricPoolNodes).Update(float64(s.ObservedNodes()))
@@ -104,7 +104,7 @@ func (p *pool) emitMetrics(ctx workflow.Context) {
 }
 
 // metricsHandler tags the pool's metrics with its identity.
-func (p *pool) metricsHandler(ctx workflow.Context) client.MetricsHandler {
+func (p publisher) metricsHandler(ctx workflow.Context) client.MetricsHandler {
 	k := p.spec.Key
 	return workflow.GetMetricsHandler(ctx).WithTags(map[string]string{
 		"pool": k.WorkflowID(), "org": k.Org, "project": k.Project,

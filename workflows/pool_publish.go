@@ -15,6 +15,10 @@ import (
 	"github.com/hanzoai/visor-fleet/poolcore"
 )
 
+// publisher tells the outside what the pool decided: search attributes,
+// memo, the Web UI's details and metrics (pool_metrics.go).
+type publisher struct{ *pool }
+
 // Typed search attribute keys (docs/design.md).
 var (
 	saOrg          = temporal.NewSearchAttributeKeyKeyword(contract.SAOrg)
@@ -43,13 +47,13 @@ type saSnapshot struct {
 
 // publish keeps the search attributes and the current details in step with
 // the state, so the Web UI shows the pool at a glance.
-func (p *pool) publish(ctx workflow.Context) {
+func (p publisher) publish(ctx workflow.Context) {
 	s := p.state
 	now := saSnapshot{
 		state: p.state.StateName(p.last.Frozen), phase: string(s.Gate.Phase), region: s.Gate.Region,
 		nodes: s.ObservedNodes(), target: s.NodeCount(), pods: s.PendingPods(),
 		lastScale: slices.MaxFunc([]time.Time{s.LastScaleUp, s.LastScaleDown}, time.Time.Compare), set: true,
-		tier: p.publishedTier(ctx), // pool_tier.go
+		tier: billing{p.pool}.publishedTier(ctx), // pool_tier.go
 	}
 	if now != p.lastSA {
 		updates := []temporal.SearchAttributeUpdate{
@@ -87,7 +91,7 @@ func (p *pool) publish(ctx workflow.Context) {
 
 // publishMemo keeps the memo `pool list` and `pool apply` read without
 // querying the pool: why it does not act, and which policy it runs.
-func (p *pool) publishMemo(ctx workflow.Context) {
+func (p publisher) publishMemo(ctx workflow.Context) {
 	memo := memoSnapshot{reason: p.reasonLine(), policy: contract.PolicyHash(p.state.Policy)}
 	fields := map[string]any{contract.MemoPoolReason: memo.reason, contract.MemoPolicyHash: memo.policy}
 	// In cents, so price noise does not rewrite the memo.
@@ -109,7 +113,7 @@ type memoSnapshot struct {
 }
 
 // reasonLine is one short line saying why the pool does not act, or "".
-func (p *pool) reasonLine() string {
+func (p publisher) reasonLine() string {
 	s := p.state
 	switch {
 	case s.Deregistering:
@@ -142,7 +146,7 @@ func (p *pool) reasonLine() string {
 }
 
 // details is the markdown the Web UI shows on the workflow's page.
-func (p *pool) details() string {
+func (p publisher) details() string {
 	s := p.state
 	var b strings.Builder
 	fmt.Fprintf(&b, "**%s** · %s/%s/%s on %s (%s)\n\n", p.state.StateName(p.last.Frozen), p.spec.Key.Org, p.spec.Key.Project, p.spec.Key.Service, p.spec.Key.Cluster, p.spec.Key.Provider)

@@ -59,7 +59,7 @@ func TestReasonLineNamesEveryBlockingKind(t *testing.T) {
 				tc.setup(p)
 			}
 			p.last = p.decide(now)
-			got := p.reasonLine()
+			got := publisher{p}.reasonLine()
 			if !strings.Contains(got, tc.want) {
 				t.Fatalf("REASON = %q, want it to contain %q (decision %+v)", got, tc.want, p.last)
 			}
@@ -87,7 +87,7 @@ func TestReasonLineIsEmptyWhenNothingHolds(t *testing.T) {
 	p.state.Observation = obs(now, threeNodes())
 	p.state.Record(contract.DecisionRecord{Seq: 1, At: now.Add(-time.Hour), Action: string(law.ActionScaleUp), Outcome: poolcore.OutcomeNothingBought + "cost budget"})
 	p.last = p.decide(now)
-	if got := p.reasonLine(); got != "" {
+	if got := (publisher{p}).reasonLine(); got != "" {
 		t.Fatalf("REASON = %q with no pod pending, want empty (an old budget hold is over)", got)
 	}
 }

@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -10,9 +11,14 @@ import (
 
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/connectors"
+	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/poolcore"
 )
+
+// removal drains and deletes nodes: a scale-down, and the removals the
+// other executors (replacement, renewal) make.
+type removal struct{ *pool }
 
 // removalsAtOnce bounds the nodes one scale-down drains and deletes at the
 // same time, under the disruption budget's own cap; it spares the
@@ -33,7 +39,7 @@ type removalStep struct {
 // observations and gate changes while it waits. A gate that freezes
 // scale-down stops new nodes from being started (those in hand finish).
 // It returns the nodes removed and, for the others, why not.
-func (p *pool) removeAtOnce(ctx workflow.Context, seq int64, nodes []string, requestedBy string) (removed, failures []string) {
+func (p removal) removeAtOnce(ctx workflow.Context, seq int64, nodes []string, requestedBy string) (removed, failures []string) {
 	var inHand []*removalStep
 	next, stopped := 0, ""
 	atOnce := min(max(law.MaxDraining(p.state.Policy, p.state.NodeCount()), 1), removalsAtOnce)
@@ -93,14 +99,14 @@ func (p *pool) removeAtOnce(ctx workflow.Context, seq int64, nodes []string, req
 	}
 }
 
-func (p *pool) startDrain(ctx workflow.Context, node string) *removalStep {
+func (p removal) startDrain(ctx workflow.Context, node string) *removalStep {
 	p.removal.InHand[node] = "drain since " + workflow.Now(ctx).UTC().Format(time.RFC3339)
 	return &removalStep{node: node, call: p.drainCall(ctx, node)}
 }
 
 // finishStep takes a step's result: a drained node's delete is started in
 // the same step value, a deleted node is written off.
-func (p *pool) finishStep(ctx workflow.Context, seq int64, step *removalStep) error {
+func (p removal) finishStep(ctx workflow.Context, seq int64, step *removalStep) error {
 	if !step.delete {
 		var dr connectors.DrainResult
 		if err := step.call.Get(ctx, &dr); err != nil {
@@ -139,13 +145,89 @@ func refusal(err error) string {
 
 // removalFailed keeps a node that would not drain or delete for a later
 // try and says why.
-func (p *pool) removalFailed(ctx workflow.Context, node string, err error) string {
+func (p removal) removalFailed(ctx workflow.Context, node string, err error) string {
 	p.removal.Failed++
 	p.apply(ctx, poolcore.RemovalFailed{Node: node, Why: refusal(err)})
 	if !p.rules.RetryBlocked {
 		// Told once per reason with the other blockers (tellBlocked) under
 		// the rule; before it, once per failure.
-		p.tellDrainBlocked(ctx, node, err, p.state.DrainBlocked[node])
+		teller{p.pool}.tellDrainBlocked(ctx, node, err, p.state.DrainBlocked[node])
 	}
 	return fmt.Sprintf("%s: %v", node, err)
+}
+
+// scaleDown drains and deletes the named nodes, removalsAtOnce at a time
+// (one at a time in a run begun before parallel-removal). A node that
+// will not drain is uncordoned by the drain and left for later.
+func (p removal) scaleDown(ctx workflow.Context, reason string, nodes []string, requestedBy string) {
+	seq := p.state.NextSeq()
+	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(law.ActionScaleDown), Reason: reason, RequestedBy: requestedBy}
+	p.removal = &contract.Removal{Seq: seq, Reason: reason, Since: rec.At, Nodes: len(nodes), InHand: map[string]string{}}
+	defer func() { p.removal = nil }()
+	var failures []string
+	decided := nodes
+	if p.rules.ParallelRemoval {
+		rec.Removed, failures = p.removeAtOnce(ctx, seq, nodes, requestedBy)
+		nodes = nil
+	}
+	for i, node := range nodes {
+		if i > 0 && requestedBy == "" {
+			if why := p.scaleDownFrozen(ctx); why != "" {
+				// The law decided this under a gate that has frozen since.
+				failures = append(failures, "stopped: "+why)
+				break
+			}
+		}
+		p.removal.InHand[node] = "drain since " + workflow.Now(ctx).UTC().Format(time.RFC3339)
+		err := p.removeNode(ctx, seq, node)
+		delete(p.removal.InHand, node)
+		if err != nil {
+			failures = append(failures, p.removalFailed(ctx, node, err))
+			continue
+		}
+		rec.Removed = append(rec.Removed, node)
+		p.apply(ctx, poolcore.NodeRemoved{Node: node})
+		p.removal.Done++
+	}
+	if len(rec.Removed) > 0 {
+		p.state.LastScaleDown = workflow.Now(ctx)
+		p.state.LapseReplacement(workflow.Now(ctx), rec.Removed, p.rules)
+	}
+	rec.Outcome = fmt.Sprintf("removed %d of %d", len(rec.Removed), len(decided))
+	if len(failures) > 0 {
+		rec.Outcome += "; " + strings.Join(failures, "; ")
+	}
+	p.state.Record(rec)
+}
+
+func (p removal) removeNode(ctx workflow.Context, seq int64, node string) error {
+	var dr connectors.DrainResult
+	if err := p.awaitCall(ctx, p.drainCall(ctx, node), &dr); err != nil {
+		return err
+	}
+	var res activities.DeleteResult
+	if err := p.awaitCall(ctx, p.deleteCall(ctx, seq, node), &res); err != nil {
+		return err
+	}
+	p.deleted(ctx, node, res)
+	return nil
+}
+
+// drainCall starts a node's drain; deleteCall its delete at the provider,
+// keyed by the decision.
+func (p removal) drainCall(ctx workflow.Context, node string) workflow.Future {
+	drain := activities.DrainInput{Key: p.spec.Key, Node: node, Timeout: p.state.Policy.DrainTimeout}
+	return workflow.ExecuteActivity(p.drainCtx(ctx, "drain "+node), a.DrainNode, drain)
+}
+
+func (p removal) deleteCall(ctx workflow.Context, seq int64, node string) workflow.Future {
+	del := activities.DeleteInput{Key: p.spec.Key, Node: node, IdempotencyKey: p.idempotencyKey(seq, "delete-"+node)}
+	return workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, "delete node "+node), a.DeleteNode, del)
+}
+
+// deleted takes a delete's answer: the node is removed, and the provider's
+// view read after it (or its total target) stands.
+func (p removal) deleted(ctx workflow.Context, node string, res activities.DeleteResult) {
+	p.state.Removed[node] = workflow.Now(ctx)
+	p.apply(ctx, poolcore.ProviderAnswer{View: res.View, Total: res.TotalTarget})
 }

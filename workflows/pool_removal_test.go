@@ -19,16 +19,25 @@ import (
 func TestScaleDownRemovesItsNodesAtOnce(t *testing.T) {
 	_, w, run := idlePool(t, 0)
 	var during contract.PoolStatus
+	inHand := 0
 	for at := 5 * time.Second; at < 12*time.Minute; at += 10 * time.Second {
 		w.env.RegisterDelayedCallback(func() {
+			st := status(t, w.env)
 			if during.Removing == nil {
-				during = status(t, w.env)
+				during = st
+			}
+			if st.Removing != nil {
+				inHand = max(inHand, len(st.Removing.InHand))
 			}
 		}, at)
 	}
 	removed := run(12 * time.Minute)
 	require.Len(t, removed, 5, "the pool did not reach its floor of 2: removed %v", removed)
-	require.Equal(t, 5, w.maxDraining, "the idle nodes were not drained together")
+	require.Equal(t, 5, inHand, "the idle nodes were not in hand together")
+	// The test environment runs each mocked drain in its own goroutine: on
+	// a loaded machine one may start after another's delay has run out, so
+	// the cluster side sees at least two cordoned at once, not always five.
+	require.GreaterOrEqual(t, w.maxDraining, 2, "the idle nodes were not drained together")
 	var at []time.Time
 	for _, n := range removed {
 		at = append(at, w.deletedAt[n])

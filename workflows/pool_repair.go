@@ -10,15 +10,17 @@ import (
 	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/law"
 	"github.com/hanzoai/visor-fleet/poolcore"
-	"github.com/hanzoai/visor-fleet/sizing"
-	"github.com/hanzoai/visor-fleet/types"
 )
+
+// repairer deletes or replaces machines that never joined, collects
+// leaked ones, and backs off a size whose machines did not boot.
+type repairer struct{ *pool }
 
 // repair deletes machines that never became Ready nodes (backing their
 // size off, so the next plan falls back to another) and replaces nodes
 // NotReady too long: cordon and drain as far as possible, delete, and buy
 // one of the same size.
-func (p *pool) repair(ctx workflow.Context, d law.Decision) {
+func (p repairer) repair(ctx workflow.Context, d law.Decision) {
 	seq := p.state.NextSeq()
 	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(law.ActionRepair), Reason: d.Reason}
 	var outcomes []string
@@ -75,7 +77,7 @@ func outcome(what string, err error) string {
 }
 
 // deleteMachine deletes one machine by its node name at the provider.
-func (p *pool) deleteMachine(ctx workflow.Context, seq int64, m law.MachineAction) error {
+func (p repairer) deleteMachine(ctx workflow.Context, seq int64, m law.MachineAction) error {
 	del := activities.DeleteInput{Key: p.spec.Key, Node: m.Name, IdempotencyKey: p.idempotencyKey(seq, "delete-"+m.Name)}
 	var res activities.DeleteResult
 	if err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, "delete machine "+m.Name), a.DeleteNode, del), &res); err != nil {
@@ -89,7 +91,7 @@ func (p *pool) deleteMachine(ctx workflow.Context, seq int64, m law.MachineActio
 
 // replaceWith raises the machine's group by one again: the deletion
 // lowered it.
-func (p *pool) replaceWith(ctx workflow.Context, seq int64, m law.MachineAction) error {
+func (p repairer) replaceWith(ctx workflow.Context, seq int64, m law.MachineAction) error {
 	target := 1
 	groupID := ""
 	if v := p.state.Provider; v != nil {
@@ -101,7 +103,7 @@ func (p *pool) replaceWith(ctx workflow.Context, seq int64, m law.MachineAction)
 	}
 	in := activities.ProvisionInput{Key: p.spec.Key, Size: m.Size, GroupID: groupID, Target: target,
 		IdempotencyKey: p.idempotencyKey(seq, "replace-"+m.Name)}
-	creates := p.intoCurrentGroup(&in) // pool_lifecycle.go
+	creates := renewal{p.pool}.intoCurrentGroup(&in) // pool_lifecycle.go
 	var res activities.ProvisionResult
 	if err := p.awaitCall(ctx, workflow.ExecuteActivity(p.activityCtx(ctx, providerActivity, fmt.Sprintf("replace %s with 1 × %s", m.Name, m.Size)), a.Provision, in), &res); err != nil {
 		return err
@@ -109,57 +111,4 @@ func (p *pool) replaceWith(ctx workflow.Context, seq int64, m law.MachineAction)
 	p.state.StampGroup(p.rules, res.GroupID, creates, in.NodeLabels, in.NodeTaints)
 	p.apply(ctx, poolcore.ProviderAnswer{View: res.View, Total: res.TotalTarget})
 	return nil
-}
-
-// maxAdditionsKept bounds the runaway guard's record of scale-ups.
-const maxAdditionsKept = 100
-
-// park records what the plan could not place. Only a pod no allowed size
-// can ever hold is parked until it, the policy or the catalog changes; a
-// pod that merely did not fit the size this plan grew is deferred to the
-// very next decision. It returns the pods parked now that were not before.
-func (p *pool) park(unplaceable []activities.UnplaceablePod) (fresh []activities.UnplaceablePod) {
-	for _, u := range unplaceable {
-		switch {
-		case u.Code == sizing.CodeNoFit, u.Code == sizing.CodeInvalidRequest:
-			if _, told := p.state.Unplaceable[u.Pod]; !told {
-				fresh = append(fresh, u)
-			}
-			p.state.Unplaceable[u.Pod] = u.Reason
-		case u.Code == sizing.CodeOtherSize:
-			p.state.Deferred[u.Pod] = true
-		}
-	}
-	return fresh
-}
-
-// boughtFor are the pods a purchase was made for: those the plan placed,
-// less the headroom's placeholder pods.
-func boughtFor(plan activities.PlanResult, pods []types.PendingPod) []types.PendingPod {
-	left := make(map[string]bool, len(plan.Unplaceable))
-	for _, u := range plan.Unplaceable {
-		left[u.Pod] = true
-	}
-	out := make([]types.PendingPod, 0, len(pods))
-	for _, pod := range pods {
-		if !left[pod.Key()] && !law.IsHeadroomPod(pod) {
-			out = append(out, pod)
-		}
-	}
-	return out
-}
-
-// bought remembers which pods a purchase was for, for the runaway guard.
-func (p *pool) bought(ctx workflow.Context, seq int64, plan activities.PlanResult, pods []types.PendingPod) {
-	now := workflow.Now(ctx)
-	for _, pod := range boughtFor(plan, pods) {
-		delete(p.state.Deferred, pod.Key())
-		if _, known := p.state.BoughtFor[pod.Key()]; !known && len(p.state.BoughtFor) < poolcore.MaxPendingKept {
-			p.state.BoughtFor[pod.Key()] = poolcore.Purchase{Seq: seq, At: now, Size: plan.Size, Since: pod.UnschedulableSince}
-		}
-	}
-	p.state.Additions = append(p.state.Additions, poolcore.Addition{At: now, Nodes: plan.NewNodes})
-	if len(p.state.Additions) > maxAdditionsKept {
-		p.state.Additions = p.state.Additions[len(p.state.Additions)-maxAdditionsKept:]
-	}
 }

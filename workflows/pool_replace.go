@@ -13,6 +13,10 @@ import (
 	"github.com/hanzoai/visor-fleet/types"
 )
 
+// replacer carries out a replacement consolidation: buy the cheaper
+// node, and drain the old ones once it holds their pods.
+type replacer struct{ *pool }
+
 // Replacement consolidation (law.Rules.Replace), in Karpenter's order: the
 // one new node is bought here and the replacement kept in the pool's
 // state; the law drains the old nodes as an ordinary scale-down once the
@@ -20,7 +24,7 @@ import (
 // it lapses (law.ReplacementLive).
 
 // replace buys the replacement's new node: its size's group raised by one.
-func (p *pool) replace(ctx workflow.Context, d law.Decision) {
+func (p replacer) replace(ctx workflow.Context, d law.Decision) {
 	r := d.Replacing
 	seq := p.state.NextSeq()
 	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(law.ActionReplace), Reason: d.Reason}

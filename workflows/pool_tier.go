@@ -18,7 +18,7 @@ import (
 // noteLifespan marks when the pool began metering (its first meter call)
 // and when it ended (the final meter of a deregistration): a BYO pool's
 // management-plane hours are the part of each hour in between.
-func (p *pool) noteLifespan(ctx workflow.Context) {
+func (p billing) noteLifespan(ctx workflow.Context) {
 	t := &p.state.Tiers
 	if t.Start.IsZero() {
 		t.Start = workflow.Now(ctx).UTC()
@@ -29,11 +29,11 @@ func (p *pool) noteLifespan(ctx workflow.Context) {
 }
 
 // hourEvents is what one hour bills, under the tier it was held under.
-func (p *pool) hourEvents(ctx workflow.Context, hour time.Time) []metering.Event {
+func (p billing) hourEvents(ctx workflow.Context, hour time.Time) []metering.Event {
 	return metering.TieredEvents(p.spec.Key, p.state.HourNodeHours(hour), p.state.Tiers, hour)
 }
 
 // publishedTier is the VisorTier value.
-func (p *pool) publishedTier(ctx workflow.Context) string {
+func (p billing) publishedTier(ctx workflow.Context) string {
 	return string(p.state.Tiers.Current())
 }

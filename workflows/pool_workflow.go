@@ -113,7 +113,7 @@ func PoolWorkflow(ctx workflow.Context, in PoolInput) error {
 	if p.state.MeterCursor.IsZero() {
 		p.state.MeterCursor = workflow.Now(ctx).UTC().Truncate(time.Hour)
 	}
-	if err := p.registerHandlers(ctx); err != nil {
+	if err := (handlers{p}).registerHandlers(ctx); err != nil {
 		return err
 	}
 	p.rules = readRules(ctx)
@@ -142,9 +142,9 @@ func (p *pool) run(ctx workflow.Context) error {
 			p.policyChanged = false
 			p.announce(ctx, false)
 		}
-		p.meter(ctx)
+		billing{p}.meter(ctx)
 		p.state.LapseReplacement(workflow.Now(ctx), nil, p.rules)
-		p.takeInterruptions(ctx)
+		interruptions{p}.takeInterruptions(ctx)
 		d := p.decide(workflow.Now(ctx))
 		if !p.state.Paused && p.act(ctx, d) {
 			// Acting changed the state: decide again for what comes next,
@@ -155,8 +155,8 @@ func (p *pool) run(ctx workflow.Context) error {
 			}
 		}
 		p.last = d
-		p.tellBlocked(ctx) // pool_events.go
-		p.publish(ctx)
+		teller{p}.tellBlocked(ctx) // pool_events.go
+		publisher{p}.publish(ctx)
 		if p.shouldContinueAsNew(ctx) {
 			return p.continueAsNew(ctx)
 		}
@@ -197,15 +197,15 @@ func (p *pool) act(ctx workflow.Context, d law.Decision) bool {
 	}
 	switch d.Action {
 	case law.ActionScaleUp:
-		p.scaleUp(ctx, d)
+		purchase{p}.scaleUp(ctx, d)
 	case law.ActionScaleDown:
-		p.scaleDown(ctx, d.Reason, d.RemoveNodes, "")
+		removal{p}.scaleDown(ctx, d.Reason, d.RemoveNodes, "")
 	case law.ActionRepair:
-		p.repair(ctx, d)
+		repairer{p}.repair(ctx, d)
 	case law.ActionReplace:
-		p.replace(ctx, d)
+		replacer{p}.replace(ctx, d)
 	case law.ActionDisrupt:
-		p.disrupt(ctx, d)
+		renewal{p}.disrupt(ctx, d)
 	default:
 		return resynced
 	}
@@ -259,7 +259,7 @@ func (p *pool) nextWake(now time.Time) (time.Time, string) {
 		// due: carry it out next, not at the safety resync.
 		at, why = now, "carry out "+string(p.last.Action)
 	}
-	if noticeAt, ok := p.noticeWake(); ok && noticeAt.Before(at) {
+	if noticeAt, ok := (interruptions{p}).noticeWake(); ok && noticeAt.Before(at) {
 		at, why = noticeAt, "read interruption notices"
 	}
 	if meterAt := maxTime(p.state.MeterCursor.Add(time.Hour), p.meterRetryAt); meterAt.Before(at) {
@@ -284,7 +284,7 @@ func (p *pool) drainMessages(ctx workflow.Context) {
 			p.reject(ctx, "force-scale", err)
 			continue
 		}
-		p.applyForceScale(ctx, req)
+		handlers{p}.applyForceScale(ctx, req)
 	}
 	p.takeGates(ctx)
 	for p.wake.ReceiveAsync(nil) {

@@ -65,7 +65,7 @@ const (
 	changeLifecycle = "lifecycle"
 	// changeNotReadyClock: a node's NotReady clock starts when its Ready
 	// condition changed, not when the pool first saw it NotReady
-	// (poolcore.Rules.NotReadyClock, pool_unready.go), so the unready repair
+	// (poolcore.Rules.NotReadyClock, poolcore/unready.go), so the unready repair
 	// comes unreadyTimeout after the node failed, however late the pool
 	// learnt of it. Added 2026-12-04, release v0.3.0.
 	changeNotReadyClock = "notready-clock"
@@ -115,7 +115,7 @@ const (
 	// changeBuffers: the CapacityBuffers the watcher reports with an
 	// observation (types.BufferObservation) are room the pool keeps beside
 	// its policy's headroom: it buys for the buffer pods that do not fit
-	// and scale-down keeps their room (poolcore.Rules.Buffers, pool_headroom.go).
+	// and scale-down keeps their room (poolcore.Rules.Buffers, poolcore/headroom.go).
 	// A run begun before it drops them. Added 2026-12-04, release v0.3.0.
 	changeBuffers = "capacity-buffers"
 	// changePackIdle: the idle rule removes a node only when its pods
