@@ -228,6 +228,10 @@ type PoolStatus struct {
 	Budget   string `json:"budget,omitempty"`
 	// OrgCeiling says what the org's ceilings left the last scale-up.
 	OrgCeiling string `json:"orgCeiling,omitempty"`
+	// Forecast says what the pool's demand model has learned, how far off
+	// it is, and the last node bought on forecast and whether the
+	// forecast came true (predictive pre-warm).
+	Forecast string `json:"forecast,omitempty"`
 	// HoldTarget holds as the floor until HoldUntil (a manual scale's --hold).
 	HoldTarget int       `json:"holdTarget,omitempty"`
 	HoldUntil  time.Time `json:"holdUntil,omitempty"`

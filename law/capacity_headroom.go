@@ -87,10 +87,11 @@ func bufferPods(pods []types.PendingPod) int {
 	return n
 }
 
-// IsHeadroomPod reports whether a pending pod is one of HeadroomPods or
-// BufferPods: room kept, never a pod that waits.
+// IsHeadroomPod reports whether a pending pod is one of HeadroomPods,
+// BufferPods or a pre-warm's PrewarmPods: room kept or bought ahead,
+// never a pod that waits.
 func IsHeadroomPod(pod types.PendingPod) bool {
-	return pod.Namespace == HeadroomNamespace || pod.Namespace == BufferNamespace
+	return pod.Namespace == HeadroomNamespace || pod.Namespace == BufferNamespace || pod.Namespace == PrewarmNamespace
 }
 
 // HeadroomShortfall is the headroom pods the pool's nodes (ready and

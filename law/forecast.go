@@ -107,6 +107,26 @@ func slotOf(t time.Time) (day, week int) {
 
 func slotStart(t time.Time) time.Time { return t.UTC().Truncate(ForecastSlot) }
 
+// ObservedDemand is what an observation says the pool's pods ask for: the
+// requests of its pods, bound and pending (Pods their count), and how many
+// pods that is; what ObserveDemand takes.
+func ObservedDemand(obs types.PoolObservation) (types.Resources, int) {
+	var req types.Resources
+	n := 0
+	for _, nd := range obs.Nodes {
+		req = req.Add(nd.Requested)
+		n += int(nd.Requested.Pods)
+	}
+	for _, p := range obs.PendingPods {
+		for range p.Pods() {
+			req = req.Add(p.Requests)
+		}
+		n += p.Pods()
+	}
+	req.Pods = int64(n)
+	return req, n
+}
+
 // ObserveDemand folds one observation of the pool's demand (requests of
 // its pods bound and pending, and how many pods) into the model and
 // returns it; m may be nil (a new model). Observations out of order are

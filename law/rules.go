@@ -35,8 +35,9 @@ type Rules struct {
 	// provisioning delay ahead of the rise it expects (PrewarmPods); it
 	// never removes a node on a forecast, only keeps what the forecast
 	// needs (ForecastKeeps). The caller feeds the model and the stand-in
-	// pods; Decide reads DecisionInput.Prewarm. Not in AllRules until the
-	// workflow carries the model.
+	// pods; Decide reads DecisionInput.Prewarm. A pool run turns it on
+	// (poolcore.AllRules), its model in its state; AllRules leaves it off
+	// so the scorer's law is compared with and without it.
 	Prewarm bool
 	// Batch: pending pods are bought for in Karpenter's batches, 1 s
 	// after the newest or 10 s after the first, the pending threshold only

@@ -59,6 +59,9 @@ func (s *State) Decide(pool types.PoolKey, rules Rules, now time.Time) Decided {
 	if len(s.Policy.Headroom) > 0 || s.Buffered() {
 		s.withHeadroom(&in, pool, now)
 	}
+	if rules.Prewarm {
+		s.withPrewarm(&in, pool, now)
+	}
 	if now.Before(s.HoldUntil) {
 		in.HoldFloor, in.HoldUntil = s.HoldTarget, s.HoldUntil
 	}

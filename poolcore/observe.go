@@ -33,6 +33,9 @@ func (s *State) Fold(obs types.PoolObservation, now time.Time, rules Rules) {
 		s.notReadyFromCondition(obs) // unready.go
 	}
 	s.trackPurchases(obs, now, rules)
+	if rules.Prewarm {
+		s.observeDemand(obs) // prewarm.go
+	}
 	s.noteReplacementNode(s.Observation, rules.Rules)
 	s.forgetGone(obs)
 }

@@ -58,7 +58,12 @@ type Rules struct {
 
 // AllRules is what a new pool run decides and buys with: every rule of
 // law.AllRules and every pool rule.
+//
+// Pre-warm (law.Rules.Prewarm) is on for every new pool run, which carries
+// its demand model; law.AllRules leaves it to the scorer to turn on.
 func AllRules() Rules {
-	return Rules{Rules: law.AllRules(), FewerNodes: true, RebuyRepelled: true, Offerings: true, TriedSinceReady: true, NotReadyClock: true,
+	r := law.AllRules()
+	r.Prewarm = true
+	return Rules{Rules: r, FewerNodes: true, RebuyRepelled: true, Offerings: true, TriedSinceReady: true, NotReadyClock: true,
 		ParallelRemoval: true, Buffers: true, LookAhead: true, FreshScaleDown: true}
 }

@@ -129,6 +129,10 @@ type State struct {
 	// first found due (workflows/pool_lifecycle.go).
 	GroupTemplates map[string]string    `json:"groupTemplates,omitempty"`
 	DueSince       map[string]time.Time `json:"dueSince,omitempty"`
+	// Demand is the pool's seasonal demand model, learned from its
+	// observations (law.Rules.Prewarm, prewarm.go); bounded by
+	// law.ForecastSlotsPerWeek.
+	Demand *law.DemandModel `json:"demand,omitempty"`
 }
 
 // Purchase is a scale-up that bought nodes for a pod.

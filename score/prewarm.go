@@ -73,19 +73,7 @@ func (l *Law) observeDemand(obs types.PoolObservation) {
 	if !l.rules.Prewarm {
 		return
 	}
-	var req types.Resources
-	n := 0
-	for _, nd := range obs.Nodes {
-		req = req.Add(nd.Requested)
-		n += int(nd.Requested.Pods)
-	}
-	for _, p := range obs.PendingPods {
-		for range p.Pods() {
-			req = req.Add(p.Requests)
-		}
-		n += p.Pods()
-	}
-	req.Pods = int64(n)
+	req, n := law.ObservedDemand(obs)
 	l.model = law.ObserveDemand(l.model, obs.ObservedAt, req, n)
 }
 

@@ -223,7 +223,7 @@ func (p handlers) status() contract.PoolStatus {
 		UnavailableOffering: s.UnavailableOffering,
 		NotReadySince:       s.NotReadySince, Repairs: s.Repairs, Rejected: s.Rejected, SkippedNodes: p.last.Skipped, HeldIdle: p.last.Held,
 		AddedWithoutProgress: p.decided.AddedWithoutProgress, Removing: p.removal,
-		Capacity: p.decided.Capacity, Budget: s.Budget, OrgCeiling: s.OrgNote,
+		Capacity: p.decided.Capacity, Budget: s.Budget, OrgCeiling: s.OrgNote, Forecast: s.ForecastStatus(),
 	}
 	if p.decided.At.Before(s.HoldUntil) {
 		st.HoldTarget, st.HoldUntil = s.HoldTarget, s.HoldUntil

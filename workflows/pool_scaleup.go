@@ -29,19 +29,22 @@ const maxSizeFallbacks = 3
 func (p purchase) scaleUp(ctx workflow.Context, d law.Decision) {
 	seq := p.state.NextSeq()
 	rec := contract.DecisionRecord{Seq: seq, At: workflow.Now(ctx), Action: string(law.ActionScaleUp), Reason: d.Reason}
-	p.grow(ctx, rec, d.Pods, d.MinNewNodes, d.MaxNewNodes)
+	if added := p.grow(ctx, rec, d.Pods, d.MinNewNodes, d.MaxNewNodes); added > 0 && d.Prewarm > 0 {
+		// Bought (partly) on forecast: judged once the rise was due.
+		p.state.Prewarmed(workflow.Now(ctx), d.Prewarm)
+	}
 }
 
-// grow provisions for the pods (at least minNew nodes, at most maxNew) and
-// records the decision with its outcome.
-func (p purchase) grow(ctx workflow.Context, rec contract.DecisionRecord, pods []types.PendingPod, minNew, maxNew int) {
+// grow provisions for the pods (at least minNew nodes, at most maxNew),
+// records the decision with its outcome and says how many it asked for.
+func (p purchase) grow(ctx workflow.Context, rec contract.DecisionRecord, pods []types.PendingPod, minNew, maxNew int) int {
 	org := p.orgRoom(ctx)
 	p.state.OrgNote = org.Note
 	if org.Nodes <= 0 {
 		rec.Outcome = poolcore.OutcomeNothingBought + org.Note
 		p.state.LastScaleUp = workflow.Now(ctx) // wait a cooldown, not a wake-up
 		p.state.Record(rec)
-		return
+		return 0
 	}
 	maxNew = min(maxNew, org.Nodes)
 	minNew = min(minNew, org.Nodes)
@@ -64,6 +67,7 @@ func (p purchase) grow(ctx workflow.Context, rec contract.DecisionRecord, pods [
 		rec.Reason += "; buys " + offering
 	}
 	p.state.Record(rec)
+	return added
 }
 
 // provision plans and provisions within the org's room, falling back to
@@ -157,6 +161,9 @@ func (p purchase) provision(ctx workflow.Context, seq int64, pods []types.Pendin
 // very next decision. It returns the pods parked now that were not before.
 func (p purchase) park(unplaceable []activities.UnplaceablePod) (fresh []activities.UnplaceablePod) {
 	for _, u := range unplaceable {
+		if strings.HasPrefix(u.Pod, law.PrewarmNamespace+"/") {
+			continue // a forecast's stand-in: nobody to tell, nothing to keep
+		}
 		switch {
 		case u.Code == sizing.CodeNoFit, u.Code == sizing.CodeInvalidRequest:
 			if _, told := p.state.Unplaceable[u.Pod]; !told {

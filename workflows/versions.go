@@ -140,6 +140,11 @@ const (
 	// between samples, and a decision woken by a timer decides on the
 	// last one. Added 2026-12-04, release v0.3.0.
 	changeFreshScaleDown = "fresh-scale-down"
+	// changePrewarm: the pool learns its demand by time of day and week
+	// (PoolState.Demand) and buys a provisioning delay ahead of the rise
+	// it expects, once it has a day of history (law.Rules.Prewarm,
+	// poolcore/prewarm.go). Added 2026-12-04, release v0.3.0.
+	changePrewarm = "prewarm"
 )
 
 // Change is one change ID this code knows: the highest version it records
@@ -177,6 +182,7 @@ var Changes = []Change{
 	{ID: changeLookAhead, Max: 1, Release: "v0.3.0"},
 	{ID: changeReplaceAtRate, Max: 1, Release: "v0.3.0"},
 	{ID: changeFreshScaleDown, Max: 1, Release: "v0.3.0"},
+	{ID: changePrewarm, Max: 1, Release: "v0.3.0"},
 }
 
 // readRules reads, once per run, the rules the run decides with. It
@@ -206,5 +212,6 @@ func readRules(ctx workflow.Context) poolcore.Rules {
 	r.LookAhead = workflow.GetVersion(ctx, changeLookAhead, workflow.DefaultVersion, 1) == 1 && r.LookAhead
 	r.ReplaceAtRate = workflow.GetVersion(ctx, changeReplaceAtRate, workflow.DefaultVersion, 1) == 1 && r.ReplaceAtRate && r.Replace
 	r.FreshScaleDown = workflow.GetVersion(ctx, changeFreshScaleDown, workflow.DefaultVersion, 1) == 1 && r.FreshScaleDown
+	r.Prewarm = workflow.GetVersion(ctx, changePrewarm, workflow.DefaultVersion, 1) == 1 && r.Prewarm
 	return r
 }

@@ -37,15 +37,15 @@ func runReadRules(t *testing.T, old ...string) poolcore.Rules {
 // so a rule added there reaches a pool without a line here.
 func TestReadRulesOfANewRunAgreeWithAllRules(t *testing.T) {
 	got := runReadRules(t)
-	require.Equal(t, law.AllRules(), got.Rules)
+	lawRules := law.AllRules()
+	lawRules.Prewarm = true // a pool run carries the demand model the law's pre-warm needs
+	require.Equal(t, lawRules, got.Rules)
 	require.Equal(t, poolcore.AllRules(), got)
 	// Every rule is on in a new run: a switch left false in AllRules or
 	// allRunRules would never reach a pool.
 	for _, v := range []reflect.Value{reflect.ValueOf(got.Rules), reflect.ValueOf(got)} {
 		for i := range v.NumField() {
-			// Pre-warm needs the demand model a pool run does not carry
-			// yet (law.Rules.Prewarm): the scorer alone turns it on.
-			if f := v.Field(i); f.Kind() == reflect.Bool && v.Type().Field(i).Name != "Prewarm" {
+			if f := v.Field(i); f.Kind() == reflect.Bool {
 				require.True(t, f.Bool(), "rule %s is off in a new run", v.Type().Field(i).Name)
 			}
 		}
@@ -67,5 +67,10 @@ func TestReadRulesOfAnOldRunTurnOffItsChanges(t *testing.T) {
 	got = runReadRules(t, changePackIdle, changeLookAhead, changeReplaceAtRate, changeFreshScaleDown)
 	want = poolcore.AllRules()
 	want.PackIdle, want.LookAhead, want.ReplaceAtRate, want.FreshScaleDown = false, false, false, false
+	require.Equal(t, want, got)
+
+	got = runReadRules(t, changePrewarm)
+	want = poolcore.AllRules()
+	want.Prewarm = false
 	require.Equal(t, want, got)
 }

@@ -8,12 +8,15 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/hanzoai/visor-fleet/connectors/sim"
+	"github.com/hanzoai/visor-fleet/contract"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -191,7 +194,39 @@ func TestPoolApplyLeavesARunningPoolsExpiryAlone(t *testing.T) {
 	require.Equal(t, 5, old.MaxNodes)
 	require.Zero(t, old.ExpireAfter)
 	require.Equal(t, types.Duration(types.DefaultExpireAfter), describeJSON(t, newPool).Policy.ExpireAfter)
+	// apply reads which pools already hold their file's policy from the
+	// visibility listing's memo, which trails the pool by the visibility
+	// store's lag (seconds on a loaded machine): wait until it shows the
+	// wider policy, or the revert below reads as unchanged.
+	waitListedPolicy(t, oldPool, old)
 	// Written again, expiry is what the spec says.
 	require.Equal(t, map[string]string{oldPool: "policy updated"}, applyJSON(t, "testdata/apply-expiry-off.yaml"))
 	require.Equal(t, 4, describeJSON(t, oldPool).Policy.MaxNodes)
+}
+
+// waitListedPolicy waits until the visibility listing's memo of pool
+// shows policy.
+func waitListedPolicy(t *testing.T, pool string, policy types.Policy) {
+	t.Helper()
+	want := contract.PolicyHash(policy)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		resp, err := env.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Namespace: env.namespace, Query: fmt.Sprintf("WorkflowId = '%s' AND ExecutionStatus = 'Running'", pool)})
+		cancel()
+		require.NoError(t, err)
+		for _, e := range resp.GetExecutions() {
+			if p, ok := e.GetMemo().GetFields()[contract.MemoPolicyHash]; ok {
+				var got string
+				if converter.GetDefaultDataConverter().FromPayload(p, &got) == nil && got == want {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the listing of %s did not show policy %s within 30 s", pool, want)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
