@@ -104,6 +104,27 @@ func TestApply(t *testing.T) {
 				t.Errorf("n3 still counted: idle clock %v, %d nodes", s.IdleSince, len(s.Observation.Nodes))
 			}
 		}},
+		{name: "a plan's answer about sizes", event: Planned{Budget: "cost budget cut 2 nodes", SizeRoom: map[string]types.Resources{"sim-4c8g": {MilliCPU: 3900}}, SizePrice: map[string]float64{"sim-4c8g": 0.2}}, check: func(t *testing.T, s *State) {
+			if s.Budget == "" || s.SizeRoom["sim-4c8g"].MilliCPU != 3900 || s.SizePrice["sim-4c8g"] != 0.2 {
+				t.Errorf("budget %q, room %v, prices %v", s.Budget, s.SizeRoom, s.SizePrice)
+			}
+		}},
+		{name: "a plan that names no size keeps the sizes known", event: Planned{}, check: func(t *testing.T, s *State) {
+			s2 := base()
+			s2.SizeRoom = map[string]types.Resources{"sim-4c8g": {MilliCPU: 1}}
+			s2.Apply(Env{Pool: lawtest.Key(), Now: now, Rules: AllRules()}, Planned{})
+			if len(s2.SizeRoom) != 1 {
+				t.Error("an empty plan forgot the sizes' room")
+			}
+		}},
+		{name: "a purchase", event: Bought{Seq: 7, Size: "sim-4c8g", NewNodes: 2, For: []types.PendingPod{lawtest.Pending("a", lawtest.T0)}}, check: func(t *testing.T, s *State) {
+			if b, ok := s.BoughtFor["default/a"]; !ok || b.Seq != 7 || !b.At.Equal(now) {
+				t.Errorf("bought for %v", s.BoughtFor)
+			}
+			if len(s.Additions) != 1 || s.Additions[0].Nodes != 2 {
+				t.Errorf("additions %v", s.Additions)
+			}
+		}},
 		{name: "a removal refused", event: RemovalFailed{Node: "n3", Why: "its PodDisruptionBudget allows no disruption now"}, check: func(t *testing.T, s *State) {
 			if until := s.DrainBlocked["n3"]; !until.After(now) {
 				t.Errorf("n3 is retried at %s, want after %s", until, now)

@@ -105,17 +105,7 @@ func (p purchase) provision(ctx workflow.Context, seq int64, pods []types.Pendin
 			return 0, "", "", err
 		}
 		teller{p.pool}.tellUnplaceable(ctx, p.park(plan.Unplaceable))
-		p.state.Budget = plan.Budget
-		if len(plan.SizeRoom) > 0 {
-			p.state.SizeRoom = plan.SizeRoom
-			p.state.SizeZones = plan.SizeZones
-		}
-		if len(plan.SizePrice) > 0 {
-			p.state.SizePrice = plan.SizePrice
-		}
-		if len(plan.SizeGPUModel) > 0 {
-			p.state.SizeGPUModel = plan.SizeGPUModel
-		}
+		p.apply(ctx, poolcore.Planned{Budget: plan.Budget, SizeRoom: plan.SizeRoom, SizeZones: plan.SizeZones, SizePrice: plan.SizePrice, SizeGPUModel: plan.SizeGPUModel})
 		if plan.NewNodes == 0 {
 			return 0, "", "", nil
 		}
@@ -144,7 +134,7 @@ func (p purchase) provision(ctx workflow.Context, seq int64, pods []types.Pendin
 			return 0, plan.Size, "", err
 		}
 		p.state.StampGroup(p.rules, res.GroupID, plan.GroupID == "", pin.NodeLabels, pin.NodeTaints)
-		p.bought(ctx, seq, plan, pods)
+		p.apply(ctx, poolcore.Bought{Seq: seq, Size: plan.Size, NewNodes: plan.NewNodes, For: boughtFor(plan, pods)})
 		teller{p.pool}.tellBought(ctx, seq, plan, pods)
 		p.apply(ctx, poolcore.ProviderAnswer{View: res.View, Total: res.TotalTarget})
 		return plan.NewNodes, plan.Size, plan.Offering, nil
@@ -175,21 +165,6 @@ func (p purchase) park(unplaceable []activities.UnplaceablePod) (fresh []activit
 		}
 	}
 	return fresh
-}
-
-// bought remembers which pods a purchase was for, for the runaway guard.
-func (p purchase) bought(ctx workflow.Context, seq int64, plan activities.PlanResult, pods []types.PendingPod) {
-	now := workflow.Now(ctx)
-	for _, pod := range boughtFor(plan, pods) {
-		delete(p.state.Deferred, pod.Key())
-		if _, known := p.state.BoughtFor[pod.Key()]; !known && len(p.state.BoughtFor) < poolcore.MaxPendingKept {
-			p.state.BoughtFor[pod.Key()] = poolcore.Purchase{Seq: seq, At: now, Size: plan.Size, Since: pod.UnschedulableSince}
-		}
-	}
-	p.state.Additions = append(p.state.Additions, poolcore.Addition{At: now, Nodes: plan.NewNodes})
-	if len(p.state.Additions) > maxAdditionsKept {
-		p.state.Additions = p.state.Additions[len(p.state.Additions)-maxAdditionsKept:]
-	}
 }
 
 // planOfferings is what the planner is told about buying by offering.
@@ -243,9 +218,6 @@ func (p purchase) orgRoom(ctx workflow.Context) law.OrgRoom {
 // its group from it: the read act made before this purchase, not one of
 // a past wake-up.
 const freshGroupsAge = 30 * time.Second
-
-// maxAdditionsKept bounds the runaway guard's record of scale-ups.
-const maxAdditionsKept = 100
 
 // boughtFor are the pods a purchase was made for: those the plan placed,
 // less the headroom's placeholder pods.
