@@ -21,10 +21,7 @@ import (
 // (every zone one price); a zone list pins the group; a zone nobody sells
 // in is the policy's mistake; maxSpotShare turns a spot buy to on demand.
 func TestPlanBuysTheCheapestAllowedOffering(t *testing.T) {
-	fleet, err := sim.New(sim.Config{Cluster: "dev", Seed: 3, Catalog: catalogs.SimSpot()})
-	require.NoError(t, err)
-	a := &activities.Activities{Clusters: oneCluster{connectors.Cluster{ID: "dev", Provider: fleet}}}
-	pool := types.PoolKey{Org: "acme", Project: "shop", Service: "api", Provider: "sim", Cluster: "dev"}
+	a, pool := simPlanner(t, catalogs.SimSpot())
 	pods := []types.PendingPod{{Namespace: "web", Name: "p1", Requests: types.Resources{MilliCPU: 1000, Memory: types.GiB, Pods: 1}}}
 	spotFirst := []types.CapacityType{types.CapacitySpot, types.CapacityOnDemand}
 	in := activities.PlanInput{Key: pool, Pods: pods, MaxNewNodes: 5, Offerings: activities.PlanOfferings{On: true, CapacityTypes: spotFirst}}
@@ -74,10 +71,7 @@ func TestPlanBuysTheCheapestAllowedOffering(t *testing.T) {
 // nodeSelector, a required node affinity, or a zone spread the running
 // pods leave only one zone for. Then the group is pinned to that zone.
 func TestPlanPinsTheZoneAPodIsPinnedTo(t *testing.T) {
-	fleet, err := sim.New(sim.Config{Cluster: "dev", Seed: 3, Catalog: catalogs.SimSpot()})
-	require.NoError(t, err)
-	a := &activities.Activities{Clusters: oneCluster{connectors.Cluster{ID: "dev", Provider: fleet}}}
-	pool := types.PoolKey{Org: "acme", Project: "shop", Service: "api", Provider: "sim", Cluster: "dev"}
+	a, pool := simPlanner(t, catalogs.SimSpot())
 	pod := func(s *types.PodScheduling) types.PendingPod {
 		return types.PendingPod{Namespace: "web", Name: "p1", Requests: types.Resources{MilliCPU: 1000, Memory: types.GiB, Pods: 1}, Scheduling: s}
 	}

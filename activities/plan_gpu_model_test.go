@@ -9,18 +9,13 @@ import (
 
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/catalogs"
-	"github.com/hanzoai/visor-fleet/connectors"
-	"github.com/hanzoai/visor-fleet/connectors/sim"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
 // The plan names each GPU size's model, and no size without GPUs: a GPU
 // replacement (law.Rules.ReplaceGPU) buys only the old nodes' model.
 func TestPlanReportsEachGPUSizesModel(t *testing.T) {
-	fleet, err := sim.New(sim.Config{Cluster: "dev", Seed: 3, Catalog: catalogs.Sim()})
-	require.NoError(t, err)
-	a := &activities.Activities{Clusters: oneCluster{connectors.Cluster{ID: "dev", Provider: fleet}}}
-	pool := types.PoolKey{Org: "acme", Project: "shop", Service: "api", Provider: "sim", Cluster: "dev"}
+	a, pool := simPlanner(t, catalogs.Sim())
 	pods := []types.PendingPod{{Namespace: "web", Name: "p1", Requests: types.Resources{MilliCPU: 1000, Memory: types.GiB, Pods: 1}}}
 	plan, err := a.PlanScaleUp(context.Background(), activities.PlanInput{Key: pool, Pods: pods, MaxNewNodes: 5})
 	require.NoError(t, err)

@@ -8,8 +8,6 @@ import (
 
 	"github.com/hanzoai/visor-fleet/activities"
 	"github.com/hanzoai/visor-fleet/catalogs"
-	"github.com/hanzoai/visor-fleet/connectors"
-	"github.com/hanzoai/visor-fleet/connectors/sim"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -17,10 +15,7 @@ import (
 // running mix of small pods (PlanInput.Expected) the plan buys the size
 // cheaper per unit, one sim-8c16g each, and nothing for the mix.
 func TestPlanSizesForTheExpectedMix(t *testing.T) {
-	fleet, err := sim.New(sim.Config{Cluster: "dev", Seed: 3, Catalog: catalogs.Sim()})
-	require.NoError(t, err)
-	a := &activities.Activities{Clusters: oneCluster{connectors.Cluster{ID: "dev", Provider: fleet}}}
-	pool := types.PoolKey{Org: "acme", Project: "shop", Service: "api", Provider: "sim", Cluster: "dev"}
+	a, pool := simPlanner(t, catalogs.Sim())
 	big := types.Resources{MilliCPU: 4000, Memory: 8 * types.GiB, Pods: 1}
 	var pods []types.PendingPod
 	for _, name := range []string{"p1", "p2", "p3"} {

@@ -208,7 +208,7 @@ func (a *Activities) PlanScaleUp(ctx context.Context, in PlanInput) (PlanResult,
 		if err != nil {
 			return PlanResult{}, asTemporalError(err)
 		}
-		groups = planGroups(read)
+		groups = PlanGroupsOf(viewOf(read, time.Now()))
 	}
 	sort.Slice(groups, func(i, j int) bool { return groups[i].ID < groups[j].ID })
 	for _, g := range groups {
@@ -227,14 +227,6 @@ type PlanGroup struct {
 	CapacityType types.CapacityType `json:"capacityType,omitempty"`
 	Zone         string             `json:"zone,omitempty"`
 	Target       int                `json:"target"`
-}
-
-func planGroups(groups []connectors.NodeGroup) []PlanGroup {
-	out := make([]PlanGroup, 0, len(groups))
-	for _, g := range groups {
-		out = append(out, PlanGroup{ID: g.ID, Size: g.Size, CapacityType: g.CapacityType, Zone: g.Zone, Target: g.TargetSize})
-	}
-	return out
 }
 
 // PlanGroupsOf are the groups of a provider view, for PlanInput.Groups.

@@ -30,6 +30,12 @@ func (r Resources) Add(o Resources) Resources {
 		Pods: r.Pods + o.Pods, EphemeralStorage: r.EphemeralStorage + o.EphemeralStorage}
 }
 
+// Times returns r taken n times.
+func (r Resources) Times(n int64) Resources {
+	return Resources{MilliCPU: r.MilliCPU * n, Memory: r.Memory * n, GPUs: r.GPUs * n,
+		Pods: r.Pods * n, EphemeralStorage: r.EphemeralStorage * n}
+}
+
 // Sub returns r - o.
 func (r Resources) Sub(o Resources) Resources {
 	return Resources{MilliCPU: r.MilliCPU - o.MilliCPU, Memory: r.Memory - o.Memory, GPUs: r.GPUs - o.GPUs,

@@ -54,10 +54,10 @@ func (p renewal) disrupt(ctx workflow.Context, d law.Decision) {
 		if err != nil {
 			failures = append(failures, fmt.Sprintf("%s: %v", node, err))
 			if p.rules.LifecycleRetry {
-				// As scale-down's: a backoff, and told once per reason
-				// with the other blockers (tellBlocked).
-				p.state.DrainBlocked[node] = workflow.Now(ctx).Add(p.state.DrainRetryAfter(node, p.rules))
-				p.state.DrainRefused[node] = refusal(err)
+				// As scale-down's (LifecycleRetry holds only with
+				// RetryBlocked): a backoff, and told once per reason with
+				// the other blockers (tellBlocked).
+				p.apply(ctx, poolcore.RemovalFailed{Node: node, Why: refusal(err)})
 				continue
 			}
 			until := workflow.Now(ctx).Add(p.state.Policy.IdleWindow.D())

@@ -138,9 +138,9 @@ func (p removal) finishStep(ctx workflow.Context, seq int64, step *removalStep) 
 func refusal(err error) string {
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) && appErr.Message() != "" {
-		return poolcore.Truncate(appErr.Message(), poolcore.MaxRefusalText)
+		return appErr.Message()
 	}
-	return poolcore.Truncate(err.Error(), poolcore.MaxRefusalText)
+	return err.Error()
 }
 
 // removalFailed keeps a node that would not drain or delete for a later
