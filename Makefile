@@ -37,7 +37,7 @@ kwok-test:
 ## control law scored on the traces; writes docs/BENCHMARKS.md and its plots
 bench:
 	@mkdir -p artifacts
-	$(GO) test -run '^$$' -bench . -benchmem ./sizing ./metering ./connectors/kubernetes ./score ./workflows > artifacts/bench-speed.txt || { cat artifacts/bench-speed.txt; exit 1; }
+	$(GO) test -run '^$$' -bench . -benchmem ./sizing ./metering ./connectors/kubernetes ./score ./workflows ./law > artifacts/bench-speed.txt || { cat artifacts/bench-speed.txt; exit 1; }
 	$(GO) test -run '^$$' -bench DecisionLatency -benchmem -benchtime 200x -timeout 30m ./testsuite/bench > artifacts/bench-latency.txt || { cat artifacts/bench-latency.txt; exit 1; }
 	$(GO) test -run '^$$' -bench IdlePools -benchmem -benchtime 1x -timeout 40m ./testsuite/bench > artifacts/bench-idle.txt || { cat artifacts/bench-idle.txt; exit 1; }
 	$(GO) test -run '^$$' -bench ApplyPools -benchmem -benchtime 1x -timeout 30m ./cmd/visor > artifacts/bench-apply.txt || { cat artifacts/bench-apply.txt; exit 1; }

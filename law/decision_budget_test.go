@@ -92,7 +92,7 @@ func TestHeldIdleNamesTheRule(t *testing.T) {
 		}, "disruption window", true},
 		{"cooldown", func(in *DecisionInput) {
 			in.Policy.Disruption = nil
-			in.LastScaleDown = now.Add(-time.Minute)
+			in.LastScaleDown = now.Add(-10 * time.Second)
 		}, "cooldown after scale-down", true},
 		{"floor", func(in *DecisionInput) { in.Policy.MinNodes = 4 }, "floor of 4", false},
 	}

@@ -154,7 +154,7 @@ func consolidate(in DecisionInput, p types.Policy, current int, d *Decision, wak
 	if p.ConsolidationDisruption == types.DisruptIdleOnly {
 		cands = slices.DeleteFunc(cands, func(n types.NodeObservation) bool { return !emptyNode(n) })
 	}
-	remove := packElsewhere(obs, cands, limit, in.Rules.AcrossSizes, in.Rules.KeepReplacement, d)
+	remove := packElsewhere(obs, cands, limit, in.Rules.AcrossSizes, in.Rules.KeepReplacement, in.Rules.PackAnyOrder && in.Rules.KeepReplacement, d)
 	if in.KeepsHeadroom != nil {
 		remove = keepHeadroom(remove, in.KeepsHeadroom, d)
 	}
@@ -189,7 +189,7 @@ func consolidate(in DecisionInput, p types.Policy, current int, d *Decision, wak
 // fit on the other Ready nodes of the same size (same template: labels,
 // taints, GPU model), or with acrossSizes of any size sameTemplate
 // admits (packInto).
-func packElsewhere(obs *types.PoolObservation, cands []types.NodeObservation, limit int, acrossSizes, machineLabels bool, d *Decision) []string {
+func packElsewhere(obs *types.PoolObservation, cands []types.NodeObservation, limit int, acrossSizes, machineLabels, anyOrder bool, d *Decision) []string {
 	admits := func(c, n types.NodeObservation) bool {
 		return n.Size == c.Size || acrossSizes && n.Allocatable.MilliCPU >= c.Allocatable.MilliCPU && sameTemplate(c, n, machineLabels)
 	}
@@ -199,7 +199,15 @@ func packElsewhere(obs *types.PoolObservation, cands []types.NodeObservation, li
 		}
 		return "the other " + c.Size + " nodes"
 	}
-	return packInto(obs, cands, limit, admits, where, "consolidated", d)
+	// The scheduler is not held to larger sizes: any node of the template
+	// may take a pod of the set.
+	lands := func(c, n types.NodeObservation) bool {
+		return n.Size == c.Size || acrossSizes && sameTemplate(c, n, machineLabels)
+	}
+	if !anyOrder {
+		lands = nil
+	}
+	return packInto(obs, cands, limit, admits, lands, where, "consolidated", d)
 }
 
 // packInto keeps, in order, up to limit candidates whose pods surely fit
@@ -209,7 +217,11 @@ func packElsewhere(obs *types.PoolObservation, cands []types.NodeObservation, li
 // and wherever the scheduler puts them. Room a removal takes is gone for
 // the next, and a node that receives pods is not removed in the same
 // decision.
-func packInto(obs *types.PoolObservation, cands []types.NodeObservation, limit int, admits func(c, n types.NodeObservation) bool, where func(c types.NodeObservation) string, verb string, d *Decision) []string {
+func packInto(obs *types.PoolObservation, cands []types.NodeObservation, limit int, admits, lands func(c, n types.NodeObservation) bool, where func(c types.NodeObservation) string, verb string, d *Decision) []string {
+	var sure *anyOrderSet
+	if lands != nil {
+		sure = newAnyOrder(obs)
+	}
 	free := map[string]types.Resources{}
 	for _, n := range obs.Nodes {
 		if n.State == types.NodeReady {
@@ -227,6 +239,10 @@ func packInto(obs *types.PoolObservation, cands []types.NodeObservation, limit i
 		}
 		load := c.Requested
 		if load.MilliCPU == 0 && load.Memory == 0 && load.GPUs == 0 {
+			if sure != nil && !sure.try(c, types.Resources{}, 0, nil) {
+				d.Skipped = append(d.Skipped, fmt.Sprintf("%s: not %s with the others, the room it has is counted for their pods", c.Name, verb))
+				continue
+			}
 			removing[c.Name] = true
 			out = append(out, c.Name)
 			continue
@@ -254,6 +270,10 @@ func packInto(obs *types.PoolObservation, cands []types.NodeObservation, limit i
 		}
 		if left > 0 {
 			d.Skipped = append(d.Skipped, fmt.Sprintf("%s: not %s, its %s do not surely fit on %s", c.Name, verb, Plural(int(count), "pod"), where(c)))
+			continue
+		}
+		if sure != nil && !sure.try(c, slot, count, func(n types.NodeObservation) bool { return n.Name != c.Name && lands(c, n) }) {
+			d.Skipped = append(d.Skipped, fmt.Sprintf("%s: not %s with the others, its %s might not find room wherever the scheduler puts theirs", c.Name, verb, Plural(int(count), "pod")))
 			continue
 		}
 		for name, k := range take {

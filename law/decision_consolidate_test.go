@@ -56,7 +56,7 @@ func TestConsolidationHoldsBack(t *testing.T) {
 			in.Observation.Nodes[1] = withPods(node("n2", 0.9, 0.9), 3, in.Observation.Nodes[1].LargestPod)
 		}, "do not surely fit"},
 		{"another size's room does not count", func(in *DecisionInput) { in.Observation.Nodes[1].Size = "sim-8c16g" }, "do not surely fit"},
-		{"inside the cooldown after scale-down", func(in *DecisionInput) { in.LastScaleDown = t0.Add(-time.Minute) }, "cooldown until"},
+		{"inside the cooldown after scale-down", func(in *DecisionInput) { in.LastScaleDown = t0.Add(-10 * time.Second) }, "cooldown until"},
 		{"underused too briefly", func(in *DecisionInput) { in.UnderusedSince["n3"] = t0.Add(-time.Minute) }, ""},
 		{"above the threshold", func(in *DecisionInput) { in.Policy.ConsolidationThreshold = 0.4 }, ""},
 		{"at the floor", func(in *DecisionInput) { in.Policy.MinNodes = 3 }, ""},

@@ -159,7 +159,11 @@ func packIdle(in DecisionInput, idle []string, limit int, d *Decision) []string 
 		return sameLabelsAndTaints(withoutZone(c), n, in.Rules.KeepReplacement)
 	}
 	where := func(types.NodeObservation) string { return "the nodes that stay and admit them" }
-	return packInto(obs, cands, limit, admits, where, "removed", d)
+	var lands func(c, n types.NodeObservation) bool
+	if in.Rules.PackAnyOrder && in.Rules.KeepReplacement {
+		lands = admits
+	}
+	return packInto(obs, cands, limit, admits, lands, where, "removed", d)
 }
 
 // withoutZone is a node as the idle rule compares it: its zone and region

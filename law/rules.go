@@ -95,12 +95,21 @@ type Rules struct {
 	// cost more for as long as it lives, the pool buying the cheaper size
 	// again around it as soon as demand comes back.
 	ReplaceAtRate bool
+	// PackAnyOrder: the nodes one decision removes (consolidation, the
+	// idle rule) are packed as a set whose pods find room whatever order
+	// the scheduler binds them in and wherever it puts each
+	// (decision_anyorder.go), not node by node into the room the law
+	// counted for each: the scheduler put one node's small pod into the
+	// room counted for another's large one, which then waited for a new
+	// node. Only with KeepReplacement (the set groups nodes by template,
+	// machine labels passed over).
+	PackAnyOrder bool
 }
 
 // AllRules is what a new pool run decides with.
 func AllRules() Rules {
 	return Rules{Consolidation: true, AcrossSizes: true, Replace: true, ReplaceGPU: true, Batch: true, Lifecycle: true, BudgetPaces: true, RetryBlocked: true, KeepReplacement: true,
-		LifecycleRetry: true, RenewalTolerations: true, PackIdle: true, ReplaceAtRate: true}
+		LifecycleRetry: true, RenewalTolerations: true, PackIdle: true, ReplaceAtRate: true, PackAnyOrder: true}
 }
 
 // FreshScaleDownAge is the oldest observation a pool removes nodes on

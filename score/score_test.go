@@ -200,3 +200,40 @@ func TestQuantileIsNearestRank(t *testing.T) {
 		t.Errorf("empty p50 = %d", q)
 	}
 }
+
+// ComparePeers must judge the peer targets exactly as the full comparison
+// does, without the bounds, on a delay other than the default.
+func TestComparePeersJudgesAsCompareDoes(t *testing.T) {
+	tr := shortTrace()
+	catalog := catalogs.Sim()
+	policy := types.DefaultPolicy()
+	policy.MaxNodes = 200
+	opt := Options{ProvisioningDelay: 2 * time.Minute}
+	full, err := Compare(tr, catalog, policy, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peers, err := ComparePeers(tr, catalog, policy, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(peers.Runs) != 3 || peers.LP.Cost != 0 {
+		t.Fatalf("ComparePeers ran %d policies and an LP bound of $%.2f, want the law and two peers, no bound", len(peers.Runs), peers.LP.Cost)
+	}
+	want := full.Targets()[1:5]
+	got := peers.PeerTargets()
+	if len(got) != len(want) {
+		t.Fatalf("got %d peer targets, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("target %d: ComparePeers says %+v, Compare %+v", i, got[i], want[i])
+		}
+	}
+	if got[1].Name != "p99 total pending ≤ 2m20s" {
+		t.Errorf("the wait target is %q, want the given delay's 2m20s", got[1].Name)
+	}
+	if _, err := ComparePeers(tr, catalog, types.Policy{}, opt); err == nil {
+		t.Error("a zero policy was accepted")
+	}
+}

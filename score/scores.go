@@ -108,6 +108,28 @@ func Compare(tr Trace, catalog []types.InstanceType, policy types.Policy, opt Op
 	return cmp, nil
 }
 
+// ComparePeers runs the pool's law and the two peer rules on a trace,
+// without the bounds: enough for PeerTargets, at a fraction of Compare's
+// time (the report's traces and delays the suite does not know).
+func ComparePeers(tr Trace, catalog []types.InstanceType, policy types.Policy, opt Options) (Comparison, error) {
+	if err := policy.Validate(); err != nil {
+		return Comparison{}, err
+	}
+	opt = opt.withDefaults()
+	cmp := Comparison{Trace: tr.Name, Source: tr.Source, Pods: len(tr.Pods), Fingerprint: tr.Fingerprint(), Policy: policy, Options: opt}
+	for _, ctl := range []Controller{NewLaw("visor law", policy, catalog), NewClusterAutoscaler(policy, catalog), NewKarpenter(policy, catalog)} {
+		run, err := Simulate(tr, catalog, policy, ctl, opt)
+		if err != nil {
+			return Comparison{}, err
+		}
+		cmp.Runs = append(cmp.Runs, run)
+	}
+	for _, r := range cmp.Runs {
+		cmp.Scores = append(cmp.Scores, cmp.scoreOf(r))
+	}
+	return cmp, nil
+}
+
 // bestIntegral sums, minute by minute, the cheapest of the integral
 // packings the offline yardsticks found.
 func bestIntegral(lp, packing, fewest Run, every time.Duration) float64 {

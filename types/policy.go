@@ -179,7 +179,7 @@ const (
 
 // DefaultPolicy returns the HIP's numbers, with the changes the scores of
 // docs/BENCHMARKS.md support: every idle node may go in one decision (the
-// HIP: one), the cooldown after scale-down is 2m (the HIP: 10m) and there
+// HIP: one), the cooldown after scale-down is 30s (the HIP: 10m) and there
 // is no cooldown after scale-up (the HIP: 5m): the planner counts the room
 // on nodes still booting and the runaway guard bounds repeated buying, so
 // a cooldown only made new demand wait (every trace met the wait target
@@ -189,7 +189,7 @@ const (
 func DefaultPolicy() Policy {
 	p := HIPPolicy()
 	p.MaxScaleDownPerDecision = 0
-	p.ScaleDownCooldown = Duration(2 * time.Minute)
+	p.ScaleDownCooldown = Duration(DefaultScaleDownCooldown)
 	p.ScaleUpCooldown = 0
 	p.ConsolidationThreshold = WrittenConsolidationThreshold
 	p.ConsolidateAfter = Duration(WrittenConsolidateAfter)
@@ -223,6 +223,14 @@ func HIPPolicy() Policy {
 		DrainTimeout:            Duration(10 * time.Minute),
 	}
 }
+
+// DefaultScaleDownCooldown is what DefaultPolicy writes for the cooldown
+// after scale-down: one sample interval, enough for the evicted pods to
+// bind and the next sample to show where. It was 2m before the law packed
+// a decision's removals for any scheduler order (law.Rules.PackAnyOrder):
+// that rule leaves for the next decision a node whose pods might take
+// another's room, and a long cooldown kept it (docs/BENCHMARKS.md).
+const DefaultScaleDownCooldown = 30 * time.Second
 
 // Defaults of the fields whose zero means "default".
 const (

@@ -32,7 +32,7 @@ func TestReasonLineNamesEveryBlockingKind(t *testing.T) {
 		want   string
 	}{
 		{"ceiling", func(pl *types.Policy) { pl.MaxNodes = 3 }, nil, "at its ceiling of 3 nodes"},
-		{"cooldown", nil, idleSince(now, func(p *pool) { p.state.LastScaleDown = now.Add(-30 * time.Second) }), "idle nodes; cooldown until"},
+		{"cooldown", nil, idleSince(now, func(p *pool) { p.state.LastScaleDown = now.Add(-10 * time.Second) }), "idle nodes; cooldown until"},
 		{"cost budget", withCooldownPolicy, heldBy(poolcore.OutcomeNothingBought + "cost budget $0.50/h allows no more nodes"), "nothing bought: cost budget"},
 		{"org limit", withCooldownPolicy, heldBy(poolcore.OutcomeNothingBought + "org acme is at its limit of 8 nodes"), "nothing bought: org acme is at its limit"},
 		{"unplaceable", nil, func(p *pool) {

@@ -145,6 +145,11 @@ const (
 	// it expects, once it has a day of history (law.Rules.Prewarm,
 	// poolcore/prewarm.go). Added 2026-12-04, release v0.3.0.
 	changePrewarm = "prewarm"
+	// changePackAnyOrder: the nodes one decision removes are packed as a
+	// set whose pods find room whatever order and nodes the scheduler
+	// picks (law.Rules.PackAnyOrder), not each into the room the law
+	// counted for it. Added 2026-12-04, release v0.3.0.
+	changePackAnyOrder = "pack-any-order"
 )
 
 // Change is one change ID this code knows: the highest version it records
@@ -183,6 +188,7 @@ var Changes = []Change{
 	{ID: changeReplaceAtRate, Max: 1, Release: "v0.3.0"},
 	{ID: changeFreshScaleDown, Max: 1, Release: "v0.3.0"},
 	{ID: changePrewarm, Max: 1, Release: "v0.3.0"},
+	{ID: changePackAnyOrder, Max: 1, Release: "v0.3.0"},
 }
 
 // readRules reads, once per run, the rules the run decides with. It
@@ -213,5 +219,6 @@ func readRules(ctx workflow.Context) poolcore.Rules {
 	r.ReplaceAtRate = workflow.GetVersion(ctx, changeReplaceAtRate, workflow.DefaultVersion, 1) == 1 && r.ReplaceAtRate && r.Replace
 	r.FreshScaleDown = workflow.GetVersion(ctx, changeFreshScaleDown, workflow.DefaultVersion, 1) == 1 && r.FreshScaleDown
 	r.Prewarm = workflow.GetVersion(ctx, changePrewarm, workflow.DefaultVersion, 1) == 1 && r.Prewarm
+	r.PackAnyOrder = workflow.GetVersion(ctx, changePackAnyOrder, workflow.DefaultVersion, 1) == 1 && r.PackAnyOrder
 	return r
 }

@@ -73,4 +73,9 @@ func TestReadRulesOfAnOldRunTurnOffItsChanges(t *testing.T) {
 	want = poolcore.AllRules()
 	want.Prewarm = false
 	require.Equal(t, want, got)
+
+	got = runReadRules(t, changePackAnyOrder)
+	want = poolcore.AllRules()
+	want.PackAnyOrder = false
+	require.Equal(t, want, got)
 }

@@ -38,6 +38,7 @@ var areas = []struct {
 	{"Observing a cluster", []string{"BenchmarkObserve"}},
 	{"A pool's workflow task in a burst (an observation folded, purchases judged, the law's decision; under the SDK's deadlock check)", []string{"BenchmarkBurstObserveAndDecide"}},
 	{"Scoring simulator (one policy over the compressed openb day)", []string{"BenchmarkSimulate"}},
+	{"A consolidation decision over 1,500 nodes (law.Decide; removals packed node by node, and for any scheduler order: PackAnyOrder)", []string{"BenchmarkConsolidateLargePool"}},
 }
 
 func writeReport(b *bytes.Buffer, r report) {
@@ -179,7 +180,7 @@ went (booting, on Ready nodes under 50 % used, kept by the floor, by size).
 		writeSpend(b, c)
 		fmt.Fprintf(b, "![nodes, hourly cost and demand over time](%s/%s-nodes.svg)\n![pending time distribution](%s/%s-pending.svg)\n\n", r.plotDir, c.Trace, r.plotDir, c.Trace)
 	}
-	b.WriteString("### Policy variants of the law\n\nThe law alone with one policy field changed from the pool's policy, on the same traces and bounds; each trace's rows end with the peer rules as they ran. The HIP's numbers were a 10m cooldown after scale-down and one idle node per decision; the defaults now are 2m and every idle node, and a written policy consolidates every node whose pods fit elsewhere after 2m (consolidationThreshold 1; a zero recorded before reads as 0.7 and 5m). Each “without” row is the law with every rule of a new pool run but the one named: the node-hours rows without its two node-hours rules (`law.Rules` AcrossSizes and FewerNodes), and with each alone; the Replace and Batch rows without replacement consolidation and without batching (the row without both is a run recorded before `versionReplace` and `versionBatch`, with no later rule either); the ReplaceGPU row without GPU replacement (`law-replace-gpu`); the LookAhead row without look-ahead sizing (`look-ahead`: a scale-up sizes for the pods pending and the demand the pool runs), the ReplaceAtRate row without `replace-at-rate` (a replacement buys no size dearer per unit than the nodes it replaces), and a row without both; the PackIdle rows judge idle nodes by sums of requests, as before `pack-idle`, with the pool's policy and under idle-only; the informers row runs the law on a cluster whose watcher signals the pool within a second of a pod becoming unschedulable or scheduled, or a node joining, leaving or becoming Ready (`score.Options.WatchEvents`, a cluster spec's `informers: true`), instead of hearing of it only at each 30 s sample: the reaction time that is the law's own (with and without `fresh-scale-down`, which has a scale-down older than 5 s look again first); on the synthetic traces the pre-warm row adds predictive pre-warm (below). The allowedSizes rows let the law buy only some of the catalog's sizes, against the same bounds (every size's).\n\n")
+	b.WriteString("### Policy variants of the law\n\nThe law alone with one policy field changed from the pool's policy, on the same traces and bounds; each trace's rows end with the peer rules as they ran. The HIP's numbers were a 10m cooldown after scale-down and one idle node per decision; the defaults now are 30s and every idle node, and a written policy consolidates every node whose pods fit elsewhere after 2m (consolidationThreshold 1; a zero recorded before reads as 0.7 and 5m). Each “without” row is the law with every rule of a new pool run but the one named: the node-hours rows without its two node-hours rules (`law.Rules` AcrossSizes and FewerNodes), and with each alone; the Replace and Batch rows without replacement consolidation and without batching (the row without both is a run recorded before `versionReplace` and `versionBatch`, with no later rule either); the ReplaceGPU row without GPU replacement (`law-replace-gpu`); the LookAhead row without look-ahead sizing (`look-ahead`: a scale-up sizes for the pods pending and the demand the pool runs), the ReplaceAtRate row without `replace-at-rate` (a replacement buys no size dearer per unit than the nodes it replaces), and a row without both; the PackIdle rows judge idle nodes by sums of requests, as before `pack-idle`, with the pool's policy and under idle-only; the PackAnyOrder rows pack a decision's removals node by node into the room the law counted for each, as before `pack-any-order` (with the cooldown after scale-down at 2m, the default before it, and at today's 30s), and the law with it at 2m; the informers row runs the law on a cluster whose watcher signals the pool within a second of a pod becoming unschedulable or scheduled, or a node joining, leaving or becoming Ready (`score.Options.WatchEvents`, a cluster spec's `informers: true`), instead of hearing of it only at each 30 s sample: the reaction time that is the law's own (with and without `fresh-scale-down`, which has a scale-down older than 5 s look again first); on the synthetic traces the pre-warm row adds predictive pre-warm (below). The allowedSizes rows let the law buy only some of the catalog's sizes, against the same bounds (every size's).\n\n")
 	b.WriteString("| trace | variant | cost $ | cost × LP bound | cost × karpenter-like | node-hours × fractional | wait p99 | max pending | scale ops | busy removals | stranded | replacements | interruptions (pods disrupted) |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, v := range r.suite.variants {
 		fmt.Fprintf(b, "| %s | %s | %.2f | %.3f | %.2f | %.2f | %s | %s | %d | %d | %d | %d | %d (%d) |\n", v.trace, v.variant, v.s.Cost, v.s.LPCostRatio, v.s.KarpenterCostRatio,
@@ -189,6 +190,37 @@ went (booting, on Ready nodes under 50 % used, kept by the floor, by size).
 	b.WriteString("\n")
 	writeSpotSaving(b, r.suite.spot)
 	writePrewarm(b, r.suite.prewarm)
+	writeUnseen(b, r.suite.unseen)
+}
+
+// writeUnseen is the law's peer targets on traces and provisioning delays
+// the suite's comparisons do not use.
+func writeUnseen(b *bytes.Buffer, cmps []score.Comparison) {
+	if len(cmps) == 0 {
+		return
+	}
+	b.WriteString("### Traces and provisioning delays the suite does not know\n\nThe targets that need no bound, on the synthetic generators with other seeds and on the openb day with other provisioning delays: the law as a new pool runs it, with the pool's policy as given, against the two peer rules on the same cluster model. Nothing of the law was chosen on these runs.\n\n")
+	b.WriteString("| trace | provisioning delay | cost × karpenter-like | wait p99 (target) | longest wait (cluster-autoscaler-like's) | busy removals, stranded | targets met |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, c := range cmps {
+		law, ca := c.Law(), score.Score{}
+		for _, s := range c.Scores {
+			if s.Policy == score.ClusterAutoscalerLike {
+				ca = s
+			}
+		}
+		ts := c.PeerTargets()
+		met := 0
+		for _, t := range ts {
+			if t.Met {
+				met++
+			}
+		}
+		delay := c.Options.ProvisioningDelay
+		fmt.Fprintf(b, "| %s | %s | %.3f | %s (%s) | %s (%s) | %d, %d | %d of %d |\n", c.Trace, delay, law.KarpenterCostRatio,
+			law.WaitP99.Round(time.Second), delay+20*time.Second, law.MaxPending.Round(time.Second), ca.MaxPending.Round(time.Second),
+			law.BusyRemovals, law.Stranded, met, len(ts))
+	}
+	b.WriteString("\n")
 }
 
 // writePrewarm is each synthetic trace's law with predictive pre-warm

@@ -18,7 +18,22 @@ type suite struct {
 	spot []spotRow
 	// prewarm is each synthetic trace's law with pre-warm beside the law.
 	prewarm []prewarmRow
+	// unseen are the law and the peer rules on traces and provisioning
+	// delays the suite's own comparisons do not use (unseenJobs).
+	unseen []score.Comparison
 }
+
+// unseenSeeds are the synthetic generators' seeds and the provisioning
+// delays the targets are checked on besides the suite's (seed 1, 60 s):
+// what the law was tuned on must not be all it is good for.
+var unseenSeeds = []struct {
+	seed  uint64
+	delay time.Duration
+}{{7, 60 * time.Second}, {11, 120 * time.Second}, {13, 30 * time.Second}}
+
+// unseenDelays are the provisioning delays the openb day is run with
+// besides the suite's 60 s.
+var unseenDelays = []time.Duration{30 * time.Second, 120 * time.Second}
 
 // prewarmRow compares the law with predictive pre-warm (a history of two
 // earlier days) with the law as it ran in the comparison.
@@ -77,6 +92,11 @@ var variants = []struct {
 	{"without LookAhead and ReplaceAtRate (the law before them)", func(*types.Policy) {}, without(func(r *score.Rules) { r.LookAhead, r.ReplaceAtRate = false, false }), nil},
 	{"without fresh scale-down (FreshScaleDown)", func(*types.Policy) {}, without(func(r *score.Rules) { r.FreshScaleDown = false }), nil},
 	{"idle rule by sums (without PackIdle)", func(*types.Policy) {}, without(func(r *score.Rules) { r.PackIdle = false }), nil},
+	{"removals packed node by node (without PackAnyOrder)", func(*types.Policy) {}, without(func(r *score.Rules) { r.PackAnyOrder = false }), nil},
+	{"removals packed node by node (without PackAnyOrder), scaleDownCooldown: 2m (the law before them)", func(p *types.Policy) {
+		p.ScaleDownCooldown = types.Duration(2 * time.Minute)
+	}, without(func(r *score.Rules) { r.PackAnyOrder = false }), nil},
+	{"scaleDownCooldown: 2m (the default before PackAnyOrder)", func(p *types.Policy) { p.ScaleDownCooldown = types.Duration(2 * time.Minute) }, nil, nil},
 	{"idle-only, idle rule by sums (without PackIdle)", func(p *types.Policy) { p.ConsolidationDisruption = types.DisruptIdleOnly }, without(func(r *score.Rules) { r.PackIdle = false }), nil},
 	{"without Replace and Batch (before versionReplace, versionBatch)", func(*types.Policy) {}, &score.Rules{Rules: law.Rules{Consolidation: true, AcrossSizes: true}, FewerNodes: true}, nil},
 	{"sampleInterval: 10s", func(p *types.Policy) { p.SampleInterval = types.Duration(10 * time.Second) }, nil, nil},
@@ -175,6 +195,25 @@ func scoreSuite(openbPath, specPath string) (suite, error) {
 	for i, tr := range score.SyntheticTraces(1) {
 		jobs = append(jobs, job{tr, webPool.Policy, webCatalog})
 		history[tr.Name] = score.PrewarmHistory(1)[i]
+	}
+	for _, u := range unseenSeeds {
+		for _, tr := range score.SyntheticTraces(u.seed) {
+			tr.Name = fmt.Sprintf("%s (seed %d)", tr.Name, u.seed)
+			cmp, err := score.ComparePeers(tr, webCatalog, webPool.Policy, score.Options{ProvisioningDelay: u.delay})
+			if err != nil {
+				return out, err
+			}
+			out.unseen = append(out.unseen, cmp)
+		}
+	}
+	for _, d := range unseenDelays {
+		for _, tr := range []score.Trace{day, day.CPUOnly()} {
+			cmp, err := score.ComparePeers(tr, openbCatalog, openbPool.Policy, score.Options{ProvisioningDelay: d})
+			if err != nil {
+				return out, err
+			}
+			out.unseen = append(out.unseen, cmp)
+		}
 	}
 	for _, j := range jobs {
 		cmp, err := score.Compare(j.tr, j.catalog, j.policy, score.Options{})
