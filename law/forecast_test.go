@@ -1,6 +1,7 @@
 package law
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -171,4 +172,28 @@ func TestDecidePrewarm(t *testing.T) {
 	if d := Decide(in); d.Action != ActionNone {
 		t.Fatalf("without a forecast got %s (%s)", d.Action, d.Reason)
 	}
+}
+
+// The model rides every Continue-As-New input of its pool: at its
+// largest (every slot of the week seen, each at a 10,000-node pool's
+// peak) its JSON stays far below Temporal's 512 KiB payload warning.
+func TestDemandModelAtItsLargestStaysSmallInJSON(t *testing.T) {
+	peak := Demand{MilliCPU: 10_000 * 192_000, MemMiB: 10_000 * 786_432, GPUs: 10_000 * 8}
+	m := &DemandModel{Since: midnight, Last: midnight.Add(30 * 24 * time.Hour), Start: midnight, Current: peak,
+		Shape: types.Resources{MilliCPU: 192_000, Memory: 768 * types.GiB, GPUs: 8, Pods: 1}, Error: 1e12, Actual: 1e13,
+		Prewarm: &PrewarmRecord{}, Hits: 1 << 20, Misses: 1 << 20}
+	for range ForecastSlotsPerDay {
+		m.Day = append(m.Day, peak)
+	}
+	for range ForecastSlotsPerWeek {
+		m.Week, m.Seen = append(m.Week, peak), append(m.Seen, true)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 96<<10 {
+		t.Fatalf("the largest model is %d bytes of JSON, want at most 96 KiB", len(b))
+	}
+	t.Logf("the largest demand model is %.1f KiB of JSON", float64(len(b))/1024)
 }
