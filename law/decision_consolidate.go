@@ -216,7 +216,9 @@ func packElsewhere(obs *types.PoolObservation, cands []types.NodeObservation, li
 // left, first fit in node order, which holds whatever the pods really are
 // and wherever the scheduler puts them. Room a removal takes is gone for
 // the next, and a node that receives pods is not removed in the same
-// decision.
+// decision. With lands (Rules.PackAnyOrder: the nodes whose room counts
+// for a candidate's pods wherever the scheduler sends them), the
+// removals must also hold as a set for any scheduler (anyOrderSet).
 func packInto(obs *types.PoolObservation, cands []types.NodeObservation, limit int, admits, lands func(c, n types.NodeObservation) bool, where func(c types.NodeObservation) string, verb string, d *Decision) []string {
 	var sure *anyOrderSet
 	if lands != nil {
