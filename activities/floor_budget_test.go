@@ -8,8 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hanzoai/visor-fleet/activities"
-	"github.com/hanzoai/visor-fleet/connectors"
-	"github.com/hanzoai/visor-fleet/connectors/sim"
 	"github.com/hanzoai/visor-fleet/types"
 )
 
@@ -17,9 +15,7 @@ import (
 // ($0.40/h) asking for minNodes 5 of sim-16c64g ($0.20/h each) gets two,
 // and the plan says why; with room for the floor it gets all five.
 func TestOrgCostCeilingWinsOverTheFloor(t *testing.T) {
-	fleet, err := sim.New(sim.Config{Cluster: "dev", Seed: 3})
-	require.NoError(t, err)
-	a := &activities.Activities{Clusters: oneCluster{connectors.Cluster{ID: "dev", Provider: fleet}}}
+	a, _ := simPlanner(t, nil)
 	pool := types.PoolKey{Org: "globex", Project: "ml", Service: "infer", Provider: "sim", Cluster: "dev"}
 	in := activities.PlanInput{Key: pool, AllowedSizes: []string{"sim-16c64g"}, MinNewNodes: 5, MaxNewNodes: 5, OrgBudget: true, OrgBudgetRoom: 0.40}
 	plan, err := a.PlanScaleUp(context.Background(), in)

@@ -16,9 +16,7 @@ import (
 // pool publishes use: at half the list price ($0.10/h for sim-16c64g)
 // the same $0.40/h org room holds the floor's 4 nodes, not 2.
 func TestPlanBuysAndBudgetsAtAdjustedPrices(t *testing.T) {
-	fleet, err := sim.New(sim.Config{Cluster: "dev", Seed: 3})
-	require.NoError(t, err)
-	a := &activities.Activities{Clusters: oneCluster{connectors.Cluster{ID: "dev", Provider: fleet}}}
+	a, _ := simPlanner(t, nil)
 	pool := types.PoolKey{Org: "globex", Project: "ml", Service: "infer", Provider: "sim", Cluster: "dev"}
 	in := activities.PlanInput{Key: pool, AllowedSizes: []string{"sim-16c64g"}, MinNewNodes: 5, MaxNewNodes: 5, OrgBudget: true, OrgBudgetRoom: 0.40,
 		PriceAdjustments: []types.PriceAdjustment{{Sizes: []string{"sim-16c64g"}, Adjustment: "-50%"}}}

@@ -56,7 +56,6 @@ type anyOrderSet struct {
 
 // anyOrderGroup is the set's removed nodes of one template and slot.
 type anyOrderGroup struct {
-	key        string
 	gpu        bool // the nodes have GPUs
 	slot       types.Resources
 	pods       int64
@@ -140,7 +139,8 @@ func (a *anyOrderSet) try(c types.NodeObservation, slot types.Resources, count i
 	var undo []change
 	saved := slices.Clone(a.groups)
 	self, isTarget := a.index[c.Name]
-	rollback := func() {
+	// rollback undoes the try and says it failed.
+	rollback := func() bool {
 		for i := len(undo) - 1; i >= 0; i-- {
 			a.large[undo[i].n] = undo[i].large
 		}
@@ -148,6 +148,7 @@ func (a *anyOrderSet) try(c types.NodeObservation, slot types.Resources, count i
 		if isTarget {
 			a.out[self] = false
 		}
+		return false
 	}
 	// c's own room is no one's once it goes.
 	if isTarget {
@@ -156,15 +157,20 @@ func (a *anyOrderSet) try(c types.NodeObservation, slot types.Resources, count i
 		}
 		a.out[self] = true
 	}
-	gi, known := a.byKey[groupKey(c, slot)]
-	if count > 0 && !known {
-		g := anyOrderGroup{key: groupKey(c, slot), gpu: c.Allocatable.GPUs > 0, slot: slot}
+	if count == 0 {
+		// An empty node only takes its room from the others.
+		return a.holds() || rollback()
+	}
+	key := groupKey(c, slot)
+	gi, known := a.byKey[key]
+	if !known {
+		g := anyOrderGroup{gpu: c.Allocatable.GPUs > 0, slot: slot}
 		for n, t := range a.targets {
 			if a.out[n] || !canLand(c, t) {
 				continue
 			}
 			// A pod that lands on n fits its free room, whatever its slot.
-			if l := maxEach(a.large[n], minEach(slot, a.free[n])); l != a.large[n] {
+			if l := a.large[n].Max(slot.Min(a.free[n])); l != a.large[n] {
 				for _, i := range a.countedBy[n] {
 					s := a.groups[i].slot
 					a.groups[i].have += a.sure(n, s, l) - a.sure(n, s, a.large[n])
@@ -193,23 +199,18 @@ func (a *anyOrderSet) try(c types.NodeObservation, slot types.Resources, count i
 		gi = len(a.groups)
 		a.groups = append(a.groups, g)
 	}
-	if count > 0 {
-		g := &a.groups[gi]
-		g.pods += count
-		for i := range a.groups {
-			if g.landsIn(a.groups[i]) {
-				a.groups[i].need += count
-			}
+	g := &a.groups[gi]
+	g.pods += count
+	for i := range a.groups {
+		if g.landsIn(a.groups[i]) {
+			a.groups[i].need += count
 		}
 	}
-	for _, g := range a.groups {
-		if g.have < g.need {
-			rollback()
-			return false
-		}
+	if !a.holds() {
+		return rollback()
 	}
-	if count > 0 && !known {
-		a.byKey[a.groups[gi].key] = gi
+	if !known {
+		a.byKey[key] = gi
 		for _, n := range a.groups[gi].counts {
 			a.countedBy[n] = append(a.countedBy[n], gi)
 		}
@@ -217,14 +218,12 @@ func (a *anyOrderSet) try(c types.NodeObservation, slot types.Resources, count i
 	return true
 }
 
-// minEach is the smaller of two requests in every dimension.
-func minEach(a, b types.Resources) types.Resources {
-	return types.Resources{MilliCPU: min(a.MilliCPU, b.MilliCPU), Memory: min(a.Memory, b.Memory), GPUs: min(a.GPUs, b.GPUs),
-		EphemeralStorage: min(a.EphemeralStorage, b.EphemeralStorage), Pods: min(a.Pods, b.Pods)}
-}
-
-// maxEach is the larger of two requests in every dimension.
-func maxEach(a, b types.Resources) types.Resources {
-	return types.Resources{MilliCPU: max(a.MilliCPU, b.MilliCPU), Memory: max(a.Memory, b.Memory), GPUs: max(a.GPUs, b.GPUs),
-		EphemeralStorage: max(a.EphemeralStorage, b.EphemeralStorage), Pods: max(a.Pods, b.Pods)}
+// holds says whether every group's pods surely find room.
+func (a *anyOrderSet) holds() bool {
+	for _, g := range a.groups {
+		if g.have < g.need {
+			return false
+		}
+	}
+	return true
 }

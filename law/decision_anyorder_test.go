@@ -17,7 +17,7 @@ func anyOrderNode(name, size string, cpu, memGiB int64, pods ...types.Resources)
 	for _, p := range pods {
 		n.Requested = n.Requested.Add(p)
 		n.Requested.Pods++
-		n.LargestPod = maxEach(n.LargestPod, p)
+		n.LargestPod = n.LargestPod.Max(p)
 	}
 	return n
 }

@@ -199,13 +199,13 @@ func packElsewhere(obs *types.PoolObservation, cands []types.NodeObservation, li
 		}
 		return "the other " + c.Size + " nodes"
 	}
-	// The scheduler is not held to larger sizes: any node of the template
-	// may take a pod of the set.
-	lands := func(c, n types.NodeObservation) bool {
-		return n.Size == c.Size || acrossSizes && sameTemplate(c, n, machineLabels)
-	}
-	if !anyOrder {
-		lands = nil
+	var lands func(c, n types.NodeObservation) bool
+	if anyOrder {
+		// The scheduler is not held to larger sizes: any node of the
+		// template may take a pod of the set.
+		lands = func(c, n types.NodeObservation) bool {
+			return n.Size == c.Size || acrossSizes && sameTemplate(c, n, machineLabels)
+		}
 	}
 	return packInto(obs, cands, limit, admits, lands, where, "consolidated", d)
 }

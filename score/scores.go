@@ -79,52 +79,44 @@ const (
 // Compare runs the pool's law, the seed rule, the cluster-autoscaler-like
 // and karpenter-like rules and the bounds on the same trace and catalog.
 func Compare(tr Trace, catalog []types.InstanceType, policy types.Policy, opt Options) (Comparison, error) {
-	if err := policy.Validate(); err != nil {
-		return Comparison{}, err
-	}
-	opt = opt.withDefaults()
-	cmp := Comparison{Trace: tr.Name, Source: tr.Source, Pods: len(tr.Pods), Fingerprint: tr.Fingerprint(), Policy: policy, Options: opt}
-	cmp.LP = LPBound(tr, catalog, policy, opt.SeriesEvery)
-	cmp.Bound = LowerBound(tr, catalog, policy, opt.SeriesEvery)
-	cmp.Packing = OfflinePacking(tr, catalog, policy, opt.SeriesEvery)
-	cmp.Fewest = NodesFirstPacking(tr, catalog, policy, opt.SeriesEvery)
-	cmp.IntegralCost = bestIntegral(cmp.LP, cmp.Packing, cmp.Fewest, opt.SeriesEvery)
-	cmp.LP.LP.IntegralCost = cmp.IntegralCost
-	for _, ctl := range []Controller{
-		NewLaw("visor law", policy, catalog),
-		NewSeedRule(policy, catalog),
-		NewClusterAutoscaler(policy, catalog),
-		NewKarpenter(policy, catalog),
-	} {
-		run, err := Simulate(tr, catalog, policy, ctl, opt)
-		if err != nil {
-			return Comparison{}, err
-		}
-		cmp.Runs = append(cmp.Runs, run)
-	}
-	for _, r := range cmp.allRuns() {
-		cmp.Scores = append(cmp.Scores, cmp.scoreOf(r))
-	}
-	return cmp, nil
+	return compare(tr, catalog, policy, opt, true)
 }
 
 // ComparePeers runs the pool's law and the two peer rules on a trace,
 // without the bounds: enough for PeerTargets, at a fraction of Compare's
 // time (the report's traces and delays the suite does not know).
 func ComparePeers(tr Trace, catalog []types.InstanceType, policy types.Policy, opt Options) (Comparison, error) {
+	return compare(tr, catalog, policy, opt, false)
+}
+
+func compare(tr Trace, catalog []types.InstanceType, policy types.Policy, opt Options, bounds bool) (Comparison, error) {
 	if err := policy.Validate(); err != nil {
 		return Comparison{}, err
 	}
 	opt = opt.withDefaults()
 	cmp := Comparison{Trace: tr.Name, Source: tr.Source, Pods: len(tr.Pods), Fingerprint: tr.Fingerprint(), Policy: policy, Options: opt}
-	for _, ctl := range []Controller{NewLaw("visor law", policy, catalog), NewClusterAutoscaler(policy, catalog), NewKarpenter(policy, catalog)} {
+	ctls := []Controller{NewLaw("visor law", policy, catalog), NewClusterAutoscaler(policy, catalog), NewKarpenter(policy, catalog)}
+	if bounds {
+		cmp.LP = LPBound(tr, catalog, policy, opt.SeriesEvery)
+		cmp.Bound = LowerBound(tr, catalog, policy, opt.SeriesEvery)
+		cmp.Packing = OfflinePacking(tr, catalog, policy, opt.SeriesEvery)
+		cmp.Fewest = NodesFirstPacking(tr, catalog, policy, opt.SeriesEvery)
+		cmp.IntegralCost = bestIntegral(cmp.LP, cmp.Packing, cmp.Fewest, opt.SeriesEvery)
+		cmp.LP.LP.IntegralCost = cmp.IntegralCost
+		ctls = slices.Insert(ctls, 1, Controller(NewSeedRule(policy, catalog)))
+	}
+	for _, ctl := range ctls {
 		run, err := Simulate(tr, catalog, policy, ctl, opt)
 		if err != nil {
 			return Comparison{}, err
 		}
 		cmp.Runs = append(cmp.Runs, run)
 	}
-	for _, r := range cmp.Runs {
+	scored := cmp.Runs
+	if bounds {
+		scored = cmp.allRuns()
+	}
+	for _, r := range scored {
 		cmp.Scores = append(cmp.Scores, cmp.scoreOf(r))
 	}
 	return cmp, nil
@@ -250,14 +242,7 @@ func short(d time.Duration) string {
 }
 
 // Law returns the score of the pool's own law (the first policy run).
-func (c Comparison) Law() Score {
-	for _, s := range c.Scores {
-		if s.Policy == "visor law" {
-			return s
-		}
-	}
-	return Score{}
-}
+func (c Comparison) Law() Score { return c.Named("visor law") }
 
 // ScoreLaw runs only the pool's law with policy, scored against the bounds
 // and peers of a comparison on the same trace: for sweeping policy variants.

@@ -13,8 +13,8 @@ type Target struct {
 	Detail string
 }
 
-// score is the named policy's row.
-func (c Comparison) score(policy string) Score {
+// Named is the named policy's row.
+func (c Comparison) Named(policy string) Score {
 	for _, s := range c.Scores {
 		if s.Policy == policy {
 			return s
@@ -57,7 +57,7 @@ func (c Comparison) Targets() []Target {
 // provisioning delay + 20 s; the longest wait at most the
 // cluster-autoscaler-like rule's; no busy removal or stranded eviction.
 func (c Comparison) PeerTargets() []Target {
-	law, k, ca := c.Law(), c.score(KarpenterLike), c.score(ClusterAutoscalerLike)
+	law, k, ca := c.Law(), c.Named(KarpenterLike), c.Named(ClusterAutoscalerLike)
 	wait := c.Options.ProvisioningDelay + 20*time.Second
 	return []Target{
 		{"cost ≤ karpenter-like", law.KarpenterCostRatio <= 1, fmt.Sprintf("%.3f× ($%.2f vs $%.2f)", law.KarpenterCostRatio, law.Cost, k.Cost)},

@@ -43,7 +43,7 @@ func (t *fitTree) set(i int, free types.Resources) {
 	t.max[n] = free
 	for n > 1 {
 		n /= 2
-		t.max[n] = maxResources(t.max[2*n], t.max[2*n+1])
+		t.max[n] = t.max[2*n].Max(t.max[2*n+1])
 	}
 }
 
@@ -60,7 +60,7 @@ func (t *fitTree) grow(n int) {
 		t.max[i] = emptySlot
 	}
 	for i := t.leaves - 1; i >= 1; i-- {
-		t.max[i] = maxResources(t.max[2*i], t.max[2*i+1])
+		t.max[i] = t.max[2*i].Max(t.max[2*i+1])
 	}
 }
 
@@ -89,11 +89,4 @@ func (t *fitTree) search(n, from, to, lo int, req types.Resources) int {
 		return i
 	}
 	return t.search(2*n+1, mid, to, lo, req)
-}
-
-func maxResources(a, b types.Resources) types.Resources {
-	return types.Resources{
-		MilliCPU: max(a.MilliCPU, b.MilliCPU), Memory: max(a.Memory, b.Memory),
-		GPUs: max(a.GPUs, b.GPUs), Pods: max(a.Pods, b.Pods), EphemeralStorage: max(a.EphemeralStorage, b.EphemeralStorage),
-	}
 }

@@ -36,6 +36,18 @@ func (r Resources) Times(n int64) Resources {
 		Pods: r.Pods * n, EphemeralStorage: r.EphemeralStorage * n}
 }
 
+// Max is the larger of r and o in every dimension.
+func (r Resources) Max(o Resources) Resources {
+	return Resources{MilliCPU: max(r.MilliCPU, o.MilliCPU), Memory: max(r.Memory, o.Memory), GPUs: max(r.GPUs, o.GPUs),
+		Pods: max(r.Pods, o.Pods), EphemeralStorage: max(r.EphemeralStorage, o.EphemeralStorage)}
+}
+
+// Min is the smaller of r and o in every dimension.
+func (r Resources) Min(o Resources) Resources {
+	return Resources{MilliCPU: min(r.MilliCPU, o.MilliCPU), Memory: min(r.Memory, o.Memory), GPUs: min(r.GPUs, o.GPUs),
+		Pods: min(r.Pods, o.Pods), EphemeralStorage: min(r.EphemeralStorage, o.EphemeralStorage)}
+}
+
 // Sub returns r - o.
 func (r Resources) Sub(o Resources) Resources {
 	return Resources{MilliCPU: r.MilliCPU - o.MilliCPU, Memory: r.Memory - o.Memory, GPUs: r.GPUs - o.GPUs,

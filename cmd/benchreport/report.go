@@ -202,12 +202,7 @@ func writeUnseen(b *bytes.Buffer, cmps []score.Comparison) {
 	b.WriteString("### Traces and provisioning delays the suite does not know\n\nThe targets that need no bound, on the synthetic generators with other seeds and on the openb day with other provisioning delays: the law as a new pool runs it, with the pool's policy as given, against the two peer rules on the same cluster model. Nothing of the law was chosen on these runs.\n\n")
 	b.WriteString("| trace | provisioning delay | cost × karpenter-like | wait p99 (target) | longest wait (cluster-autoscaler-like's) | busy removals, stranded | targets met |\n|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, c := range cmps {
-		law, ca := c.Law(), score.Score{}
-		for _, s := range c.Scores {
-			if s.Policy == score.ClusterAutoscalerLike {
-				ca = s
-			}
-		}
+		law, ca := c.Law(), c.Named(score.ClusterAutoscalerLike)
 		ts := c.PeerTargets()
 		met := 0
 		for _, t := range ts {

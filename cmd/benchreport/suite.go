@@ -19,7 +19,8 @@ type suite struct {
 	// prewarm is each synthetic trace's law with pre-warm beside the law.
 	prewarm []prewarmRow
 	// unseen are the law and the peer rules on traces and provisioning
-	// delays the suite's own comparisons do not use (unseenJobs).
+	// delays the suite's own comparisons do not use (unseenSeeds,
+	// unseenDelays).
 	unseen []score.Comparison
 }
 
