@@ -440,6 +440,10 @@ func (e *env) keepSpread(t *testing.T, ns, app string, keep int32) {
 			t.Fatal(err)
 		}
 	}
+	// The ReplicaSet controller picks the pods to delete from its own
+	// informer: scaled before the patches reach it, it once kept both pods
+	// on one node, and no drain had anything to evict.
+	time.Sleep(2 * time.Second)
 }
 
 func (e *env) createDaemonSet(t *testing.T, ns string, key types.PoolKey, cpu string) {
